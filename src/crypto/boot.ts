@@ -1,0 +1,85 @@
+/**
+ * Encryption at boot: configuration → key ring → data-directory key check → codec, in one call
+ * from `main` after the store is open and before the listener binds.
+ */
+import type { PayloadCodec } from '../broker/codec.js';
+import type { EncryptionConfig } from '../config/encryption.js';
+import type { Logger } from '../observability/logger.js';
+import type { PartitionRow, Store, StoreReader, StoreSnapshot } from '../storage/store.js';
+import { EncryptingCodec, createPayloadCodec } from './codec.js';
+import { envelopeKeyId } from './envelope.js';
+import { checkDataDirectoryKeys } from './keycheck.js';
+import { KeyRing } from './keyring.js';
+
+/** The boot line printed when a key is loaded (seed "Encryption at rest"; byte for byte). */
+export const BOOT_LINE = 'encryption service initialized (AES-256-GCM)';
+/** The boot line printed without a key (security.md TS-15). */
+export const DISABLED_LINE = 'encryption disabled: QUEEN_ENCRYPTION_KEY is not set';
+
+const PAGE = 512;
+
+/**
+ * The key ids named by every encrypted payload stored in messages and dead letters. A full scan
+ * through the store contract: boot runs it only when a recorded key is missing from the ring.
+ */
+export function scanKeyIds(reader: StoreReader, partitions: readonly Pick<PartitionRow, 'pk' | 'firstOffset'>[]): Set<string> {
+  const ids = new Set<string>();
+  const note = (payload: string | Buffer, encrypted: boolean) => {
+    if (!encrypted) return;
+    ids.add(envelopeKeyId(payload) ?? 'unreadable');
+  };
+  for (const p of partitions) {
+    let from = p.firstOffset;
+    for (;;) {
+      const rows = reader.readMessages(p.pk, from, PAGE);
+      for (const m of rows) note(m.payload, m.encrypted);
+      if (rows.length < PAGE) break;
+      from = rows[rows.length - 1]!.offset + 1;
+    }
+  }
+  for (let offset = 0; ; offset += PAGE) {
+    const rows = reader.listDlq({ limit: PAGE, offset });
+    for (const d of rows) note(d.payload, d.encrypted);
+    if (rows.length < PAGE) break;
+  }
+  ids.delete('unreadable'); // malformed envelopes need no key; pops report them one by one
+  return ids;
+}
+
+export interface InitEncryptionOptions {
+  config: EncryptionConfig;
+  store: Store;
+  /** The snapshot main already loaded (avoids a second load); loaded here when absent. */
+  snapshot?: Pick<StoreSnapshot, 'settings' | 'partitions'>;
+  log: Pick<Logger, 'info'>;
+}
+
+/**
+ * Builds the payload codec for this boot and checks the data directory against the keys.
+ * Records the current key's key-check value (never the key) before returning.
+ * @throws ConfigError (fatal, before the listener binds) when stored payloads need a key that is
+ *   neither `QUEEN_ENCRYPTION_KEY` nor listed in `QUEEN_ENCRYPTION_KEY_PREVIOUS`; the message
+ *   names the key id.
+ */
+export async function initEncryption(opts: InitEncryptionOptions): Promise<PayloadCodec> {
+  const { config, store, log } = opts;
+  const ring = KeyRing.fromConfig(config);
+  const snap = opts.snapshot ?? store.loadSnapshot();
+  const result = checkDataDirectoryKeys({
+    ring,
+    settings: snap.settings,
+    findKeyIdsInUse: () => scanKeyIds(store, snap.partitions),
+  });
+  if (result.record.length > 0) {
+    await store.run((tx) => {
+      for (const [k, v] of result.record) tx.setSetting(k, v);
+    });
+  }
+  for (const id of result.retired) log.info({ keyId: id }, `encryption key id ${id} retired: no stored payload uses it`);
+  if (!ring) {
+    log.info(DISABLED_LINE);
+    return createPayloadCodec(config);
+  }
+  log.info({ keyId: ring.current.id, previousKeyIds: ring.previous.map((k) => k.id) }, BOOT_LINE);
+  return new EncryptingCodec(ring);
+}
