@@ -1,0 +1,103 @@
+/**
+ * The request pipeline of broker JWT authentication, in the normative order (security.md §2.4):
+ *
+ *  0. JWT off → empty identity           7. key selection → 500s / 401 Unknown key ID
+ *  1. skip path → empty identity          8. signature (jose, pinned to the token's alg)
+ *  2. public route → empty identity       9. exp, nbf, iat (with skew)
+ *  3. no Authorization → 401              10. iss, aud
+ *  4. extract the token                   11. roles vs the route's level → 403
+ *  5. decode the header → 401             12. identity: `sub` and the roles held
+ *  6. alg gate → 401 (before any key lookup)
+ *
+ * Signature verification is `jose`'s; every other check is ours. The first failing step answers.
+ *
+ * Source: seed 004_24a1fe9a74737580.txt; security.md §2.4–§2.11.
+ */
+import { compactVerify } from 'jose';
+import type { JwtConfig } from '../config/jwt.js';
+import { QueenError } from '../errors.js';
+import { classify, levelRoleSets, passes, type AccessLevel } from './access-levels.js';
+import type { TokenAlg } from './algorithms.js';
+import { checkClaims, subjectOf, type Claims } from './claims.js';
+import { selectKey, type KeyMaterial } from './keys.js';
+import { rolesOf } from './roles.js';
+import { compileSkipPaths } from './skip-paths.js';
+import { decodeHeader, extractToken } from './token.js';
+
+/** Who made a request. Empty (no `sub`, no roles) when JWT is off, or on skip paths and public routes. */
+export interface Identity {
+  /** The token's `sub` when a non-empty string; stamped as a pushed message's `producerSub`. */
+  readonly sub?: string;
+  /** The role strings the token holds (both role claims, as sent). */
+  readonly roles: ReadonlySet<string>;
+}
+
+/** The identity of an unauthenticated request. */
+export const EMPTY_IDENTITY: Identity = Object.freeze({ roles: new Set<string>() as ReadonlySet<string> });
+
+/** Checks one request head. */
+export interface Authenticator {
+  /**
+   * Authenticates and authorises a request from its head alone.
+   * @param method request method, exact
+   * @param path request path without the query string, exactly as received
+   * @param authorization the `Authorization` header value, if any
+   * @returns the caller's identity
+   * @throws QueenError with the seed's status and message (401, 403 or 500) when the request must be refused.
+   */
+  authenticate(method: string, path: string, authorization: string | readonly string[] | undefined): Promise<Identity>;
+  /** The level the route table gives a request (exposed for diagnostics and tests). */
+  levelOf(method: string, path: string): AccessLevel;
+}
+
+/**
+ * Builds the authenticator.
+ * @param nowMs clock in ms (tests)
+ */
+export function createAuthenticator(cfg: JwtConfig, keys: KeyMaterial, nowMs: () => number = Date.now): Authenticator {
+  const skip = compileSkipPaths(cfg.skipPaths);
+  const sets = levelRoleSets(cfg.roles);
+
+  async function authenticate(method: string, path: string, authorization: string | readonly string[] | undefined): Promise<Identity> {
+    if (!cfg.enabled || skip(path)) return EMPTY_IDENTITY;
+    const level = classify(method, path);
+    if (level === 'public') return EMPTY_IDENTITY;
+    const token = extractToken(authorization);
+    if (token === undefined) throw new QueenError('auth_required');
+    const header = decodeHeader(token);
+    const alg = header.alg as TokenAlg;
+    if (!cfg.acceptedAlgs.has(alg)) throw new QueenError('unsupported_token_algorithm');
+    const key = await selectKey(keys, alg, header.kid);
+    const claims = await verifySignature(token, header.raw, alg, key);
+    checkClaims(claims, cfg, Math.floor(nowMs() / 1000));
+    const roles = rolesOf(claims, cfg.rolesClaim, cfg.rolesArrayClaim);
+    if (!passes(level, roles, sets)) throw new QueenError('insufficient_permissions');
+    const sub = subjectOf(claims);
+    return sub === undefined ? { roles } : { sub, roles };
+  }
+
+  return { authenticate, levelOf: classify };
+}
+
+/**
+ * Verifies the signature with exactly the token's `alg`, then parses the payload.
+ * @throws QueenError `invalid_token_signature` on any failure: bad signature, wrong key type,
+ *   malformed segments, an unencoded-payload (`b64`) header, or a payload that is not a JSON object.
+ */
+async function verifySignature(token: string, header: Readonly<Record<string, unknown>>, alg: TokenAlg, key: Parameters<typeof compactVerify>[1]): Promise<Claims> {
+  if (Object.hasOwn(header, 'b64')) throw new QueenError('invalid_token_signature');
+  let payload: Uint8Array;
+  try {
+    ({ payload } = await compactVerify(token, key as Exclude<typeof key, (...a: never[]) => unknown>, { algorithms: [alg] }));
+  } catch {
+    throw new QueenError('invalid_token_signature');
+  }
+  let claims: unknown;
+  try {
+    claims = JSON.parse(Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength).toString('utf8'));
+  } catch {
+    throw new QueenError('invalid_token_signature');
+  }
+  if (typeof claims !== 'object' || claims === null || Array.isArray(claims)) throw new QueenError('invalid_token_signature');
+  return claims as Claims;
+}

@@ -1,0 +1,394 @@
+/**
+ * The broker facade the HTTP layer calls: every operation of the Queen API as a method taking
+ * validated input and returning the answer's data. No HTTP here; semantics live in the operation
+ * modules (push, pop, ack, transaction) and the engine.
+ */
+import type { Logger } from 'pino';
+import type { Config } from '../config/index.js';
+import { isQueenError, QueenError } from '../errors.js';
+import type { Store, StoreTx } from '../storage/store.js';
+import { iso, isoOrNull } from '../util/time.js';
+import { applyAcks, planAcks, type AckInput, type AckOutcome } from './ack.js';
+import type { PayloadCodec } from './codec.js';
+import { Engine } from './engine.js';
+import { applyOptions, OPTION_NAMES, type QueueOptions } from './options.js';
+import { claim, Parker, type ClaimedPartition, type PopRequest } from './pop.js';
+import { applyPush, planPush, type PushItem, type PushResult } from './push.js';
+import { leaseLive, type QueueState } from './state.js';
+import { runTransaction, type TransactionRequest, type TransactionResult } from './transaction.js';
+
+export { QUEUE_MODE } from './state.js';
+
+/** Lifetime counters (JSON `/metrics`; Prometheus families read the same numbers). */
+export interface BrokerCounters {
+  pushRequests: number;
+  pushMessages: number;
+  popRequests: number;
+  popMessages: number;
+  popEmpty: number;
+  ackRequests: number;
+  ackMessages: number;
+  ackFailed: number;
+  transactions: number;
+  dlqMessages: number;
+}
+
+/** One delivered message, in the wire shape of spec §3.3. */
+export interface PoppedMessage {
+  id: string;
+  transactionId: string;
+  traceId: string | null;
+  data: unknown;
+  producerSub: string | null;
+  createdAt: string;
+  partitionId: string;
+  partition: string;
+  queue: string;
+  leaseId: string;
+  consumerGroup: string;
+  offset: number;
+  deliveryAttempt: number;
+}
+
+export interface PopResponse {
+  success: true;
+  queue: string;
+  partition: string;
+  partitionId: string;
+  leaseId: string;
+  consumerGroup: string;
+  messages: PoppedMessage[];
+  partitionsClaimed: number;
+}
+
+export interface ConfigureRequest {
+  queue: string;
+  namespace?: string | null | undefined;
+  task?: string | null | undefined;
+  options: Record<string, unknown>;
+  mode: 'merge' | 'replace';
+}
+
+export class Broker {
+  readonly engine: Engine;
+  readonly counters: BrokerCounters = {
+    pushRequests: 0, pushMessages: 0, popRequests: 0, popMessages: 0, popEmpty: 0,
+    ackRequests: 0, ackMessages: 0, ackFailed: 0, transactions: 0, dlqMessages: 0,
+  };
+  readonly startedAt = Date.now();
+  private stopping = false;
+  private popMaintenance = false;
+  private readonly inflight = new Set<Promise<unknown>>();
+
+  constructor(readonly store: Store, readonly config: Config, codec: PayloadCodec, readonly log: Logger) {
+    this.engine = new Engine(store, config, codec, log);
+  }
+
+  /** Loads state from the store. Call once before serving. */
+  start(): void {
+    this.engine.load();
+    this.popMaintenance = this.engine.store.loadSnapshot().settings.get('maintenance.pop') === 'true';
+  }
+
+  /** Runs `work` in the next group commit; a storage failure rebuilds the indexes from the store. */
+  private async run<T>(work: (tx: StoreTx) => T): Promise<T> {
+    if (this.stopping) throw new QueenError('shutting_down');
+    const p = this.store.run(work);
+    this.inflight.add(p);
+    try {
+      return await p;
+    } catch (e) {
+      if (!isQueenError(e)) {
+        this.log.error({ err: e }, 'unit of work failed; rebuilding indexes from the store');
+        try { this.engine.load(); } catch (reloadErr) { this.log.error({ err: reloadErr }, 'index rebuild failed'); }
+        throw new QueenError('storage_error', `storage error: ${(e as Error).message}`);
+      }
+      throw e;
+    } finally {
+      this.inflight.delete(p);
+    }
+  }
+
+  // ------------------------------------------------------------------ configure
+
+  /**
+   * Creates or reconfigures a queue (spec §3.1).
+   * @throws QueenError `invalid_option` (with `invalid`), `encryption_key_missing`
+   */
+  async configure(req: ConfigureRequest): Promise<Record<string, unknown>> {
+    this.engine.checkName('queue', req.queue);
+    const q = await this.run((tx) => {
+      const now = Date.now();
+      const existing = this.engine.queues.get(req.queue);
+      const base = req.mode === 'merge' && existing ? existing.options : undefined;
+      const options = applyOptions(base, req.options);
+      if (options.encryptionEnabled && !this.engine.codec.canEncrypt) throw new QueenError('encryption_key_missing');
+      const q = this.engine.ensureQueue(tx, req.queue, now);
+      const namespace = typeof req.namespace === 'string' && req.namespace !== '' ? req.namespace
+        : typeof req.options.namespace === 'string' ? req.options.namespace : req.mode === 'replace' || !existing ? '' : q.namespace;
+      const task = typeof req.task === 'string' && req.task !== '' ? req.task
+        : typeof req.options.task === 'string' ? req.options.task : req.mode === 'replace' || !existing ? '' : q.task;
+      tx.updateQueue(q.pk, namespace, task, options);
+      q.options = options;
+      q.namespace = namespace;
+      q.task = task;
+      return q;
+    });
+    return {
+      configured: true, queueId: q.id, partitionId: null, queue: q.name, namespace: q.namespace, task: q.task,
+      storage: 'sqlite', options: optionsView(q.options),
+    };
+  }
+
+  // ------------------------------------------------------------------ push
+
+  /**
+   * Appends `items`; one result per item in request order (spec §3.2).
+   * @param producerSub the caller's JWT `sub`, stamped on every message
+   */
+  async push(items: PushItem[], producerSub: string | null): Promise<PushResult[]> {
+    this.counters.pushRequests++;
+    if (items.length === 0) return [];
+    const results = await this.run((tx) => {
+      const now = Date.now();
+      return applyPush(this.engine, tx, planPush(this.engine, tx, items, producerSub, now), now);
+    });
+    for (const r of results) if (r.status === 'queued') this.counters.pushMessages++;
+    return results;
+  }
+
+  // ------------------------------------------------------------------ pop
+
+  /**
+   * Claims messages for `req`; with `wait`, parks until a push makes some visible or the timeout
+   * passes. Resolves null for "nothing" (the HTTP layer answers 204).
+   * @param signal aborted when the client disconnects: nothing is claimed for it afterwards
+   */
+  async pop(req: PopRequest, signal?: AbortSignal): Promise<PopResponse | null> {
+    this.counters.popRequests++;
+    if (this.popMaintenance) return null;
+    const deadline = Date.now() + (req.wait ? req.timeoutMs : 0);
+    const parker = new Parker(req);
+    for (;;) {
+      if (signal?.aborted || this.stopping) return null;
+      parker.reset();
+      const claimed = await this.run((tx) => {
+        const now = Date.now();
+        const got = claim(this.engine, tx, req, now);
+        if (got.length === 0 && req.wait && now < deadline && !signal?.aborted) this.engine.waiters.add(parker.waiter);
+        return got;
+      });
+      if (claimed.length > 0) {
+        if (signal?.aborted) this.log.debug('client left after its pop was claimed; the lease will expire');
+        return this.render(req, claimed);
+      }
+      if (!req.wait || Date.now() >= deadline) {
+        this.engine.waiters.remove(parker.waiter);
+        this.counters.popEmpty++;
+        return null;
+      }
+      await parker.wait(this.engine, deadline, signal);
+    }
+  }
+
+  private render(req: PopRequest, claimed: ClaimedPartition[]): PopResponse {
+    const messages: PoppedMessage[] = [];
+    for (const c of claimed) {
+      for (const r of c.rows) {
+        const json = this.engine.codec.decode(r.payload, r.encrypted);
+        messages.push({
+          id: r.id, transactionId: r.transactionId, traceId: r.traceId, data: JSON.parse(json), producerSub: r.producerSub,
+          createdAt: iso(r.createdAt), partitionId: c.partition.id, partition: c.partition.name, queue: c.queue.name,
+          leaseId: c.leaseId, consumerGroup: c.group, offset: r.offset, deliveryAttempt: c.deliveryAttempt,
+        });
+      }
+    }
+    this.counters.popMessages += messages.length;
+    const first = claimed[0]!;
+    return {
+      success: true, queue: req.queue ?? '', partition: first.partition.name, partitionId: first.partition.id,
+      leaseId: first.leaseId, consumerGroup: req.group, messages, partitionsClaimed: claimed.length,
+    };
+  }
+
+  // ------------------------------------------------------------------ ack
+
+  /** Applies acknowledgements; one outcome per input, in order (spec §3.4). */
+  async ack(inputs: AckInput[]): Promise<AckOutcome[]> {
+    this.counters.ackRequests++;
+    if (inputs.length === 0) return [];
+    const outcomes = await this.run((tx) => {
+      const now = Date.now();
+      const plan = planAcks(this.engine, tx, inputs, now);
+      applyAcks(this.engine, tx, plan, now);
+      return plan.outcomes;
+    });
+    for (const o of outcomes) {
+      if (o.success) this.counters.ackMessages++;
+      else this.counters.ackFailed++;
+      if (o.dlq) this.counters.dlqMessages++;
+    }
+    return outcomes;
+  }
+
+  // ------------------------------------------------------------------ transaction
+
+  /** Runs an all-or-nothing transaction (spec §3.5); refusals come back as `success:false`. */
+  async transaction(req: TransactionRequest): Promise<TransactionResult> {
+    this.counters.transactions++;
+    const result = await this.run((tx) => runTransaction(this.engine, tx, req, Date.now()));
+    if (result.success) for (const r of result.results) if (r.type === 'ack' && r.dlq) this.counters.dlqMessages++;
+    return result;
+  }
+
+  // ------------------------------------------------------------------ leases
+
+  /**
+   * Extends every live lease held by `leaseId` to max(current expiry, now + seconds); never
+   * shortens, never revives an expired lease (spec §3.6).
+   */
+  async extendLease(leaseId: string, seconds: number): Promise<Record<string, unknown>> {
+    const renewed = await this.run((tx) => {
+      const now = Date.now();
+      const live = this.engine.liveLeases(leaseId, now);
+      const expiries: number[] = [];
+      for (const { cursor: c, group, partition } of live) {
+        const next = Math.max(c.leaseExpiresAt!, now + seconds * 1000);
+        if (next !== c.leaseExpiresAt) {
+          c.leaseExpiresAt = next;
+          tx.upsertCursor(c);
+          this.engine.clock.schedule(next, group, partition, leaseId);
+        }
+        expiries.push(next);
+      }
+      return expiries;
+    });
+    const at = renewed.length > 0 ? iso(Math.min(...renewed)) : null;
+    return { leaseId, success: renewed.length > 0, renewed: renewed.length, newExpiresAt: at, expiresAt: at, lease_expires_at: at };
+  }
+
+  // ------------------------------------------------------------------ queues
+
+  /** Deletes a queue and everything under it; answers `existed:false` when there was none. */
+  async deleteQueue(name: string): Promise<Record<string, unknown>> {
+    const existed = await this.run((tx) => {
+      const q = this.engine.queues.get(name);
+      if (!q) return false;
+      tx.deleteQueue(q.pk);
+      this.engine.forgetQueue(q);
+      return true;
+    });
+    return existed
+      ? { deleted: true, queue: name, existed: true }
+      : { deleted: false, queue: name, existed: false, message: 'Queue not found, nothing was deleted' };
+  }
+
+  /** Summary of every queue (counts from memory: no scan of messages). */
+  listQueues(): Record<string, unknown> {
+    const now = Date.now();
+    return { queues: [...this.engine.queues.values()].map((q) => ({ ...queueSummary(q, now), options: optionsView(q.options) })) };
+  }
+
+  /** @throws QueenError `queue_not_found` */
+  queueDetail(name: string): Record<string, unknown> {
+    const q = this.engine.queues.get(name);
+    if (!q) throw new QueenError('queue_not_found');
+    const now = Date.now();
+    const partitions = [...q.partitions.values()].map((p) => {
+      const qm = q.groups.get('__QUEUE_MODE__');
+      const c = qm?.cursors.get(p.pk);
+      const total = p.nextOffset - p.firstOffset;
+      const consumed = c ? Math.max(0, Math.min(c.nextOffset, p.nextOffset) - p.firstOffset) : 0;
+      const processing = c && leaseLive(c, now) && c.leaseEndOffset !== null ? c.leaseEndOffset - c.nextOffset : 0;
+      return {
+        id: p.id, name: p.name, createdAt: iso(p.createdAt),
+        stats: { total, pending: total - consumed - processing, processing, completed: consumed, failed: 0, deadLetter: 0 },
+        oldestMessageOffset: p.firstOffset, newestMessage: isoOrNull(p.lastMessageAt), nextOffset: p.nextOffset,
+      };
+    });
+    const totals = { total: 0, pending: 0, processing: 0, completed: 0, failed: 0, deadLetter: this.store.countDlq(q.pk) };
+    for (const p of partitions) {
+      totals.total += p.stats.total;
+      totals.pending += p.stats.pending;
+      totals.processing += p.stats.processing;
+      totals.completed += p.stats.completed;
+    }
+    return {
+      id: q.id, name: q.name, namespace: q.namespace, task: q.task, createdAt: iso(q.createdAt),
+      options: optionsView(q.options), partitions, totals,
+      consumerGroups: [...q.groups.values()].map((g) => ({ name: g.name, subscriptionMode: g.subscription.label, subscriptionTimestamp: isoOrNull(g.subscription.fromTime) })),
+    };
+  }
+
+  // ------------------------------------------------------------------ DLQ
+
+  /** Dead letters, newest first, payloads decrypted (spec §4.3). */
+  listDlq(filter: { queue?: string; group?: string; from?: number; to?: number; limit: number; offset: number }): Record<string, unknown> {
+    const rows = this.store.listDlq(filter);
+    const messages = rows.map((r) => ({
+      id: r.id, transactionId: r.transactionId, partitionId: r.partitionId, queue: r.queue, partition: r.partition,
+      consumerGroup: r.group, errorMessage: r.error, retryCount: r.retryCount, data: this.decodeSafe(r.payload, r.encrypted),
+      messageId: r.messageId, traceId: r.traceId, producerSub: r.producerSub, createdAt: iso(r.createdAt), failedAt: iso(r.failedAt),
+    }));
+    return { messages, pagination: { limit: filter.limit, offset: filter.offset }, total: messages.length };
+  }
+
+  private decodeSafe(payload: string | Buffer, encrypted: boolean): unknown {
+    try {
+      return JSON.parse(this.engine.codec.decode(payload, encrypted));
+    } catch {
+      return null;
+    }
+  }
+
+  // ------------------------------------------------------------------ health and lifecycle
+
+  healthy(): boolean {
+    return !this.stopping && this.store.healthy();
+  }
+
+  /** Stops taking new work and answers every parked pop (204). */
+  stopAccepting(): void {
+    this.stopping = true;
+    this.engine.waiters.wakeAll();
+  }
+
+  /** {@link stopAccepting}, then waits up to `graceMs` for in-flight commits and closes the store. */
+  async shutdown(graceMs: number): Promise<void> {
+    this.stopAccepting();
+    const deadline = Date.now() + graceMs;
+    while (this.inflight.size > 0 && Date.now() < deadline) {
+      await Promise.race([Promise.allSettled([...this.inflight]), new Promise((r) => setTimeout(r, 50))]);
+    }
+    this.engine.stop();
+    await this.store.close();
+  }
+}
+
+/** Options as answers list them (every option, in the spellings /configure accepts). */
+export function optionsView(o: QueueOptions): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const k of OPTION_NAMES) out[k] = o[k];
+  return out;
+}
+
+function queueSummary(q: QueueState, now: number): Record<string, unknown> {
+  let total = 0;
+  let pending = 0;
+  let processing = 0;
+  const qm = q.groups.get('__QUEUE_MODE__');
+  for (const p of q.partitions.values()) {
+    const t = p.nextOffset - p.firstOffset;
+    total += t;
+    const c = qm?.cursors.get(p.pk);
+    const next = c ? Math.max(c.nextOffset, p.firstOffset) : p.firstOffset;
+    const proc = c && leaseLive(c, now) && c.leaseEndOffset !== null ? c.leaseEndOffset - next : 0;
+    processing += proc;
+    pending += p.nextOffset - next - proc;
+  }
+  return {
+    id: q.id, name: q.name, namespace: q.namespace, task: q.task, createdAt: iso(q.createdAt),
+    partitions: q.partitions.size, consumerGroups: [...q.groups.keys()],
+    messages: { total, pending, processing },
+  };
+}

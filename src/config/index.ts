@@ -1,0 +1,109 @@
+/**
+ * Environment → typed, validated configuration. Read once at boot; never reloaded.
+ * Every problem is a {@link ConfigError} thrown before the listener binds.
+ *
+ * Names follow the reference (`../shared/spec/http-api.md` §7) and the seeds
+ * (`QUEEN_RAFT_DIR` is the seeds' name for the data directory and is accepted as an alias).
+ */
+import { isIP } from 'node:net';
+import path from 'node:path';
+import { ConfigError, int, oneOf, str, type Env } from './env.js';
+
+export { ConfigError } from './env.js';
+
+export type SubscriptionDefault = 'new' | 'all';
+export type SyncMode = 'full' | 'normal' | 'off';
+
+/** Hard limits; each has a clear 4xx and an env variable (README "Limits"). */
+export interface Limits {
+  /** Request body cap in bytes (`QUEEN_MAX_BODY_BYTES`, default 64 MiB). */
+  maxBodyBytes: number;
+  /** Items per push request and per transaction (`QUEEN_MAX_PUSH_ITEMS`, 10000). */
+  maxPushItems: number;
+  /** Largest `batch` a pop may ask for (`QUEEN_MAX_POP_BATCH`, 10000). */
+  maxPopBatch: number;
+  /** Largest `partitions` a pop may ask for (`QUEEN_MAX_POP_PARTITIONS`, 1000). */
+  maxPopPartitions: number;
+  /** Longest long-poll `timeout` in ms (`QUEEN_MAX_POP_TIMEOUT_MS`, 600000). */
+  maxPopTimeoutMs: number;
+  /** Parked long-polls per queue (`QUEEN_MAX_WAITERS_PER_QUEUE`, 10000). */
+  maxWaitersPerQueue: number;
+  /** Longest queue, partition or group name in bytes (`QUEEN_MAX_NAME_BYTES`, 512). */
+  maxNameBytes: number;
+  /** Largest single payload as JSON bytes (`QUEEN_MAX_PAYLOAD_BYTES`, 16 MiB). */
+  maxPayloadBytes: number;
+  /** Largest request header section in bytes (`QUEEN_MAX_HEADER_BYTES`, 16 KiB). */
+  maxHeaderBytes: number;
+}
+
+export interface Config {
+  port: number;
+  bindAddr: string;
+  dataDir: string;
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** Mode applied on a named group's first contact when the pop sends none (spec §2.4). */
+  defaultSubscriptionMode: SubscriptionDefault;
+  /** Default pop long-poll timeout in ms (`DEFAULT_TIMEOUT`, alias `POP_DEFAULT_TIMEOUT_MS`). */
+  popDefaultTimeoutMs: number;
+  /** Default pop batch (`DEFAULT_BATCH_SIZE`, 200 as in the newest reference). */
+  popDefaultBatch: number;
+  /** SQLite `synchronous` (`QUEEN_SYNC`): `full` survives power loss; `normal` may lose the last commits on power loss (not on a process crash). */
+  sync: SyncMode;
+  /** Retention / eviction sweep cadence in ms (`RETENTION_INTERVAL`). */
+  retentionIntervalMs: number;
+  /** Rows removed per sweep step (`RETENTION_BATCH_SIZE`). */
+  retentionBatchSize: number;
+  /** How long SIGTERM waits for in-flight work, ms (`QUEEN_SHUTDOWN_GRACE_MS`). */
+  shutdownGraceMs: number;
+  limits: Limits;
+}
+
+/**
+ * Reads and validates the broker configuration.
+ * @throws ConfigError naming the variable and the expected format.
+ */
+export function loadConfig(env: Env = process.env): Config {
+  const bindRaw = env.QUEEN_BIND_ADDR;
+  if (bindRaw === '') {
+    throw new ConfigError('QUEEN_BIND_ADDR is set to the empty string — give it a host or IP, or unset it for 0.0.0.0');
+  }
+  const bindAddr = bindRaw ?? '0.0.0.0';
+  if (isIP(bindAddr) === 0 && bindAddr.includes(':')) {
+    throw new ConfigError(`QUEEN_BIND_ADDR=${bindAddr} carries a port — set the host or IP only, the port comes from PORT`);
+  }
+
+  const dataDirRaw = env.QUEEN_DATA_DIR || env.QUEEN_RAFT_DIR || './data';
+  const popTimeoutName = env.DEFAULT_TIMEOUT !== undefined ? 'DEFAULT_TIMEOUT' : 'POP_DEFAULT_TIMEOUT_MS';
+  const maxPopTimeoutMs = int(env, 'QUEEN_MAX_POP_TIMEOUT_MS', 600_000, 1, 86_400_000);
+  const limits: Limits = {
+    maxBodyBytes: int(env, 'QUEEN_MAX_BODY_BYTES', 64 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+    maxPushItems: int(env, 'QUEEN_MAX_PUSH_ITEMS', 10_000, 1, 1_000_000),
+    maxPopBatch: int(env, 'QUEEN_MAX_POP_BATCH', 10_000, 1, 1_000_000),
+    maxPopPartitions: int(env, 'QUEEN_MAX_POP_PARTITIONS', 1000, 1, 100_000),
+    maxPopTimeoutMs,
+    maxWaitersPerQueue: int(env, 'QUEEN_MAX_WAITERS_PER_QUEUE', 10_000, 1, 1_000_000),
+    maxNameBytes: int(env, 'QUEEN_MAX_NAME_BYTES', 512, 16, 65_536),
+    maxPayloadBytes: int(env, 'QUEEN_MAX_PAYLOAD_BYTES', 16 * 1024 * 1024, 16, 1024 * 1024 * 1024),
+    maxHeaderBytes: int(env, 'QUEEN_MAX_HEADER_BYTES', 16 * 1024, 1024, 1024 * 1024),
+  };
+  const subRaw = str(env, 'DEFAULT_SUBSCRIPTION_MODE', 'new').trim().toLowerCase();
+  let defaultSubscriptionMode: SubscriptionDefault;
+  if (['new', 'new-only', 'new_only', 'newonly'].includes(subRaw)) defaultSubscriptionMode = 'new';
+  else if (subRaw === 'all' || subRaw === '') defaultSubscriptionMode = 'all';
+  else throw new ConfigError(`DEFAULT_SUBSCRIPTION_MODE=${JSON.stringify(env.DEFAULT_SUBSCRIPTION_MODE)} is not one of new, new-only, all`);
+
+  return {
+    port: int(env, 'PORT', 6632, 0, 65_535),
+    bindAddr,
+    dataDir: path.resolve(dataDirRaw),
+    logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
+    defaultSubscriptionMode,
+    popDefaultTimeoutMs: int(env, popTimeoutName, 30_000, 0, maxPopTimeoutMs),
+    popDefaultBatch: int(env, 'DEFAULT_BATCH_SIZE', 200, 1, limits.maxPopBatch),
+    sync: oneOf(env, 'QUEEN_SYNC', ['full', 'normal', 'off'] as const, 'full'),
+    retentionIntervalMs: int(env, 'RETENTION_INTERVAL', 5000, 100, 86_400_000),
+    retentionBatchSize: int(env, 'RETENTION_BATCH_SIZE', 1000, 1, 1_000_000),
+    shutdownGraceMs: int(env, 'QUEEN_SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
+    limits,
+  };
+}

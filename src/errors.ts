@@ -1,0 +1,98 @@
+/**
+ * The error registry: every error the broker answers with has a stable `code`, an HTTP status
+ * and a default message. Answers are `{"error": message, "code": code}`; tests assert on `code`.
+ *
+ * Codes are part of the public contract (clients may branch on them) and are listed in the
+ * README. Add new ones here, never inline elsewhere.
+ */
+
+/** Registry entry: HTTP status and default message for a code. */
+export interface ErrorSpec {
+  readonly status: number;
+  readonly message: string;
+}
+
+export const ERRORS = {
+  // 4xx: the caller's mistake
+  bad_json: { status: 400, message: 'bad body: malformed JSON' },
+  invalid_request: { status: 400, message: 'invalid request' },
+  invalid_option: { status: 400, message: 'invalid queue option' },
+  queue_required: { status: 400, message: 'queue is required' },
+  namespace_or_task_required: { status: 400, message: 'namespace or task is required' },
+  items_required: { status: 400, message: 'items array is required' },
+  operations_required: { status: 400, message: 'operations array is required' },
+  batch_too_large: { status: 400, message: 'too many items in one request' },
+  payload_too_large: { status: 413, message: 'payload too large' },
+  body_too_large: { status: 413, message: 'request body too large' },
+  unsupported_media_type: { status: 415, message: 'unsupported content type' },
+  name_too_long: { status: 400, message: 'name too long' },
+  queue_not_found: { status: 404, message: 'Queue not found' },
+  partition_not_found: { status: 404, message: 'Partition not found' },
+  message_not_found: { status: 404, message: 'Message not found' },
+  dlq_not_found: { status: 404, message: 'Dead letter not found' },
+  group_not_found: { status: 404, message: 'Consumer group not found' },
+  no_such_route: { status: 404, message: 'no such route' },
+  method_not_allowed: { status: 405, message: 'method not allowed' },
+  too_many_waiters: { status: 429, message: 'too many parked consumers on this queue' },
+  encryption_key_missing: {
+    status: 400,
+    message: 'encryptionEnabled needs QUEEN_ENCRYPTION_KEY to be set on the broker',
+  },
+  // auth (messages byte for byte from seed 004's error table)
+  auth_required: { status: 401, message: 'Authentication required' },
+  bad_token_header: { status: 401, message: 'Bad token header' },
+  unsupported_token_algorithm: { status: 401, message: 'Unsupported token algorithm' },
+  invalid_token_signature: { status: 401, message: 'Invalid token signature' },
+  token_expired: { status: 401, message: 'Token has expired' },
+  token_not_yet_valid: { status: 401, message: 'Token not yet valid' },
+  token_issued_in_future: { status: 401, message: 'Token issued in the future' },
+  invalid_token_issuer: { status: 401, message: 'Invalid token issuer' },
+  invalid_token_audience: { status: 401, message: 'Invalid token audience' },
+  unknown_key_id: { status: 401, message: 'Unknown key ID' },
+  token_no_expiry: { status: 401, message: 'Token has no expiry' },
+  token_lifetime_too_long: { status: 401, message: 'Token lifetime too long' },
+  insufficient_permissions: { status: 403, message: 'Insufficient permissions' },
+  hs_secret_not_configured: { status: 500, message: 'HS secret not configured' },
+  invalid_rsa_pem: { status: 500, message: 'invalid RSA public key PEM' },
+  invalid_ed_pem: { status: 500, message: 'invalid Ed public key PEM' },
+  // 5xx: ours
+  encryption_unavailable: {
+    status: 503,
+    message: 'queue has encryptionEnabled but QUEEN_ENCRYPTION_KEY is not set on the broker',
+  },
+  payload_integrity_failed: { status: 500, message: 'cannot decrypt message: stored payload failed authentication' },
+  shutting_down: { status: 503, message: 'broker is shutting down' },
+  storage_error: { status: 500, message: 'storage error' },
+  internal_error: { status: 500, message: 'internal error' },
+} as const satisfies Record<string, ErrorSpec>;
+
+/** A stable error code from the registry. */
+export type ErrorCode = keyof typeof ERRORS;
+
+/**
+ * The one exception type the domain and HTTP layers throw for client-visible errors.
+ * `extra` fields are merged into the JSON answer (e.g. `invalid` on /configure).
+ */
+export class QueenError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly extra: Record<string, unknown> | undefined;
+
+  constructor(code: ErrorCode, message?: string, extra?: Record<string, unknown>) {
+    super(message ?? ERRORS[code].message);
+    this.name = 'QueenError';
+    this.code = code;
+    this.status = ERRORS[code].status;
+    this.extra = extra;
+  }
+
+  /** The JSON answer body: `{error, code, ...extra}`. */
+  toJSON(): Record<string, unknown> {
+    return { error: this.message, code: this.code, ...this.extra };
+  }
+}
+
+/** True when `e` is a client-visible broker error. */
+export function isQueenError(e: unknown): e is QueenError {
+  return e instanceof QueenError;
+}

@@ -1,0 +1,71 @@
+/**
+ * The Fastify application: limits, JSON parsing, error mapping, and one plugin per API area.
+ * Built by `main.ts`; tests reach it only over real HTTP.
+ */
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import http from 'node:http';
+import type { Logger } from 'pino';
+import type { Broker } from '../broker/broker.js';
+import type { Config } from '../config/index.js';
+import { QueenError } from '../errors.js';
+import { installErrorHandling } from './errors.js';
+import { ackRoutes } from './routes/ack.js';
+import { configureRoutes } from './routes/configure.js';
+import { dlqRoutes } from './routes/dlq.js';
+import { healthRoutes } from './routes/health.js';
+import { leaseRoutes } from './routes/lease.js';
+import { popRoutes } from './routes/pop.js';
+import { pushRoutes } from './routes/push.js';
+import { resourceRoutes } from './routes/resources.js';
+import { transactionRoutes } from './routes/transaction.js';
+
+/** What every route plugin receives. */
+export interface RouteContext {
+  broker: Broker;
+  config: Config;
+}
+
+/**
+ * Creates the app (not listening). Empty JSON bodies parse as `undefined`; any content type is
+ * parsed as JSON (the Queen clients always send JSON); malformed JSON answers
+ * `400 {"error":"bad body: …","code":"bad_json"}`.
+ */
+export async function buildApp(config: Config, broker: Broker, log: Logger): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: log as unknown as FastifyBaseLogger,
+    disableRequestLogging: true,
+    bodyLimit: config.limits.maxBodyBytes,
+    routerOptions: { maxParamLength: config.limits.maxNameBytes * 3 + 16 },
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
+    serverFactory: (handler) => {
+      const server = http.createServer({ maxHeaderSize: config.limits.maxHeaderBytes, noDelay: true, keepAliveTimeout: 65_000 }, handler);
+      return server;
+    },
+  });
+
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => {
+    const text = typeof body === 'string' ? body : body.toString('utf8');
+    if (text.trim() === '') return done(null, undefined);
+    try {
+      done(null, JSON.parse(text));
+    } catch (e) {
+      done(new QueenError('bad_json', `bad body: ${(e as Error).message}`), undefined);
+    }
+  });
+
+  installErrorHandling(app);
+  const ctx: RouteContext = { broker, config };
+  await app.register(healthRoutes, ctx);
+  await app.register(configureRoutes, ctx);
+  await app.register(pushRoutes, ctx);
+  await app.register(popRoutes, ctx);
+  await app.register(ackRoutes, ctx);
+  await app.register(transactionRoutes, ctx);
+  await app.register(leaseRoutes, ctx);
+  await app.register(resourceRoutes, ctx);
+  await app.register(dlqRoutes, ctx);
+  return app;
+}

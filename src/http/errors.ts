@@ -1,0 +1,53 @@
+/**
+ * Maps every failure to the registry's `{"error", "code"}` answer. Fastify's own errors
+ * (malformed JSON, schema validation, body limits, media types) become 4xx with stable codes;
+ * only real storage or programming failures reach 500, and those are logged.
+ */
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ERRORS, isQueenError, QueenError } from '../errors.js';
+
+function fromFastify(e: FastifyError): QueenError | undefined {
+  if (e.validation) {
+    const where = e.validationContext ?? 'request';
+    const first = e.validation[0];
+    const path = first?.instancePath ? first.instancePath.replace(/^\//, '').replace(/\//g, '.') : '';
+    const detail = first ? `${where}${path ? '.' + path : ''} ${first.message ?? 'is invalid'}` : e.message;
+    return new QueenError('invalid_request', detail);
+  }
+  switch (e.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new QueenError('body_too_large', `request body exceeds the configured limit (QUEEN_MAX_BODY_BYTES)`);
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new QueenError('unsupported_media_type', 'unsupported content type: send application/json');
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new QueenError('invalid_request', 'body must not be empty');
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new QueenError('invalid_request', 'content-length does not match the body');
+    default:
+      break;
+  }
+  if (e.statusCode === 413) return new QueenError('body_too_large');
+  if (e.statusCode === 400 && e instanceof SyntaxError) return new QueenError('bad_json', `bad body: ${e.message}`);
+  if (e.statusCode === 404) return new QueenError('no_such_route');
+  if (e.statusCode !== undefined && e.statusCode >= 400 && e.statusCode < 500) {
+    return new QueenError('invalid_request', e.message);
+  }
+  return undefined;
+}
+
+/** Installs the error and not-found handlers on `app`. */
+export function installErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    const qe = isQueenError(error) ? error : fromFastify(error);
+    if (qe) {
+      if (qe.status >= 500) request.log.error({ code: qe.code }, qe.message);
+      return reply.code(qe.status).type('application/json').send(qe.toJSON());
+    }
+    request.log.error({ err: error }, 'unhandled error');
+    return reply.code(500).type('application/json').send({ error: ERRORS.internal_error.message, code: 'internal_error' });
+  });
+  app.setNotFoundHandler((request, reply) => {
+    const e = new QueenError('no_such_route', `no such route: ${request.method} ${request.url.split('?')[0]}`);
+    return reply.code(404).type('application/json').send(e.toJSON());
+  });
+}

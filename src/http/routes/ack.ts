@@ -1,0 +1,64 @@
+/**
+ * `POST /api/v1/ack` and `/api/v1/ack/batch` (spec http-api.md §3.4): always 200 with a
+ * top-level array holding exactly one outcome per acknowledgement, in order.
+ */
+import type { FastifyInstance } from 'fastify';
+import type { AckInput } from '../../broker/ack.js';
+import { QUEUE_MODE } from '../../broker/broker.js';
+import type { RouteContext } from '../app.js';
+
+const nullableString = { type: ['string', 'null'] } as const;
+
+/** JSON schema of one acknowledgement (shared with transaction ack ops). */
+export const ackItemProperties = {
+  transactionId: { type: 'string', minLength: 1 },
+  partitionId: { type: 'string', minLength: 1 },
+  status: nullableString,
+  error: nullableString,
+  consumerGroup: nullableString,
+  leaseId: nullableString,
+} as const;
+
+interface RawAck {
+  transactionId: string;
+  partitionId: string;
+  status?: string | null;
+  error?: string | null;
+  consumerGroup?: string | null;
+  leaseId?: string | null;
+}
+
+/** Validated raw ack → domain input; an absent or null group is queue mode. */
+export function toAckInput(a: RawAck, group: string | null | undefined): AckInput {
+  const g = a.consumerGroup ?? group;
+  return {
+    transactionId: a.transactionId, partitionId: a.partitionId, status: a.status, error: a.error ?? null,
+    leaseId: a.leaseId ?? null, group: g === undefined || g === null || g === '' ? QUEUE_MODE : g,
+  };
+}
+
+export async function ackRoutes(app: FastifyInstance, { broker, config }: RouteContext): Promise<void> {
+  app.post<{ Body: RawAck }>('/api/v1/ack', {
+    schema: { body: { type: 'object', required: ['transactionId', 'partitionId'], properties: ackItemProperties } },
+  }, async (req) => {
+    return broker.ack([toAckInput(req.body, undefined)]);
+  });
+
+  app.post<{ Body: { consumerGroup?: string | null; acknowledgments: RawAck[] } }>('/api/v1/ack/batch', {
+    schema: {
+      body: {
+        type: 'object',
+        required: ['acknowledgments'],
+        properties: {
+          consumerGroup: nullableString,
+          acknowledgments: {
+            type: 'array', maxItems: config.limits.maxPushItems,
+            items: { type: 'object', required: ['transactionId', 'partitionId'], properties: ackItemProperties },
+          },
+        },
+      },
+    },
+  }, async (req) => {
+    return broker.ack(req.body.acknowledgments.map((a) => toAckInput(a, req.body.consumerGroup)));
+  });
+}

@@ -1,0 +1,51 @@
+/** `POST /api/v1/configure`: create or reconfigure a queue (spec http-api.md §3.1). */
+import type { FastifyInstance } from 'fastify';
+import { QueenError } from '../../errors.js';
+import type { RouteContext } from '../app.js';
+
+const bodySchema = {
+  type: 'object',
+  properties: {
+    queue: { type: 'string' },
+    namespace: { type: ['string', 'null'] },
+    task: { type: ['string', 'null'] },
+    options: { type: ['object', 'null'] },
+    mode: {},
+  },
+} as const;
+
+interface ConfigureBody {
+  queue?: unknown;
+  namespace?: string | null;
+  task?: string | null;
+  options?: Record<string, unknown> | null;
+  mode?: unknown;
+  [k: string]: unknown;
+}
+
+export async function configureRoutes(app: FastifyInstance, { broker }: RouteContext): Promise<void> {
+  app.post<{ Body: ConfigureBody }>('/api/v1/configure', {
+    preValidation: async (req) => {
+      const b = req.body as unknown;
+      if (b === undefined || b === null || typeof b !== 'object' || Array.isArray(b)) {
+        throw new QueenError('queue_required', 'queue is required (body must be a JSON object)');
+      }
+      if (typeof (b as ConfigureBody).queue !== 'string') throw new QueenError('queue_required');
+    },
+    schema: { body: bodySchema },
+  }, async (req) => {
+    const b = req.body;
+    const mode = b.mode === undefined || b.mode === null ? 'merge' : b.mode;
+    if (mode !== 'merge' && mode !== 'replace') {
+      throw new QueenError('invalid_request', `mode must be "merge" or "replace", got ${JSON.stringify(mode)}`);
+    }
+    let options: Record<string, unknown>;
+    if (b.options && typeof b.options === 'object') {
+      options = b.options;
+    } else {
+      const { queue: _q, namespace: _n, task: _t, options: _o, mode: _m, ...rest } = b;
+      options = rest;
+    }
+    return broker.configure({ queue: b.queue as string, namespace: b.namespace, task: b.task, options, mode });
+  });
+}

@@ -1,0 +1,35 @@
+/** `GET /health` (storage reachable?) and `GET /metrics` (JSON counters, spec §4.8). Public. */
+import type { FastifyInstance } from 'fastify';
+import type { RouteContext } from '../app.js';
+
+const VERSION = '0.1.0';
+
+export async function healthRoutes(app: FastifyInstance, { broker }: RouteContext): Promise<void> {
+  app.get('/health', async (_req, reply) => {
+    const ok = broker.healthy();
+    return reply.code(ok ? 200 : 503).send({
+      status: ok ? 'healthy' : 'unhealthy', database: ok ? 'connected' : 'disconnected', engine: 'sqlite', version: VERSION,
+    });
+  });
+
+  app.get('/metrics', async () => {
+    const c = broker.counters;
+    const uptime = (Date.now() - broker.startedAt) / 1000;
+    const mem = process.memoryUsage();
+    const cpu = process.cpuUsage();
+    return {
+      uptime,
+      requests: { total: c.pushRequests + c.popRequests + c.ackRequests + c.transactions, rate: 0 },
+      messages: { total: c.pushMessages, rate: uptime > 0 ? c.pushMessages / uptime : 0 },
+      push: { requests: c.pushRequests, messages: c.pushMessages },
+      pop: { requests: c.popRequests, messages: c.popMessages, empty: c.popEmpty },
+      ack: { requests: c.ackRequests, messages: c.ackMessages, failed: c.ackFailed },
+      transactions: c.transactions,
+      dlq: { messages: c.dlqMessages },
+      parkedConsumers: broker.engine.waiters.size,
+      database: { poolSize: 1, idleConnections: 1, waitingRequests: 0 },
+      memory: { rss: mem.rss, heapTotal: mem.heapTotal, heapUsed: mem.heapUsed, external: mem.external, arrayBuffers: mem.arrayBuffers },
+      cpu: { user: cpu.user, system: cpu.system },
+    };
+  });
+}

@@ -1,0 +1,22 @@
+/** `POST /api/v1/lease/:leaseId/extend` (spec http-api.md §3.6): body `{seconds?}`, default 60. */
+import type { FastifyInstance } from 'fastify';
+import { QueenError } from '../../errors.js';
+import type { RouteContext } from '../app.js';
+
+export async function leaseRoutes(app: FastifyInstance, { broker }: RouteContext): Promise<void> {
+  app.post<{ Params: { leaseId: string } }>('/api/v1/lease/:leaseId/extend', async (req) => {
+    const body = req.body as { seconds?: unknown } | undefined | null;
+    if (body !== undefined && body !== null && (typeof body !== 'object' || Array.isArray(body))) {
+      throw new QueenError('invalid_request', 'body must be a JSON object like {"seconds": 60}');
+    }
+    const s = body?.seconds;
+    let seconds = 60;
+    if (s !== undefined && s !== null) {
+      if (typeof s !== 'number' || !Number.isInteger(s) || s < 1 || s > 2_147_483) {
+        throw new QueenError('invalid_request', 'seconds must be an integer between 1 and 2147483');
+      }
+      seconds = s;
+    }
+    return broker.extendLease(req.params.leaseId, seconds);
+  });
+}

@@ -1,0 +1,74 @@
+/**
+ * The three pop routes (spec http-api.md §3.3): a queue, one partition, or namespace/task
+ * discovery. 200 with messages, or 204 with no body when there is nothing (also after a
+ * long-poll times out). A client that disconnects while parked gets nothing claimed.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { QUEUE_MODE } from '../../broker/broker.js';
+import type { PopRequest } from '../../broker/pop.js';
+import { QueenError } from '../../errors.js';
+import type { RouteContext } from '../app.js';
+import { qBool, qInt, qIntOpt, qString, type Query } from '../query.js';
+
+export async function popRoutes(app: FastifyInstance, { broker, config }: RouteContext): Promise<void> {
+  const L = config.limits;
+
+  function parse(q: Query, queue: string | undefined, partition: string | undefined): PopRequest {
+    const group = qString(q, 'consumerGroup');
+    if (group !== undefined) broker.engine.checkName('consumerGroup', group);
+    if (qBool(q, 'conflation', false)) {
+      throw new QueenError('invalid_request', 'conflation is not supported by this broker');
+    }
+    const wait = qBool(q, 'wait', false);
+    return {
+      queue,
+      partition,
+      namespace: qString(q, 'namespace') || undefined,
+      task: qString(q, 'task') || undefined,
+      group: group === undefined || group === '' ? QUEUE_MODE : group,
+      batch: qInt(q, 'batch', config.popDefaultBatch, 1, L.maxPopBatch),
+      partitions: qInt(q, 'partitions', 1, 1, L.maxPopPartitions),
+      wait,
+      timeoutMs: qInt(q, 'timeout', config.popDefaultTimeoutMs, 0, L.maxPopTimeoutMs),
+      autoAck: qBool(q, 'autoAck', false),
+      leaseSeconds: qIntOpt(q, 'leaseSeconds', 1, 2_147_483),
+      subscription: { mode: qString(q, 'subscriptionMode'), from: qString(q, 'subscriptionFrom') },
+    };
+  }
+
+  async function answer(req: FastifyRequest, reply: FastifyReply, pop: PopRequest) {
+    const abort = new AbortController();
+    const onClose = () => { if (!reply.raw.writableFinished) abort.abort(); };
+    reply.raw.once('close', onClose);
+    try {
+      const result = await broker.pop(pop, abort.signal);
+      if (!result) return reply.code(204).send();
+      return reply.code(200).send(result);
+    } finally {
+      reply.raw.off('close', onClose);
+      void req;
+    }
+  }
+
+  app.get<{ Params: { queue: string }; Querystring: Query }>('/api/v1/pop/queue/:queue', async (req, reply) => {
+    broker.engine.checkName('queue', req.params.queue);
+    return answer(req, reply, parse(req.query, req.params.queue, undefined));
+  });
+
+  app.get<{ Params: { queue: string; partition: string }; Querystring: Query }>(
+    '/api/v1/pop/queue/:queue/partition/:partition',
+    async (req, reply) => {
+      broker.engine.checkName('queue', req.params.queue);
+      broker.engine.checkName('partition', req.params.partition);
+      return answer(req, reply, parse(req.query, req.params.queue, req.params.partition));
+    },
+  );
+
+  app.get<{ Querystring: Query }>('/api/v1/pop', async (req, reply) => {
+    const pop = parse(req.query, undefined, undefined);
+    if (!pop.namespace && !pop.task) {
+      throw new QueenError('namespace_or_task_required', undefined, { success: false, messages: [] });
+    }
+    return answer(req, reply, pop);
+  });
+}

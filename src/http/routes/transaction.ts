@@ -1,0 +1,90 @@
+/**
+ * `POST /api/v1/transaction`: acks and pushes, all or nothing (spec http-api.md §3.5). 200 in
+ * both outcomes; a refusal is `success:false` with `error` and `reason`. Malformed input is a 400
+ * with the same failure shape.
+ */
+import type { FastifyInstance } from 'fastify';
+import type { TransactionOp } from '../../broker/transaction.js';
+import { QueenError } from '../../errors.js';
+import type { RouteContext } from '../app.js';
+import { producerSubOf } from '../identity.js';
+import { toAckInput } from './ack.js';
+import { toPushItem } from './push.js';
+
+type Obj = Record<string, unknown>;
+
+function bad(message: string): QueenError {
+  return new QueenError('invalid_request', message, { success: false, reason: 'bad_request', results: [] });
+}
+
+function str(o: Obj, k: string, where: string, required: boolean): string | undefined {
+  const v = o[k];
+  if (v === undefined || v === null) {
+    if (required) throw bad(`${where}.${k} is required`);
+    return undefined;
+  }
+  if (typeof v !== 'string') throw bad(`${where}.${k} must be a string`);
+  return v;
+}
+
+function pushItem(raw: unknown, where: string): ReturnType<typeof toPushItem> {
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw bad(`${where} must be an object`);
+  const o = raw as Obj;
+  const queue = str(o, 'queue', where, true)!;
+  const partition = str(o, 'partition', where, false);
+  const transactionId = str(o, 'transactionId', where, false);
+  const traceId = str(o, 'traceId', where, false);
+  const payload = 'payload' in o ? o.payload : 'data' in o ? o.data : {};
+  return toPushItem({ queue, partition, payload, transactionId, traceId }, where);
+}
+
+/**
+ * Parses the operations array.
+ * @throws QueenError `invalid_request` with the failure body fields
+ */
+function parseOps(body: unknown, maxItems: number): { ops: TransactionOp[]; requiredLeases: string[] } {
+  if (!body || typeof body !== 'object' || Array.isArray(body)) throw bad('body must be a JSON object with an operations array');
+  const b = body as Obj;
+  if (!Array.isArray(b.operations)) throw bad('operations array is required');
+  if (b.operations.length === 0) throw bad('operations must not be empty');
+  const ops: TransactionOp[] = [];
+  let count = 0;
+  b.operations.forEach((raw: unknown, i: number) => {
+    const where = `operations[${i}]`;
+    if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw bad(`${where} must be an object`);
+    const o = raw as Obj;
+    if (o.type === 'ack') {
+      const transactionId = str(o, 'transactionId', where, true)!;
+      const partitionId = str(o, 'partitionId', where, true)!;
+      ops.push({ type: 'ack', ack: toAckInput({
+        transactionId, partitionId, status: str(o, 'status', where, false), error: str(o, 'error', where, false),
+        leaseId: str(o, 'leaseId', where, false), consumerGroup: str(o, 'consumerGroup', where, false),
+      }, undefined) });
+      count++;
+    } else if (o.type === 'push') {
+      const items = Array.isArray(o.items) ? o.items.map((it: unknown, k: number) => pushItem(it, `${where}.items[${k}]`)) : [pushItem(o, where)];
+      count += items.length;
+      ops.push({ type: 'push', items });
+    } else {
+      throw bad(`${where}.type must be "ack" or "push", got ${JSON.stringify(o.type)}`);
+    }
+  });
+  if (count > maxItems) {
+    throw new QueenError('batch_too_large', `transaction has ${count} items; the limit is ${maxItems} (QUEEN_MAX_PUSH_ITEMS)`, { success: false, reason: 'bad_request', results: [] });
+  }
+  let requiredLeases: string[] = [];
+  if (b.requiredLeases !== undefined && b.requiredLeases !== null) {
+    if (!Array.isArray(b.requiredLeases) || b.requiredLeases.some((l) => typeof l !== 'string')) {
+      throw bad('requiredLeases must be an array of lease ids');
+    }
+    requiredLeases = [...new Set((b.requiredLeases as string[]).filter((l) => l !== ''))];
+  }
+  return { ops, requiredLeases };
+}
+
+export async function transactionRoutes(app: FastifyInstance, { broker, config }: RouteContext): Promise<void> {
+  app.post('/api/v1/transaction', async (req) => {
+    const { ops, requiredLeases } = parseOps(req.body, config.limits.maxPushItems);
+    return broker.transaction({ operations: ops, requiredLeases, producerSub: producerSubOf(req) });
+  });
+}

@@ -1,0 +1,68 @@
+/**
+ * Boot: config → data directory → store → broker → HTTP; signals; exit codes.
+ * Exit 1 with `fatal: <message>` on any configuration or startup problem, before the listener
+ * binds. SIGTERM/SIGINT: stop accepting, answer parked pops with 204, finish in-flight commits,
+ * close the store, exit 0.
+ */
+import { Broker } from './broker/broker.js';
+import { plainCodec } from './broker/codec.js';
+import { ConfigError, loadConfig } from './config/index.js';
+import { buildApp } from './http/app.js';
+import { createLogger } from './observability/logger.js';
+import { SqliteStore } from './storage/sqlite/store.js';
+
+function fatal(message: string): never {
+  process.stderr.write(`fatal: ${message}\n`);
+  process.exit(1);
+}
+
+async function main(): Promise<void> {
+  process.umask(0o077); // every file the broker creates is 0600, every directory 0700
+  let config;
+  try {
+    config = loadConfig(process.env);
+  } catch (e) {
+    if (e instanceof ConfigError) fatal(e.message);
+    throw e;
+  }
+  const log = createLogger(config.logLevel);
+  let broker: Broker | undefined;
+  const store = SqliteStore.open({
+    dataDir: config.dataDir,
+    sync: config.sync,
+    onCommitFailure: (e) => log.error({ err: e }, 'commit failed'),
+  });
+  broker = new Broker(store, config, plainCodec, log);
+  broker.start();
+  const app = await buildApp(config, broker, log);
+  const host = config.bindAddr;
+  try {
+    await app.listen({ port: config.port, host });
+  } catch (e) {
+    const h = host.includes(':') ? `[${host}]` : host;
+    fatal(`cannot bind ${h}:${config.port}: ${(e as Error).message}`);
+  }
+  log.info({ port: config.port, host, dataDir: config.dataDir, sync: config.sync }, 'queen-ts listening');
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'shutting down');
+    const b = broker!;
+    b.stopAccepting();
+    const timer = setTimeout(() => {
+      log.error('shutdown grace period passed; exiting');
+      process.exit(1);
+    }, config.shutdownGraceMs + 2000);
+    timer.unref();
+    await app.close();
+    await b.shutdown(config.shutdownGraceMs);
+    log.info('stopped');
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+}
+
+main().catch((e: unknown) => fatal((e as Error)?.stack ?? String(e)));

@@ -1,0 +1,115 @@
+/**
+ * Versioned schema migrations for the SQLite store. Each entry runs once, in order, inside a
+ * transaction; `PRAGMA user_version` records the last one applied. Never edit a released
+ * migration: append a new one.
+ */
+import type { Database } from 'better-sqlite3';
+
+const MIGRATIONS: readonly string[] = [
+  // 1: the log model — queues, partitions, messages by (partition, offset), one cursor row per
+  // (partition, group), subscriptions per (queue, group), dead letters, settings.
+  `
+  CREATE TABLE queues (
+    pk INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    name TEXT NOT NULL UNIQUE,
+    namespace TEXT NOT NULL DEFAULT '',
+    task TEXT NOT NULL DEFAULT '',
+    options TEXT NOT NULL,
+    created_at INTEGER NOT NULL
+  );
+  CREATE TABLE partitions (
+    pk INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    queue_pk INTEGER NOT NULL,
+    name TEXT NOT NULL,
+    next_offset INTEGER NOT NULL DEFAULT 0,
+    first_offset INTEGER NOT NULL DEFAULT 0,
+    last_message_at INTEGER,
+    created_at INTEGER NOT NULL,
+    UNIQUE (queue_pk, name)
+  );
+  CREATE TABLE messages (
+    partition_pk INTEGER NOT NULL,
+    offset INTEGER NOT NULL,
+    queue_pk INTEGER NOT NULL,
+    id TEXT NOT NULL,
+    transaction_id TEXT NOT NULL,
+    payload BLOB,
+    encrypted INTEGER NOT NULL DEFAULT 0,
+    trace_id TEXT,
+    producer_sub TEXT,
+    created_at INTEGER NOT NULL,
+    PRIMARY KEY (partition_pk, offset)
+  );
+  CREATE INDEX messages_by_txn ON messages (partition_pk, transaction_id);
+  CREATE INDEX messages_by_queue_time ON messages (queue_pk, created_at);
+  CREATE TABLE cursors (
+    partition_pk INTEGER NOT NULL,
+    consumer_group TEXT NOT NULL,
+    next_offset INTEGER NOT NULL,
+    lease_id TEXT,
+    lease_expires_at INTEGER,
+    lease_end_offset INTEGER,
+    retry_count INTEGER NOT NULL DEFAULT 0,
+    delivery_count INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (partition_pk, consumer_group)
+  ) WITHOUT ROWID;
+  CREATE TABLE subscriptions (
+    queue_pk INTEGER NOT NULL,
+    consumer_group TEXT NOT NULL,
+    mode TEXT NOT NULL,
+    from_time INTEGER,
+    label TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    PRIMARY KEY (queue_pk, consumer_group)
+  ) WITHOUT ROWID;
+  CREATE TABLE dlq (
+    id TEXT PRIMARY KEY,
+    queue_pk INTEGER NOT NULL,
+    queue TEXT NOT NULL,
+    partition_pk INTEGER NOT NULL,
+    partition TEXT NOT NULL,
+    partition_id TEXT NOT NULL,
+    consumer_group TEXT NOT NULL,
+    message_id TEXT NOT NULL,
+    transaction_id TEXT NOT NULL,
+    offset INTEGER NOT NULL,
+    payload BLOB,
+    encrypted INTEGER NOT NULL DEFAULT 0,
+    trace_id TEXT,
+    producer_sub TEXT,
+    error TEXT,
+    retry_count INTEGER NOT NULL,
+    created_at INTEGER NOT NULL,
+    failed_at INTEGER NOT NULL
+  );
+  CREATE INDEX dlq_by_queue ON dlq (queue_pk, failed_at);
+  CREATE INDEX dlq_by_failed ON dlq (failed_at);
+  CREATE INDEX dlq_by_address ON dlq (partition_id, transaction_id);
+  CREATE TABLE settings (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+  ) WITHOUT ROWID;
+  `,
+];
+
+/** The schema version this build writes. */
+export const SCHEMA_VERSION = MIGRATIONS.length;
+
+/**
+ * Brings `db` up to {@link SCHEMA_VERSION}.
+ * @throws Error when the file was written by a newer build (refuse rather than corrupt).
+ */
+export function migrate(db: Database): void {
+  const current = db.pragma('user_version', { simple: true }) as number;
+  if (current > SCHEMA_VERSION) {
+    throw new Error(`data directory schema version ${current} is newer than this build supports (${SCHEMA_VERSION})`);
+  }
+  for (let v = current; v < SCHEMA_VERSION; v++) {
+    db.transaction(() => {
+      db.exec(MIGRATIONS[v]!);
+      db.pragma(`user_version = ${v + 1}`);
+    })();
+  }
+}

@@ -1,0 +1,336 @@
+/**
+ * The embedded SQLite store (better-sqlite3 v12, WAL). Implements {@link Store} with group
+ * commit: units of work queued while the event loop is busy run in one transaction, each inside
+ * its own savepoint, and share one fsync (`synchronous=FULL` by default).
+ */
+import Database from 'better-sqlite3';
+import type { Database as Db, Statement } from 'better-sqlite3';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { SyncMode } from '../../config/index.js';
+import type { QueueOptions } from '../../broker/options.js';
+import type {
+  CursorRow, DlqFilter, DlqRow, MessageRow, PartitionRow, QueueRow, Store, StoreCapabilities,
+  StoreSnapshot, StoreTx, SubscriptionRow,
+} from '../store.js';
+import { migrate } from './schema.js';
+
+interface Job {
+  work: (tx: StoreTx) => unknown;
+  resolve: (v: unknown) => void;
+  reject: (e: unknown) => void;
+}
+
+/** Thrown to callers whose unit of work was lost because the commit itself failed. */
+export class StorageError extends Error {
+  constructor(message: string, override readonly cause?: unknown) {
+    super(message);
+    this.name = 'StorageError';
+  }
+}
+
+type Row = Record<string, unknown>;
+
+function toMessage(r: Row): MessageRow {
+  return {
+    partitionPk: r.partition_pk as number,
+    offset: r.offset as number,
+    id: r.id as string,
+    transactionId: r.transaction_id as string,
+    payload: r.payload as string | Buffer,
+    encrypted: r.encrypted === 1,
+    traceId: (r.trace_id as string | null) ?? null,
+    producerSub: (r.producer_sub as string | null) ?? null,
+    createdAt: r.created_at as number,
+  };
+}
+
+function toDlq(r: Row): DlqRow {
+  return {
+    id: r.id as string,
+    queuePk: r.queue_pk as number,
+    queue: r.queue as string,
+    partitionPk: r.partition_pk as number,
+    partition: r.partition as string,
+    partitionId: r.partition_id as string,
+    group: r.consumer_group as string,
+    messageId: r.message_id as string,
+    transactionId: r.transaction_id as string,
+    offset: r.offset as number,
+    payload: r.payload as string | Buffer,
+    encrypted: r.encrypted === 1,
+    traceId: (r.trace_id as string | null) ?? null,
+    producerSub: (r.producer_sub as string | null) ?? null,
+    error: (r.error as string | null) ?? null,
+    retryCount: r.retry_count as number,
+    createdAt: r.created_at as number,
+    failedAt: r.failed_at as number,
+  };
+}
+
+/** Options for {@link SqliteStore.open}. */
+export interface SqliteOptions {
+  /** Directory holding `queen.db` (created with mode 0700 when missing). */
+  dataDir: string;
+  sync: SyncMode;
+  /** Called when a commit fails: the in-memory state built on the lost work must be rebuilt. */
+  onCommitFailure?: (e: unknown) => void;
+}
+
+export class SqliteStore implements Store {
+  readonly capabilities: StoreCapabilities = { listenNotify: false, singleWriter: true };
+  private readonly db: Db;
+  private readonly s: Record<string, Statement>;
+  private pending: Job[] = [];
+  private scheduled = false;
+  private closed = false;
+  private hooks: (() => void)[] = [];
+  private readonly tx: StoreTx;
+  private readonly onCommitFailure: ((e: unknown) => void) | undefined;
+
+  private constructor(db: Db, onCommitFailure?: (e: unknown) => void) {
+    this.db = db;
+    this.onCommitFailure = onCommitFailure;
+    const p = (sql: string) => db.prepare(sql);
+    this.s = {
+      begin: p('BEGIN IMMEDIATE'),
+      commit: p('COMMIT'),
+      rollback: p('ROLLBACK'),
+      savepoint: p('SAVEPOINT job'),
+      release: p('RELEASE job'),
+      rollbackTo: p('ROLLBACK TO job'),
+      insertQueue: p('INSERT INTO queues (id, name, namespace, task, options, created_at) VALUES (?, ?, ?, ?, ?, ?)'),
+      updateQueue: p('UPDATE queues SET namespace = ?, task = ?, options = ? WHERE pk = ?'),
+      insertPartition: p(`INSERT INTO partitions (id, queue_pk, name, next_offset, first_offset, last_message_at, created_at)
+                          VALUES (?, ?, ?, ?, ?, ?, ?)`),
+      updateHead: p('UPDATE partitions SET next_offset = ?, last_message_at = ? WHERE pk = ?'),
+      insertMessage: p(`INSERT INTO messages (partition_pk, offset, queue_pk, id, transaction_id, payload, encrypted, trace_id, producer_sub, created_at)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+      findByTxn: p(`SELECT * FROM messages WHERE partition_pk = ? AND transaction_id = ? AND created_at >= ?
+                    ORDER BY offset DESC LIMIT 1`),
+      readMessages: p('SELECT * FROM messages WHERE partition_pk = ? AND offset >= ? ORDER BY offset LIMIT ?'),
+      readMessage: p('SELECT * FROM messages WHERE partition_pk = ? AND offset = ?'),
+      createdAtOf: p('SELECT created_at FROM messages WHERE partition_pk = ? AND offset >= ? ORDER BY offset LIMIT 1'),
+      upsertCursor: p(`INSERT INTO cursors (partition_pk, consumer_group, next_offset, lease_id, lease_expires_at, lease_end_offset, retry_count, delivery_count)
+                       VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                       ON CONFLICT (partition_pk, consumer_group) DO UPDATE SET next_offset = excluded.next_offset,
+                         lease_id = excluded.lease_id, lease_expires_at = excluded.lease_expires_at,
+                         lease_end_offset = excluded.lease_end_offset, retry_count = excluded.retry_count,
+                         delivery_count = excluded.delivery_count`),
+      deleteCursor: p('DELETE FROM cursors WHERE partition_pk = ? AND consumer_group = ?'),
+      upsertSub: p(`INSERT INTO subscriptions (queue_pk, consumer_group, mode, from_time, label, created_at) VALUES (?, ?, ?, ?, ?, ?)
+                    ON CONFLICT (queue_pk, consumer_group) DO UPDATE SET mode = excluded.mode, from_time = excluded.from_time,
+                      label = excluded.label`),
+      deleteSub: p('DELETE FROM subscriptions WHERE queue_pk = ? AND consumer_group = ?'),
+      insertDlq: p(`INSERT INTO dlq (id, queue_pk, queue, partition_pk, partition, partition_id, consumer_group, message_id, transaction_id,
+                      offset, payload, encrypted, trace_id, producer_sub, error, retry_count, created_at, failed_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+      getDlq: p('SELECT * FROM dlq WHERE id = ?'),
+      deleteDlq: p('DELETE FROM dlq WHERE id = ?'),
+      countDlqAll: p('SELECT count(*) AS n FROM dlq'),
+      countDlqQueue: p('SELECT count(*) AS n FROM dlq WHERE queue_pk = ?'),
+      setSetting: p('INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value'),
+      ping: p('SELECT 1 AS ok'),
+    };
+    const self = this;
+    this.tx = {
+      findByTransactionId: (a, b, c) => self.findByTransactionId(a, b, c),
+      readMessages: (a, b, c) => self.readMessages(a, b, c),
+      readMessage: (a, b) => self.readMessage(a, b),
+      firstOffsetAfter: (a, b, c) => self.firstOffsetAfter(a, b, c),
+      listDlq: (f) => self.listDlq(f),
+      getDlq: (id) => self.getDlq(id),
+      countDlq: (q) => self.countDlq(q),
+      insertQueue: (q) =>
+        Number(self.s.insertQueue!.run(q.id, q.name, q.namespace, q.task, JSON.stringify(q.options), q.createdAt).lastInsertRowid),
+      updateQueue: (pk, ns, task, o: QueueOptions) => void self.s.updateQueue!.run(ns, task, JSON.stringify(o), pk),
+      deleteQueue: (pk) => self.deleteQueueRows(pk),
+      insertPartition: (p) =>
+        Number(self.s.insertPartition!.run(p.id, p.queuePk, p.name, p.nextOffset, p.firstOffset, p.lastMessageAt, p.createdAt).lastInsertRowid),
+      updatePartitionHead: (pk, next, last) => void self.s.updateHead!.run(next, last, pk),
+      insertMessage: (queuePk, m) =>
+        void self.s.insertMessage!.run(m.partitionPk, m.offset, queuePk, m.id, m.transactionId, m.payload, m.encrypted ? 1 : 0,
+          m.traceId, m.producerSub, m.createdAt),
+      upsertCursor: (c: CursorRow) =>
+        void self.s.upsertCursor!.run(c.partitionPk, c.group, c.nextOffset, c.leaseId, c.leaseExpiresAt, c.leaseEndOffset, c.retryCount, c.deliveryCount),
+      deleteCursor: (pk, g) => void self.s.deleteCursor!.run(pk, g),
+      upsertSubscription: (x: SubscriptionRow) =>
+        void self.s.upsertSub!.run(x.queuePk, x.group, x.mode, x.fromTime, x.label, x.createdAt),
+      deleteSubscription: (q, g) => void self.s.deleteSub!.run(q, g),
+      insertDlq: (d: DlqRow) =>
+        void self.s.insertDlq!.run(d.id, d.queuePk, d.queue, d.partitionPk, d.partition, d.partitionId, d.group, d.messageId,
+          d.transactionId, d.offset, d.payload, d.encrypted ? 1 : 0, d.traceId, d.producerSub, d.error, d.retryCount, d.createdAt, d.failedAt),
+      deleteDlq: (id) => self.s.deleteDlq!.run(id).changes > 0,
+      setSetting: (k, v) => void self.s.setSetting!.run(k, v),
+      afterCommit: (fn) => void self.hooks.push(fn),
+    };
+  }
+
+  /**
+   * Opens (creating when missing) `<dataDir>/queen.db`, applies pragmas and migrations.
+   * @throws Error when the file cannot be opened or was written by a newer schema.
+   */
+  static open(opts: SqliteOptions): SqliteStore {
+    fs.mkdirSync(opts.dataDir, { recursive: true, mode: 0o700 });
+    const db = new Database(path.join(opts.dataDir, 'queen.db'));
+    db.pragma('journal_mode = WAL');
+    db.pragma(`synchronous = ${opts.sync.toUpperCase()}`);
+    db.pragma('foreign_keys = OFF');
+    db.pragma('busy_timeout = 5000');
+    db.pragma('cache_size = -65536');
+    migrate(db);
+    return new SqliteStore(db, opts.onCommitFailure);
+  }
+
+  loadSnapshot(): StoreSnapshot {
+    const queues = (this.db.prepare('SELECT * FROM queues ORDER BY pk').all() as Row[]).map((r): QueueRow => ({
+      pk: r.pk as number, id: r.id as string, name: r.name as string, namespace: r.namespace as string,
+      task: r.task as string, options: JSON.parse(r.options as string) as QueueOptions, createdAt: r.created_at as number,
+    }));
+    const partitions = (this.db.prepare('SELECT * FROM partitions ORDER BY pk').all() as Row[]).map((r): PartitionRow => ({
+      pk: r.pk as number, id: r.id as string, queuePk: r.queue_pk as number, name: r.name as string,
+      nextOffset: r.next_offset as number, firstOffset: r.first_offset as number,
+      lastMessageAt: (r.last_message_at as number | null) ?? null, createdAt: r.created_at as number,
+    }));
+    const cursors = (this.db.prepare('SELECT * FROM cursors').all() as Row[]).map((r): CursorRow => ({
+      partitionPk: r.partition_pk as number, group: r.consumer_group as string, nextOffset: r.next_offset as number,
+      leaseId: (r.lease_id as string | null) ?? null, leaseExpiresAt: (r.lease_expires_at as number | null) ?? null,
+      leaseEndOffset: (r.lease_end_offset as number | null) ?? null, retryCount: r.retry_count as number,
+      deliveryCount: r.delivery_count as number,
+    }));
+    const subscriptions = (this.db.prepare('SELECT * FROM subscriptions').all() as Row[]).map((r): SubscriptionRow => ({
+      queuePk: r.queue_pk as number, group: r.consumer_group as string, mode: r.mode as 'all' | 'from',
+      fromTime: (r.from_time as number | null) ?? null, label: r.label as string, createdAt: r.created_at as number,
+    }));
+    const settings = new Map<string, string>();
+    for (const r of this.db.prepare('SELECT key, value FROM settings').all() as Row[]) settings.set(r.key as string, r.value as string);
+    return { queues, partitions, cursors, subscriptions, settings };
+  }
+
+  findByTransactionId(partitionPk: number, transactionId: string, since: number): MessageRow | undefined {
+    const r = this.s.findByTxn!.get(partitionPk, transactionId, since) as Row | undefined;
+    return r ? toMessage(r) : undefined;
+  }
+
+  readMessages(partitionPk: number, fromOffset: number, limit: number): MessageRow[] {
+    return (this.s.readMessages!.all(partitionPk, fromOffset, limit) as Row[]).map(toMessage);
+  }
+
+  readMessage(partitionPk: number, offset: number): MessageRow | undefined {
+    const r = this.s.readMessage!.get(partitionPk, offset) as Row | undefined;
+    return r ? toMessage(r) : undefined;
+  }
+
+  /** Binary search over offsets (created_at is non-decreasing in offset order): O(log n) point reads. */
+  firstOffsetAfter(partitionPk: number, fromOffset: number, timeMs: number): number | undefined {
+    const last = this.db.prepare('SELECT max(offset) AS o FROM messages WHERE partition_pk = ?').get(partitionPk) as Row;
+    if (last.o === null || last.o === undefined) return undefined;
+    let lo = fromOffset;
+    let hi = (last.o as number) + 1; // answer in [lo, hi]; hi = none
+    while (lo < hi) {
+      const mid = Math.floor((lo + hi) / 2);
+      const r = this.s.createdAtOf!.get(partitionPk, mid) as Row | undefined;
+      if (r && (r.created_at as number) > timeMs) hi = mid;
+      else lo = mid + 1;
+    }
+    return lo > (last.o as number) ? undefined : lo;
+  }
+
+  listDlq(f: DlqFilter): DlqRow[] {
+    const where: string[] = [];
+    const args: unknown[] = [];
+    if (f.queue !== undefined) { where.push('queue = ?'); args.push(f.queue); }
+    if (f.group !== undefined) { where.push('consumer_group = ?'); args.push(f.group); }
+    if (f.from !== undefined) { where.push('failed_at >= ?'); args.push(f.from); }
+    if (f.to !== undefined) { where.push('failed_at <= ?'); args.push(f.to); }
+    const sql = `SELECT * FROM dlq ${where.length ? 'WHERE ' + where.join(' AND ') : ''} ORDER BY failed_at DESC, id DESC LIMIT ? OFFSET ?`;
+    return (this.db.prepare(sql).all(...args, f.limit, f.offset) as Row[]).map(toDlq);
+  }
+
+  getDlq(id: string): DlqRow | undefined {
+    const r = this.s.getDlq!.get(id) as Row | undefined;
+    return r ? toDlq(r) : undefined;
+  }
+
+  countDlq(queuePk?: number): number {
+    const r = (queuePk === undefined ? this.s.countDlqAll!.get() : this.s.countDlqQueue!.get(queuePk)) as Row;
+    return r.n as number;
+  }
+
+  private deleteQueueRows(pk: number): void {
+    const db = this.db;
+    db.prepare('DELETE FROM cursors WHERE partition_pk IN (SELECT pk FROM partitions WHERE queue_pk = ?)').run(pk);
+    db.prepare('DELETE FROM messages WHERE queue_pk = ?').run(pk);
+    db.prepare('DELETE FROM partitions WHERE queue_pk = ?').run(pk);
+    db.prepare('DELETE FROM subscriptions WHERE queue_pk = ?').run(pk);
+    db.prepare('DELETE FROM dlq WHERE queue_pk = ?').run(pk);
+    db.prepare('DELETE FROM queues WHERE pk = ?').run(pk);
+  }
+
+  run<T>(work: (tx: StoreTx) => T): Promise<T> {
+    if (this.closed) return Promise.reject(new StorageError('store is closed'));
+    return new Promise<T>((resolve, reject) => {
+      this.pending.push({ work, resolve: resolve as (v: unknown) => void, reject });
+      if (!this.scheduled) {
+        this.scheduled = true;
+        setImmediate(() => this.flush());
+      }
+    });
+  }
+
+  /** One group commit: every pending unit of work in one transaction, one fsync. */
+  private flush(): void {
+    this.scheduled = false;
+    const batch = this.pending;
+    this.pending = [];
+    if (batch.length === 0) return;
+    const outcomes: { ok: boolean; value: unknown; hooks: (() => void)[] }[] = [];
+    try {
+      this.s.begin!.run();
+      for (const job of batch) {
+        this.hooks = [];
+        this.s.savepoint!.run();
+        try {
+          const value = job.work(this.tx);
+          this.s.release!.run();
+          outcomes.push({ ok: true, value, hooks: this.hooks });
+        } catch (e) {
+          this.s.rollbackTo!.run();
+          this.s.release!.run();
+          outcomes.push({ ok: false, value: e, hooks: [] });
+        }
+      }
+      this.s.commit!.run();
+    } catch (e) {
+      try { if (this.db.inTransaction) this.s.rollback!.run(); } catch { /* already rolled back */ }
+      const err = new StorageError(`commit failed: ${(e as Error).message}`, e);
+      for (const job of batch) job.reject(err);
+      this.onCommitFailure?.(e);
+      return;
+    } finally {
+      this.hooks = [];
+    }
+    for (let i = 0; i < batch.length; i++) {
+      const o = outcomes[i]!;
+      if (o.ok) batch[i]!.resolve(o.value);
+      else batch[i]!.reject(o.value);
+    }
+    for (const o of outcomes) for (const h of o.hooks) h();
+  }
+
+  healthy(): boolean {
+    if (this.closed) return false;
+    try {
+      return (this.s.ping!.get() as Row).ok === 1;
+    } catch {
+      return false;
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    while (this.pending.length > 0) this.flush();
+    this.closed = true;
+    this.db.close();
+  }
+}

@@ -1,0 +1,191 @@
+/**
+ * The storage contract the broker domain uses. `sqlite/` implements it now; a PostgreSQL
+ * backend implements the same contract later (see ../shared/DESIGN.md §5).
+ *
+ * Model (DESIGN.md §1): a partition is an append-only sequence with a dense offset per message;
+ * a consumer group's progress on a partition is one cursor row (next offset, live lease, retry
+ * counter). No per-message status rows exist.
+ *
+ * Writes happen inside {@link Store.run}: the store gathers every unit of work that arrives
+ * while a commit is in progress and commits them together (group commit, one fsync), then
+ * resolves each promise. A resolved promise means the change is durable.
+ */
+import type { QueueOptions } from '../broker/options.js';
+
+/** A queue as stored. `pk` is the store's internal key; `id` the public UUID. */
+export interface QueueRow {
+  pk: number;
+  id: string;
+  name: string;
+  namespace: string;
+  task: string;
+  options: QueueOptions;
+  /** epoch ms */
+  createdAt: number;
+}
+
+/** A partition as stored. Offsets: `firstOffset` ≤ retained offsets < `nextOffset`. */
+export interface PartitionRow {
+  pk: number;
+  id: string;
+  queuePk: number;
+  name: string;
+  /** Offset the next appended message receives (= head, exclusive). */
+  nextOffset: number;
+  /** Lowest offset still stored (retention moves it up). */
+  firstOffset: number;
+  /** created_at (epoch ms) of the newest message, null when none was ever appended. */
+  lastMessageAt: number | null;
+  /** epoch ms */
+  createdAt: number;
+}
+
+/** A consumer group's cursor on one partition (DESIGN.md §1). */
+export interface CursorRow {
+  partitionPk: number;
+  group: string;
+  /** First offset not yet consumed by the group. */
+  nextOffset: number;
+  leaseId: string | null;
+  /** epoch ms; a lease is live while `leaseExpiresAt > now`. */
+  leaseExpiresAt: number | null;
+  /** Exclusive end offset of the leased batch. */
+  leaseEndOffset: number | null;
+  /** Failed deliveries charged since the last completed batch. */
+  retryCount: number;
+  /** Deliveries of the batch at `nextOffset` (1-based once delivered). */
+  deliveryCount: number;
+}
+
+/** How a consumer group subscribed to a queue on first contact (spec §2.4). */
+export interface SubscriptionRow {
+  queuePk: number;
+  group: string;
+  /** `all`: from the oldest retained message; `from`: messages created after `fromTime`. */
+  mode: 'all' | 'from';
+  /** epoch ms, for mode `from` */
+  fromTime: number | null;
+  /** Original mode text the caller used, echoed by listings (`all`, `new`, `timestamp`). */
+  label: string;
+  createdAt: number;
+}
+
+/** Payload bytes as stored: JSON text, or an encryption envelope when `encrypted`. */
+export type StoredPayload = string | Buffer;
+
+export interface MessageRow {
+  partitionPk: number;
+  offset: number;
+  id: string;
+  transactionId: string;
+  payload: StoredPayload;
+  encrypted: boolean;
+  traceId: string | null;
+  producerSub: string | null;
+  /** epoch ms */
+  createdAt: number;
+}
+
+export interface DlqRow {
+  id: string;
+  queuePk: number;
+  queue: string;
+  partitionPk: number;
+  partition: string;
+  partitionId: string;
+  group: string;
+  messageId: string;
+  transactionId: string;
+  offset: number;
+  payload: StoredPayload;
+  encrypted: boolean;
+  traceId: string | null;
+  producerSub: string | null;
+  error: string | null;
+  retryCount: number;
+  /** epoch ms the message was pushed */
+  createdAt: number;
+  /** epoch ms it was dead-lettered */
+  failedAt: number;
+}
+
+export interface DlqFilter {
+  queue?: string;
+  group?: string;
+  /** failedAt ≥ from (epoch ms) */
+  from?: number;
+  /** failedAt ≤ to (epoch ms) */
+  to?: number;
+  limit: number;
+  offset: number;
+}
+
+/** Everything the broker loads at boot to rebuild its in-memory indexes. */
+export interface StoreSnapshot {
+  queues: QueueRow[];
+  partitions: PartitionRow[];
+  cursors: CursorRow[];
+  subscriptions: SubscriptionRow[];
+  settings: Map<string, string>;
+}
+
+/** Reads; callable inside or outside a unit of work. Synchronous for SQLite. */
+export interface StoreReader {
+  /** The newest message of a partition with `transactionId` created at or after `since` (epoch ms). */
+  findByTransactionId(partitionPk: number, transactionId: string, since: number): MessageRow | undefined;
+  /** Up to `limit` messages with offset ≥ `fromOffset`, ascending. */
+  readMessages(partitionPk: number, fromOffset: number, limit: number): MessageRow[];
+  /** One message by offset. */
+  readMessage(partitionPk: number, offset: number): MessageRow | undefined;
+  /** Lowest offset ≥ `fromOffset` whose message was created after `timeMs`; undefined if none. */
+  firstOffsetAfter(partitionPk: number, fromOffset: number, timeMs: number): number | undefined;
+  listDlq(filter: DlqFilter): DlqRow[];
+  getDlq(id: string): DlqRow | undefined;
+  countDlq(queuePk?: number): number;
+}
+
+/** Writes; only valid inside {@link Store.run}. */
+export interface StoreTx extends StoreReader {
+  insertQueue(q: Omit<QueueRow, 'pk'>): number;
+  updateQueue(pk: number, namespace: string, task: string, options: QueueOptions): void;
+  /** Removes the queue and everything under it (partitions, messages, cursors, subscriptions, DLQ rows). */
+  deleteQueue(pk: number): void;
+  insertPartition(p: Omit<PartitionRow, 'pk'>): number;
+  /** Records a new head after appends. */
+  updatePartitionHead(pk: number, nextOffset: number, lastMessageAt: number): void;
+  insertMessage(queuePk: number, m: MessageRow): void;
+  upsertCursor(c: CursorRow): void;
+  deleteCursor(partitionPk: number, group: string): void;
+  upsertSubscription(s: SubscriptionRow): void;
+  deleteSubscription(queuePk: number, group: string): void;
+  insertDlq(row: DlqRow): void;
+  deleteDlq(id: string): boolean;
+  setSetting(key: string, value: string): void;
+  /** Runs `fn` once this unit of work is durable; dropped if it fails. */
+  afterCommit(fn: () => void): void;
+}
+
+/** Named differences between backends (not dialect checks scattered in the code). */
+export interface StoreCapabilities {
+  /** Wake-ups between brokers travel through the store (PostgreSQL LISTEN/NOTIFY). */
+  listenNotify: boolean;
+  /** Only one broker process may use the data (embedded file). */
+  singleWriter: boolean;
+}
+
+export interface Store extends StoreReader {
+  readonly capabilities: StoreCapabilities;
+  /** Loads the persistent state for boot (and for a rebuild after a failed commit). */
+  loadSnapshot(): StoreSnapshot;
+  /**
+   * Runs `work` in the next group commit. `work` must validate before it writes and must not
+   * await. Resolves with its result once the commit is durable; rejects with what `work` threw
+   * (its writes rolled back, the rest of the batch unaffected), or with a storage error when the
+   * commit itself failed.
+   */
+  run<T>(work: (tx: StoreTx) => T): Promise<T>;
+  /** Commits what is pending and closes the store. */
+  close(): Promise<void>;
+  /** Health probe: true when the store answers. */
+  healthy(): boolean;
+}
