@@ -1,0 +1,105 @@
+/**
+ * Broker JWT authentication wired into Fastify: one `onRequest` hook on the root instance, so it
+ * covers every route, including paths no route serves (an unknown path is `read-write`), and runs
+ * on the request head before any body is read or validated (an unauthorised request with a bad
+ * body gets 401/403, never 400).
+ *
+ * Every request leaves the hook with `request.identity` set: the empty identity when JWT is off,
+ * on skip paths and on public routes; otherwise the token's `sub` and roles. `request.identity.sub`
+ * is the only source of a pushed message's `producerSub`.
+ *
+ * Source: seed 004_24a1fe9a74737580.txt; security.md §2.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { JwtConfig } from '../config/jwt.js';
+import { isQueenError } from '../errors.js';
+import type { Logger } from '../observability/logger.js';
+import { JwksCache, safeUrl } from './jwks.js';
+import { loadKeyMaterial } from './keys.js';
+import { createAuthenticator, EMPTY_IDENTITY, type Authenticator, type Identity } from './verifier.js';
+
+export { EMPTY_IDENTITY, type Identity } from './verifier.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Who made the request (set by the auth hook on every request; empty when unauthenticated). */
+    identity: Identity;
+  }
+}
+
+/** What {@link registerAuth} hands back to the boot code. */
+export interface AuthHandle {
+  readonly config: JwtConfig;
+  readonly authenticator: Authenticator;
+  /** The JWKS cache when `JWT_JWKS_URL` is in use. */
+  readonly jwks: JwksCache | undefined;
+  /** Stops the JWKS background refresh (also done by the app's `onClose`). */
+  close(): void;
+}
+
+/** Boot line with JWT off (security.md §2.3). */
+export const JWT_DISABLED_LINE = 'JWT auth disabled — API and dashboard are open (standalone); set JWT_ENABLED=true to require tokens';
+/** Boot warning for a cleartext JWKS URL (security.md §2.3). */
+export const JWKS_HTTP_WARNING = 'JWT_JWKS_URL is plaintext http:// — signing keys fetched over cleartext are MITM-forgeable; use https://';
+
+/** True when the JWKS endpoint is consulted: JWT on, a URL set, and an RS/EdDSA/auto setting. */
+export function jwksInUse(cfg: JwtConfig): boolean {
+  return cfg.enabled && cfg.jwksUrl !== '' && (cfg.algorithm === 'auto' || cfg.algorithm.startsWith('RS') || cfg.algorithm === 'EdDSA');
+}
+
+/** The request path without the query string, exactly as received. */
+function pathOf(url: string): string {
+  const q = url.indexOf('?');
+  return q === -1 ? url : url.slice(0, q);
+}
+
+/**
+ * Installs authentication on `app` (call it on the root instance, before `listen`; route plugins
+ * may be registered before or after). Logs `JWT auth ENABLED` with the algorithm setting, the
+ * accepted algs and the skip list; with a JWKS URL, awaits the boot pre-fetch (`JWKS pre-fetch OK`
+ * with the key count, or `JWKS pre-fetch failed (will retry on demand)`: never fatal) and starts
+ * the background refresh. Never logs a token or a secret.
+ *
+ * Refusals are answered from the hook as `{"error": <seed message>, "code": <registry code>}` with
+ * the seed's status (401, 403, or 500 for server-side key problems).
+ *
+ * @param cfg from {@link import('../config/jwt.js').loadJwtConfig}, validated at boot
+ */
+export async function registerAuth(app: FastifyInstance, cfg: JwtConfig, log: Logger): Promise<AuthHandle> {
+  let jwks: JwksCache | undefined;
+  if (!cfg.enabled) {
+    log.info(JWT_DISABLED_LINE);
+  } else {
+    log.info({ algorithm: cfg.algorithm, acceptedAlgs: [...cfg.acceptedAlgs], skipPaths: cfg.skipPaths }, 'JWT auth ENABLED');
+    if (jwksInUse(cfg)) {
+      if (/^http:\/\//i.test(cfg.jwksUrl)) log.warn({ url: safeUrl(cfg.jwksUrl) }, JWKS_HTTP_WARNING);
+      jwks = new JwksCache({ url: cfg.jwksUrl, timeoutMs: cfg.jwksTimeoutMs, refreshIntervalSec: cfg.jwksRefreshIntervalSec, log });
+      await jwks.prefetch();
+      jwks.start();
+    }
+  }
+  const keys = await loadKeyMaterial(cfg, jwks, log);
+  const authenticator = createAuthenticator(cfg, keys);
+
+  app.decorateRequest('identity', null as unknown as Identity);
+  if (!cfg.enabled) {
+    app.addHook('onRequest', async (request: FastifyRequest) => {
+      request.identity = EMPTY_IDENTITY;
+    });
+  } else {
+    app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
+      try {
+        request.identity = await authenticator.authenticate(request.method, pathOf(request.url), request.headers.authorization);
+      } catch (e) {
+        if (!isQueenError(e)) throw e;
+        request.identity = EMPTY_IDENTITY;
+        if (e.status >= 500) request.log.error({ code: e.code, method: request.method }, e.message);
+        if (e.status === 401) reply.header('www-authenticate', 'Bearer');
+        return reply.code(e.status).type('application/json').send(e.toJSON());
+      }
+    });
+  }
+  const close = (): void => jwks?.stop();
+  app.addHook('onClose', async () => close());
+  return { config: cfg, authenticator, jwks, close };
+}
