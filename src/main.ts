@@ -5,10 +5,12 @@
  * close the store, exit 0.
  */
 import { Broker } from './broker/broker.js';
-import { plainCodec } from './broker/codec.js';
+import { loadEncryptionConfig } from './config/encryption.js';
 import { ConfigError, loadConfig } from './config/index.js';
+import { initEncryption } from './crypto/boot.js';
 import { buildApp } from './http/app.js';
 import { createLogger } from './observability/logger.js';
+import { prepareDataDir } from './storage/datadir.js';
 import { SqliteStore } from './storage/sqlite/store.js';
 
 function fatal(message: string): never {
@@ -19,8 +21,11 @@ function fatal(message: string): never {
 async function main(): Promise<void> {
   process.umask(0o077); // every file the broker creates is 0600, every directory 0700
   let config;
+  let encryption;
   try {
     config = loadConfig(process.env);
+    encryption = loadEncryptionConfig(process.env);
+    for (const w of prepareDataDir(config.dataDir).warnings) process.stderr.write(`warning: ${w}\n`);
   } catch (e) {
     if (e instanceof ConfigError) fatal(e.message);
     throw e;
@@ -32,7 +37,12 @@ async function main(): Promise<void> {
     sync: config.sync,
     onCommitFailure: (e) => log.error({ err: e }, 'commit failed'),
   });
-  broker = new Broker(store, config, plainCodec, log);
+  const codec = await initEncryption({ config: encryption, store, log }).catch(async (e: unknown) => {
+    await store.close();
+    if (e instanceof ConfigError) fatal(e.message);
+    throw e;
+  });
+  broker = new Broker(store, config, codec, log);
   broker.start();
   const app = await buildApp(config, broker, log);
   const host = config.bindAddr;
@@ -56,7 +66,11 @@ async function main(): Promise<void> {
       process.exit(1);
     }, config.shutdownGraceMs + 2000);
     timer.unref();
+    // Parked pops were just answered; keep closing connections as they turn idle (keep-alive)
+    // so close() does not wait for the clients' keep-alive timers.
+    const sweep = setInterval(() => app.server.closeIdleConnections(), 25);
     await app.close();
+    clearInterval(sweep);
     await b.shutdown(config.shutdownGraceMs);
     log.info('stopped');
     process.exit(0);

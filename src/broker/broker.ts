@@ -12,6 +12,7 @@ import { applyAcks, planAcks, type AckInput, type AckOutcome } from './ack.js';
 import type { PayloadCodec } from './codec.js';
 import { Engine } from './engine.js';
 import { applyOptions, OPTION_NAMES, type QueueOptions } from './options.js';
+import { decodeForDelivery, type PayloadIntegrityIssue } from '../crypto/delivery.js';
 import { claim, Parker, type ClaimedPartition, type PopRequest } from './pop.js';
 import { applyPush, planPush, type PushItem, type PushResult } from './push.js';
 import { leaseLive, type QueueState } from './state.js';
@@ -31,6 +32,8 @@ export interface BrokerCounters {
   ackFailed: number;
   transactions: number;
   dlqMessages: number;
+  /** Stored payloads that failed authentication when read (security.md TS-17). */
+  payloadIntegrityFailures: number;
 }
 
 /** One delivered message, in the wire shape of spec §3.3. */
@@ -48,6 +51,8 @@ export interface PoppedMessage {
   consumerGroup: string;
   offset: number;
   deliveryAttempt: number;
+  /** Present when the stored payload failed authentication; `data` is then null (README "Encryption at rest"). */
+  error?: PayloadIntegrityIssue;
 }
 
 export interface PopResponse {
@@ -73,7 +78,7 @@ export class Broker {
   readonly engine: Engine;
   readonly counters: BrokerCounters = {
     pushRequests: 0, pushMessages: 0, popRequests: 0, popMessages: 0, popEmpty: 0,
-    ackRequests: 0, ackMessages: 0, ackFailed: 0, transactions: 0, dlqMessages: 0,
+    ackRequests: 0, ackMessages: 0, ackFailed: 0, transactions: 0, dlqMessages: 0, payloadIntegrityFailures: 0,
   };
   readonly startedAt = Date.now();
   private stopping = false;
@@ -195,11 +200,12 @@ export class Broker {
     const messages: PoppedMessage[] = [];
     for (const c of claimed) {
       for (const r of c.rows) {
-        const json = this.engine.codec.decode(r.payload, r.encrypted);
+        const d = decodeForDelivery(this.engine.codec, r, { queue: c.queue.name, partition: c.partition.name, consumerGroup: c.group }, this.log, this.counters);
         messages.push({
-          id: r.id, transactionId: r.transactionId, traceId: r.traceId, data: JSON.parse(json), producerSub: r.producerSub,
+          id: r.id, transactionId: r.transactionId, traceId: r.traceId, data: d.data, producerSub: r.producerSub,
           createdAt: iso(r.createdAt), partitionId: c.partition.id, partition: c.partition.name, queue: c.queue.name,
           leaseId: c.leaseId, consumerGroup: c.group, offset: r.offset, deliveryAttempt: c.deliveryAttempt,
+          ...(d.error ? { error: d.error } : {}),
         });
       }
     }
@@ -327,15 +333,15 @@ export class Broker {
     const rows = this.store.listDlq(filter);
     const messages = rows.map((r) => ({
       id: r.id, transactionId: r.transactionId, partitionId: r.partitionId, queue: r.queue, partition: r.partition,
-      consumerGroup: r.group, errorMessage: r.error, retryCount: r.retryCount, data: this.decodeSafe(r.payload, r.encrypted),
+      consumerGroup: r.group, errorMessage: r.error, retryCount: r.retryCount, data: this.decodeSafe({ ...r, id: r.messageId }),
       messageId: r.messageId, traceId: r.traceId, producerSub: r.producerSub, createdAt: iso(r.createdAt), failedAt: iso(r.failedAt),
     }));
     return { messages, pagination: { limit: filter.limit, offset: filter.offset }, total: messages.length };
   }
 
-  private decodeSafe(payload: string | Buffer, encrypted: boolean): unknown {
+  private decodeSafe(r: { id: string; payload: string | Buffer; encrypted: boolean; queue: string; partition: string }): unknown {
     try {
-      return JSON.parse(this.engine.codec.decode(payload, encrypted));
+      return decodeForDelivery(this.engine.codec, r, r, this.log, this.counters).data;
     } catch {
       return null;
     }

@@ -26,6 +26,7 @@ export async function healthRoutes(app: FastifyInstance, { broker }: RouteContex
       ack: { requests: c.ackRequests, messages: c.ackMessages, failed: c.ackFailed },
       transactions: c.transactions,
       dlq: { messages: c.dlqMessages },
+      encryption: { integrityFailures: c.payloadIntegrityFailures },
       parkedConsumers: broker.engine.waiters.size,
       database: { poolSize: 1, idleConnections: 1, waitingRequests: 0 },
       memory: { rss: mem.rss, heapTotal: mem.heapTotal, heapUsed: mem.heapUsed, external: mem.external, arrayBuffers: mem.arrayBuffers },
