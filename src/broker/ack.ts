@@ -181,14 +181,12 @@ export function applyAcks(engine: Engine, tx: StoreTx, plan: AckPlan, now: numbe
         });
       }
     }
-    if (cp.nextOffset > c.nextOffset) c.deliveryCount = 0;
     c.nextOffset = cp.nextOffset;
     c.retryCount = cp.retryCount;
     if (cp.release && c.leaseId !== null) {
       engine.untrackLease(c.leaseId, g, p);
       c.leaseId = null;
-      c.leaseExpiresAt = null;
-      c.leaseEndOffset = null;
+      c.leaseExpiresAt = null; // leaseEndOffset stays: the high-water mark of delivered offsets
     }
     tx.upsertCursor(c);
     c.materialized = true;

@@ -123,15 +123,16 @@ function claimPartition(
   }
   const end = rows[rows.length - 1]!.offset + 1;
   if (c.leaseId) engine.untrackLease(c.leaseId, g, p);
-  c.deliveryCount = rows[0]!.offset === c.nextOffset ? c.deliveryCount + 1 : 1;
+  // leaseEndOffset survives a release as the high-water mark of what was delivered: a batch that
+  // starts below it is a redelivery.
+  c.deliveryCount = c.leaseEndOffset !== null && rows[0]!.offset < c.leaseEndOffset ? c.deliveryCount + 1 : 1;
   const deliveryAttempt = c.deliveryCount;
   if (req.autoAck) {
     c.nextOffset = end;
     c.leaseId = null;
     c.leaseExpiresAt = null;
-    c.leaseEndOffset = null;
+    c.leaseEndOffset = end;
     c.retryCount = 0;
-    c.deliveryCount = 0;
     if (end >= p.nextOffset) g.ready.delete(p);
   } else {
     const seconds = req.leaseSeconds ?? (q.options.leaseTime > 0 ? q.options.leaseTime : 60);

@@ -49,11 +49,11 @@ export interface CursorRow {
   leaseId: string | null;
   /** epoch ms; a lease is live while `leaseExpiresAt > now`. */
   leaseExpiresAt: number | null;
-  /** Exclusive end offset of the leased batch. */
+  /** Exclusive end offset of the leased (or last delivered) batch; kept after release as the delivery high-water mark. */
   leaseEndOffset: number | null;
   /** Failed deliveries charged since the last completed batch. */
   retryCount: number;
-  /** Deliveries of the batch at `nextOffset` (1-based once delivered). */
+  /** Deliveries of the batch starting at `nextOffset` (1-based once delivered). */
   deliveryCount: number;
 }
 

@@ -1,0 +1,104 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { startBroker, type BrokerHandle } from '../helpers/broker.js';
+import { call, uniqueName } from '../helpers/http.js';
+
+let b: BrokerHandle;
+before(async () => { b = await startBroker({ env: { QUEEN_MAX_BODY_BYTES: '4096', QUEEN_MAX_PUSH_ITEMS: '10' } }); });
+after(async () => { await b.stop(); });
+
+function expectError(r: { status: number; body: any }, status: number, code: string) {
+  assert.equal(r.status, status, JSON.stringify(r.body));
+  assert.equal(r.body.code, code);
+  assert.equal(typeof r.body.error, 'string');
+  assert.ok(r.body.error.length > 0);
+}
+
+describe('bad input gets a clear 4xx, never a 500', () => {
+  test('malformed JSON', async () => {
+    const r = await call(b.url, 'POST', '/api/v1/push', '{"items": [');
+    expectError(r, 400, 'bad_json');
+    assert.match(r.body.error, /^bad body: /);
+  });
+
+  test('wrong types in push items', async () => {
+    expectError(await call(b.url, 'POST', '/api/v1/push', { items: [{ queue: 5, payload: 1 }] }), 400, 'invalid_request');
+    expectError(await call(b.url, 'POST', '/api/v1/push', { items: [{ queue: 'q', partition: 7, payload: 1 }] }), 400, 'invalid_request');
+    expectError(await call(b.url, 'POST', '/api/v1/push', { items: [{ queue: 'q' }] }), 400, 'invalid_request');
+    expectError(await call(b.url, 'POST', '/api/v1/push', { items: 'nope' }), 400, 'items_required');
+    expectError(await call(b.url, 'POST', '/api/v1/push', {}), 400, 'items_required');
+    expectError(await call(b.url, 'POST', '/api/v1/push', [1, 2]), 400, 'items_required');
+  });
+
+  test('too many items in one push', async () => {
+    const items = Array.from({ length: 11 }, () => ({ queue: 'q', payload: 1 }));
+    expectError(await call(b.url, 'POST', '/api/v1/push', { items }), 400, 'batch_too_large');
+  });
+
+  test('a body over QUEEN_MAX_BODY_BYTES answers 413', async () => {
+    const r = await call(b.url, 'POST', '/api/v1/push', { items: [{ queue: 'q', payload: 'x'.repeat(10_000) }] });
+    expectError(r, 413, 'body_too_large');
+  });
+
+  test('non-numeric or out-of-range batch, timeout, partitions; bad booleans', async () => {
+    const q = uniqueName();
+    for (const qs of ['batch=abc', 'batch=0', 'batch=-1', 'batch=999999999', 'timeout=soon', 'timeout=-5', 'partitions=0', 'wait=maybe', 'autoAck=1', 'leaseSeconds=0']) {
+      expectError(await call(b.url, 'GET', `/api/v1/pop/queue/${q}?${qs}`), 400, 'invalid_request');
+    }
+  });
+
+  test('configure: missing queue, bad mode, bad option values name the option', async () => {
+    expectError(await call(b.url, 'POST', '/api/v1/configure', {}), 400, 'queue_required');
+    expectError(await call(b.url, 'POST', '/api/v1/configure', { queue: 1 }), 400, 'queue_required');
+    expectError(await call(b.url, 'POST', '/api/v1/configure', { queue: 'q', mode: 'upsert' }), 400, 'invalid_request');
+    const r = await call(b.url, 'POST', '/api/v1/configure', { queue: 'q', options: { leaseTime: 'long' } });
+    expectError(r, 400, 'invalid_option');
+    assert.equal(r.body.invalid, 'leaseTime');
+    const r2 = await call(b.url, 'POST', '/api/v1/configure', { queue: 'q', options: { retryLimit: -1 } });
+    assert.equal(r2.body.invalid, 'retryLimit');
+  });
+
+  test('configure merges by default and replaces on request; null resets to the default', async () => {
+    const q = uniqueName();
+    await call(b.url, 'POST', '/api/v1/configure', { queue: q, options: { retryLimit: 7, leaseTime: 10 } });
+    let r = await call(b.url, 'POST', '/api/v1/configure', { queue: q, options: { priority: 2 } });
+    assert.equal(r.body.options.retryLimit, 7, 'merge keeps absent keys');
+    assert.equal(r.body.options.priority, 2);
+    r = await call(b.url, 'POST', '/api/v1/configure', { queue: q, options: { leaseTime: null } });
+    assert.equal(r.body.options.leaseTime, 300, 'null resets');
+    r = await call(b.url, 'POST', '/api/v1/configure', { queue: q, mode: 'replace', options: { priority: 1 } });
+    assert.equal(r.body.options.retryLimit, 3, 'replace starts from the defaults');
+  });
+
+  test('acks: missing fields and wrong types', async () => {
+    expectError(await call(b.url, 'POST', '/api/v1/ack', {}), 400, 'invalid_request');
+    expectError(await call(b.url, 'POST', '/api/v1/ack', { transactionId: 1, partitionId: 'p' }), 400, 'invalid_request');
+    expectError(await call(b.url, 'POST', '/api/v1/ack/batch', { acknowledgments: 'x' }), 400, 'invalid_request');
+    const r = await call(b.url, 'POST', '/api/v1/ack/batch', { acknowledgments: [{ transactionId: 'a', partitionId: 'nope' }, { transactionId: 'b', partitionId: 'nope' }] });
+    assert.equal(r.status, 200);
+    assert.equal(r.body.length, 2, 'one outcome per ack, even when unresolvable');
+    assert.ok(r.body.every((x: any) => x.success === false));
+  });
+
+  test('lease extension with a bad body', async () => {
+    expectError(await call(b.url, 'POST', '/api/v1/lease/abc/extend', { seconds: 'x' }), 400, 'invalid_request');
+    expectError(await call(b.url, 'POST', '/api/v1/lease/abc/extend', [1]), 400, 'invalid_request');
+  });
+
+  test('names over the length limit', async () => {
+    const long = 'x'.repeat(600);
+    expectError(await call(b.url, 'POST', '/api/v1/push', { items: [{ queue: long, payload: 1 }] }), 400, 'name_too_long');
+  });
+
+  test('unknown routes answer 404 no_such_route; unknown queue detail 404', async () => {
+    expectError(await call(b.url, 'GET', '/api/v1/nothing-here'), 404, 'no_such_route');
+    expectError(await call(b.url, 'POST', '/api/v1/queues/x/clear'), 404, 'no_such_route');
+    expectError(await call(b.url, 'GET', `/api/v1/resources/queues/${uniqueName()}`), 404, 'queue_not_found');
+  });
+
+  test('the broker stays healthy after all of the above', async () => {
+    const r = await call(b.url, 'GET', '/health');
+    assert.equal(r.status, 200);
+    assert.equal(r.body.status, 'healthy');
+  });
+});
