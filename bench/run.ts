@@ -1,0 +1,265 @@
+/**
+ * `npm run bench`: throughput and latency of the broker on loopback, printed as a Markdown table
+ * with the shape of each run (messages, batch size, concurrency) and, where it helps, the ratio
+ * to a bare Node HTTP server answering the same requests (the ceiling of HTTP on this machine).
+ *
+ * Shapes: push 1/request and 100/request (autocannon), pop+ack (workers popping batches and
+ * acking them), fan-out (one push stream, N consumer groups), long-poll wake-up latency (push →
+ * delivery), and the same push and pop+ack with JWT (HS256, RS256) and on an encrypted queue as
+ * ratios to the plain run.
+ *
+ * Env: BENCH_SECONDS (default 5) per autocannon run; BENCH_ONLY=name,name to pick shapes.
+ */
+import autocannon from 'autocannon';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import http from 'node:http';
+import os from 'node:os';
+import { SignJWT, importPKCS8 } from 'jose';
+import { startBroker, freePort, type BrokerHandle } from '../test/helpers/broker.js';
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const ONLY = (process.env.BENCH_ONLY ?? '').split(',').filter(Boolean);
+const PAYLOAD = { orderId: 12345, customer: 'c-0042', amount: 99.95, items: ['a', 'b', 'c'], note: 'x'.repeat(120) };
+const PAYLOAD_BYTES = Buffer.byteLength(JSON.stringify(PAYLOAD));
+const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
+
+interface Row {
+  shape: string;
+  messages: number;
+  batch: number;
+  concurrency: number;
+  msgPerSec: number;
+  reqPerSec: number;
+  p50: number;
+  p99: number;
+  note?: string;
+}
+const rows: Row[] = [];
+const want = (name: string) => ONLY.length === 0 || ONLY.includes(name);
+
+function request(url: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: any }> {
+  return new Promise((resolve, reject) => {
+    const data = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
+    const u = new URL(url + path);
+    const req = http.request({ agent, host: u.hostname, port: u.port, path: u.pathname + u.search, method, headers: { 'content-type': 'application/json', ...(data ? { 'content-length': String(data.length) } : {}), ...headers } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString();
+        resolve({ status: res.statusCode ?? 0, body: text ? JSON.parse(text) : undefined });
+      });
+    });
+    req.on('error', reject);
+    if (data) req.write(data);
+    req.end();
+  });
+}
+
+function pct(sorted: number[], p: number): number {
+  if (sorted.length === 0) return 0;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+async function cannon(url: string, path: string, body: unknown, connections: number, headers: Record<string, string> = {}): Promise<autocannon.Result> {
+  return autocannon({
+    url: url + path, method: 'POST', connections, duration: SECONDS, body: JSON.stringify(body),
+    headers: { 'content-type': 'application/json', ...headers },
+  });
+}
+
+function pushBody(queue: string, n: number, partitions: number) {
+  return { items: Array.from({ length: n }, (_, i) => ({ queue, partition: `p${i % partitions}`, payload: PAYLOAD })) };
+}
+
+async function benchPush(b: BrokerHandle, shape: string, batch: number, connections: number, headers: Record<string, string> = {}, queue = `bench-push-${batch}`): Promise<Row> {
+  await autocannon({ url: b.url + '/api/v1/push', method: 'POST', connections, duration: 1, body: JSON.stringify(pushBody(queue, batch, 16)), headers: { 'content-type': 'application/json', ...headers } }); // warm-up (JIT, caches)
+  const r = await cannon(b.url, '/api/v1/push', pushBody(queue, batch, 16), connections, headers);
+  if (r.non2xx > 0) throw new Error(`${shape}: ${r.non2xx} non-2xx answers`);
+  const reqs = r.requests.average;
+  return { shape, messages: r.requests.total * batch, batch, concurrency: connections, msgPerSec: reqs * batch, reqPerSec: reqs, p50: r.latency.p50, p99: r.latency.p99 };
+}
+
+/** Fills `queue` then lets `workers` pop batches and ack them until empty; measures consumed msg/s. */
+async function benchPopAck(b: BrokerHandle, shape: string, queue: string, total: number, batch: number, workers: number, headers: Record<string, string> = {}, group?: string): Promise<Row> {
+  const partitions = workers * 2;
+  for (let sent = 0; sent < total; sent += 1000) {
+    const r = await request(b.url, 'POST', '/api/v1/push', pushBody(queue, Math.min(1000, total - sent), partitions), headers);
+    if (r.status !== 201) throw new Error(`fill failed: ${r.status}`);
+  }
+  const lat: number[] = [];
+  let consumed = 0;
+  let requests = 0;
+  const started = performance.now();
+  const g = group ? `&consumerGroup=${group}&subscriptionMode=all` : '';
+  await Promise.all(Array.from({ length: workers }, async () => {
+    for (;;) {
+      const t0 = performance.now();
+      const p = await request(b.url, 'GET', `/api/v1/pop/queue/${queue}?batch=${batch}${g}`, undefined, headers);
+      if (p.status === 204) return;
+      const msgs = p.body.messages as any[];
+      const last = msgs[msgs.length - 1];
+      const a = await request(b.url, 'POST', '/api/v1/ack', { transactionId: last.transactionId, partitionId: last.partitionId, leaseId: last.leaseId, consumerGroup: group ?? null }, headers);
+      if (a.status !== 200 || !a.body[0].success) throw new Error(`ack failed: ${JSON.stringify(a.body)}`);
+      lat.push(performance.now() - t0);
+      consumed += msgs.length;
+      requests += 2;
+    }
+  }));
+  const secs = (performance.now() - started) / 1000;
+  lat.sort((x, y) => x - y);
+  return { shape, messages: consumed, batch, concurrency: workers, msgPerSec: consumed / secs, reqPerSec: requests / secs, p50: pct(lat, 50), p99: pct(lat, 99), note: 'latency = pop + ack round trip' };
+}
+
+/** One parked consumer per round; time from the push request leaving to the delivery arriving. */
+async function benchWakeup(b: BrokerHandle, rounds: number): Promise<Row> {
+  const lat: number[] = [];
+  const queue = 'bench-wake';
+  for (let i = 0; i < rounds; i++) {
+    const waiting = request(b.url, 'GET', `/api/v1/pop/queue/${queue}?wait=true&timeout=10000&autoAck=true`);
+    await new Promise((r) => setTimeout(r, 5));
+    const t0 = performance.now();
+    void request(b.url, 'POST', '/api/v1/push', { items: [{ queue, payload: PAYLOAD }] });
+    const got = await waiting;
+    if (got.status !== 200) throw new Error(`wake-up round ${i}: ${got.status}`);
+    lat.push(performance.now() - t0);
+  }
+  lat.sort((x, y) => x - y);
+  return { shape: 'long-poll wake-up (push → delivery)', messages: rounds, batch: 1, concurrency: 1, msgPerSec: 0, reqPerSec: 0, p50: pct(lat, 50), p99: pct(lat, 99) };
+}
+
+/** One producer stream; `groups` consumer groups each drain everything. Deliveries/s across groups. */
+async function benchFanout(b: BrokerHandle, groups: number, total: number): Promise<Row> {
+  const queue = 'bench-fanout';
+  const started = performance.now();
+  const lat: number[] = [];
+  let delivered = 0;
+  const producer = (async () => {
+    for (let sent = 0; sent < total; sent += 100) await request(b.url, 'POST', '/api/v1/push', pushBody(queue, 100, 8));
+  })();
+  await Promise.all(Array.from({ length: groups }, async (_, gi) => {
+    let got = 0;
+    while (got < total) {
+      const t0 = performance.now();
+      const p = await request(b.url, 'GET', `/api/v1/pop/queue/${queue}?batch=200&partitions=8&wait=true&timeout=2000&consumerGroup=g${gi}&subscriptionMode=all`);
+      if (p.status === 204) continue;
+      const msgs = p.body.messages as any[];
+      const lastPer = new Map<string, any>();
+      for (const m of msgs) lastPer.set(m.partitionId, m);
+      await request(b.url, 'POST', '/api/v1/ack/batch', { consumerGroup: `g${gi}`, acknowledgments: [...lastPer.values()].map((m) => ({ transactionId: m.transactionId, partitionId: m.partitionId, leaseId: m.leaseId })) });
+      lat.push(performance.now() - t0);
+      got += msgs.length;
+      delivered += msgs.length;
+    }
+  }));
+  await producer;
+  const secs = (performance.now() - started) / 1000;
+  lat.sort((x, y) => x - y);
+  return { shape: `fan-out to ${groups} consumer groups`, messages: delivered, batch: 200, concurrency: groups, msgPerSec: delivered / secs, reqPerSec: 0, p50: pct(lat, 50), p99: pct(lat, 99), note: 'deliveries/s summed over groups' };
+}
+
+/** A bare node:http server answering push with a fixed 201 array and pop with a fixed 200 body. */
+async function bareServer(): Promise<{ url: string; close: () => void }> {
+  const popBody = JSON.stringify({ success: true, messages: [{ id: 'x', data: PAYLOAD }] });
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      if (req.method === 'POST') {
+        const body = JSON.parse(Buffer.concat(chunks).toString() || '{}');
+        const n = Array.isArray(body.items) ? body.items.length : 1;
+        const out = JSON.stringify(Array.from({ length: n }, (_, index) => ({ index, message_id: 'x', transaction_id: 'x', queueName: 'q', status: 'queued' })));
+        res.writeHead(201, { 'content-type': 'application/json' }).end(out);
+      } else {
+        res.writeHead(200, { 'content-type': 'application/json' }).end(popBody);
+      }
+    });
+  });
+  const port = await freePort();
+  await new Promise<void>((r) => server.listen(port, '127.0.0.1', r));
+  return { url: `http://127.0.0.1:${port}`, close: () => server.close() };
+}
+
+async function token(alg: 'HS256' | 'RS256', key: Uint8Array | CryptoKey): Promise<string> {
+  return new SignJWT({ role: 'read-write', sub: 'bench' }).setProtectedHeader({ alg }).setIssuedAt().setExpirationTime('1h').sign(key);
+}
+
+async function main(): Promise<void> {
+  const bare = await bareServer();
+  const plain = await startBroker({ env: { LOG_LEVEL: 'error' } });
+  try {
+    if (want('push')) {
+      for (const [batch, conns] of [[1, 32], [100, 8]] as const) {
+        const ours = await benchPush(plain, `push ${batch}/request`, batch, conns);
+        const ceiling = await cannon(bare.url, '/api/v1/push', pushBody('q', batch, 16), conns);
+        ours.note = `${(ours.reqPerSec / ceiling.requests.average * 100).toFixed(0)}% of bare node:http (${ceiling.requests.average.toFixed(0)} req/s)`;
+        rows.push(ours);
+      }
+    }
+    if (want('popack')) rows.push(await benchPopAck(plain, 'pop+ack (batch 100)', 'bench-popack', 50_000, 100, 8));
+    if (want('popack1')) rows.push(await benchPopAck(plain, 'pop+ack (batch 1)', 'bench-popack1', 5_000, 1, 16));
+    if (want('fanout')) rows.push(await benchFanout(plain, 4, 20_000));
+    if (want('wakeup')) rows.push(await benchWakeup(plain, 300));
+  } finally {
+    await plain.stop();
+  }
+
+  if (want('jwt')) {
+    const secret = randomBytes(32).toString('hex');
+    const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    const pem = publicKey.export({ type: 'spki', format: 'pem' }).toString();
+    const rsKey = await importPKCS8(privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(), 'RS256');
+    for (const [alg, env, key] of [
+      ['HS256', { JWT_ALGORITHM: 'HS256', JWT_SECRET: secret }, new TextEncoder().encode(secret)],
+      ['RS256', { JWT_ALGORITHM: 'RS256', JWT_PUBLIC_KEY: pem }, rsKey],
+    ] as const) {
+      const b = await startBroker({ env: { LOG_LEVEL: 'error', JWT_ENABLED: 'true', ...env } });
+      try {
+        const h = { authorization: `Bearer ${await token(alg, key)}` };
+        const base = rows.find((r) => r.shape === 'push 1/request');
+        const p = await benchPush(b, `push 1/request, JWT ${alg}`, 1, 32, h, 'bench-jwt');
+        if (base) p.note = `${(p.msgPerSec / base.msgPerSec * 100).toFixed(0)}% of JWT off`;
+        rows.push(p);
+        const pa = await benchPopAck(b, `pop+ack (batch 100), JWT ${alg}`, 'bench-jwt-pa', 20_000, 100, 8, h);
+        const paBase = rows.find((r) => r.shape === 'pop+ack (batch 100)');
+        if (paBase) pa.note = `${(pa.msgPerSec / paBase.msgPerSec * 100).toFixed(0)}% of JWT off`;
+        rows.push(pa);
+      } finally {
+        await b.stop();
+      }
+    }
+  }
+
+  if (want('encryption')) {
+    const b = await startBroker({ env: { LOG_LEVEL: 'error', QUEEN_ENCRYPTION_KEY: randomBytes(32).toString('hex') } });
+    try {
+      await request(b.url, 'POST', '/api/v1/configure', { queue: 'bench-enc', options: { encryptionEnabled: true } });
+      await request(b.url, 'POST', '/api/v1/configure', { queue: 'bench-enc-pa', options: { encryptionEnabled: true } });
+      const p = await benchPush(b, 'push 1/request, encrypted queue', 1, 32, {}, 'bench-enc');
+      const base = rows.find((r) => r.shape === 'push 1/request');
+      if (base) p.note = `${(p.msgPerSec / base.msgPerSec * 100).toFixed(0)}% of a plain queue`;
+      rows.push(p);
+      const pa = await benchPopAck(b, 'pop+ack (batch 100), encrypted queue', 'bench-enc-pa', 20_000, 100, 8);
+      const paBase = rows.find((r) => r.shape === 'pop+ack (batch 100)');
+      if (paBase) pa.note = `${(pa.msgPerSec / paBase.msgPerSec * 100).toFixed(0)}% of a plain queue`;
+      rows.push(pa);
+    } finally {
+      await b.stop();
+    }
+  }
+  bare.close();
+  agent.destroy();
+
+  const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
+  console.log(`\nQueen-TS bench: ${os.cpus().length} × ${cpu}, Node ${process.version}, payload ${PAYLOAD_BYTES} B JSON, ` +
+    `${SECONDS} s per autocannon run, SQLite WAL synchronous=FULL (fsync per group commit), loopback.\n`);
+  console.log('| shape | messages | batch | concurrency | msg/s | req/s | p50 ms | p99 ms | note |');
+  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---|');
+  for (const r of rows) {
+    console.log(`| ${r.shape} | ${r.messages} | ${r.batch} | ${r.concurrency} | ${r.msgPerSec ? r.msgPerSec.toFixed(0) : '–'} | ${r.reqPerSec ? r.reqPerSec.toFixed(0) : '–'} | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${r.note ?? ''} |`);
+  }
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});
