@@ -3,7 +3,7 @@
  * 127.0.0.1 that counts its fetches, a raw HTTP client (no URL normalisation), and a broker
  * spawner that captures the boot log. Loopback only; every wait is bounded.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
@@ -11,8 +11,8 @@ import type { AddressInfo } from 'node:net';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { CompactSign, exportJWK, SignJWT, type JWK } from 'jose';
+import { MAIN, startBroker } from './broker.js';
 
 // ---------------------------------------------------------------------------------------------
 // keys and tokens
@@ -172,6 +172,10 @@ export type JwksResponder = (req: http.IncomingMessage, res: http.ServerResponse
 export class JwksServer {
   /** Requests received (every path). */
   fetches = 0;
+  /** When each request arrived (ms since the epoch). */
+  readonly times: number[] = [];
+  /** Paths requested, in order. */
+  readonly paths: string[] = [];
   /** The document served by the default responder. */
   doc: unknown = { keys: [] };
   /** Replace to change behaviour (redirects, large bodies, delays). */
@@ -187,6 +191,8 @@ export class JwksServer {
   async start(): Promise<string> {
     this.server = http.createServer((req, res) => {
       this.fetches++;
+      this.times.push(Date.now());
+      this.paths.push(req.url ?? '');
       this.responder(req, res);
     });
     await new Promise<void>((r) => this.server!.listen(0, '127.0.0.1', r));
@@ -203,6 +209,13 @@ export class JwksServer {
     return `http://127.0.0.1:${this.port}`;
   }
 
+  /** Waits until `ms` have passed since the last request (bounded by `ms`). */
+  async quietFor(ms: number): Promise<void> {
+    const last = this.times[this.times.length - 1] ?? 0;
+    const wait = last + ms - Date.now();
+    if (wait > 0) await sleep(Math.min(wait, ms));
+  }
+
   async close(): Promise<void> {
     if (!this.server) return;
     this.server.closeAllConnections();
@@ -213,100 +226,51 @@ export class JwksServer {
 // ---------------------------------------------------------------------------------------------
 // the real broker
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-/** dist/src/main.js, resolved from dist/test/helpers/. */
-export const MAIN_JS = path.resolve(here, '../../src/main.js');
 
 /** A loopback port that was free a moment ago. */
-export async function freePort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as AddressInfo).port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
-}
+export { freePort } from './broker.js';
 
 export interface SpawnedBroker {
   readonly url: string;
   readonly port: number;
   /** stdout + stderr lines so far. */
-  readonly logs: string[];
-  /** The parsed pino lines with `msg` equal to `msg`. */
+  logs(): string[];
+  /** The parsed pino lines whose `msg` equals `msg`. */
   logLines(msg: string): Record<string, unknown>[];
-  /** SIGTERM and wait (bounded), then remove the data directory. */
+  /** SIGTERM and wait for exit. */
   stop(): Promise<void>;
-  /** SIGKILL. */
-  kill(): void;
+}
+
+/**
+ * Spawns the real broker (`startBroker` of test/helpers/broker.ts) at `LOG_LEVEL=info` so the
+ * boot lines can be asserted; resolves once `/health` answers 200.
+ */
+export async function spawnBroker(env: Record<string, string>): Promise<SpawnedBroker> {
+  const b = await startBroker({ env: { LOG_LEVEL: 'info', ...env } });
+  const logs = (): string[] => b.output().split('\n').filter((l) => l.trim() !== '');
+  return {
+    url: b.url,
+    port: b.port,
+    logs,
+    logLines: (msg) =>
+      logs().flatMap((l) => {
+        try {
+          const o = JSON.parse(l) as Record<string, unknown>;
+          return o.msg === msg ? [o] : [];
+        } catch {
+          return [];
+        }
+      }),
+    async stop() {
+      await b.stop();
+      rmSync(b.dataDir, { recursive: true, force: true });
+    },
+  };
 }
 
 function minimalEnv(port: number, dataDir: string, env: Record<string, string>): Record<string, string> {
   const base: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin', PORT: String(port), QUEEN_BIND_ADDR: '127.0.0.1', QUEEN_DATA_DIR: dataDir, LOG_LEVEL: 'info' };
   return { ...base, ...env };
-}
-
-/**
- * Spawns `node dist/src/main.js` with its own data directory and free port; resolves once
- * `/health` answers 200 (bounded by `timeoutMs`).
- * @throws when the process exits first or the deadline passes (the captured log is in the message).
- */
-export async function spawnBroker(env: Record<string, string>, timeoutMs = 15_000): Promise<SpawnedBroker> {
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'queen-auth-'));
-  const port = await freePort();
-  const child: ChildProcess = spawn(process.execPath, [MAIN_JS], { env: minimalEnv(port, dataDir, env), stdio: ['ignore', 'pipe', 'pipe'] });
-  const logs: string[] = [];
-  const collect = (buf: Buffer): void => {
-    for (const line of buf.toString('utf8').split('\n')) if (line.trim() !== '') logs.push(line);
-  };
-  child.stdout!.on('data', collect);
-  child.stderr!.on('data', collect);
-  let exited: number | null | undefined;
-  const exitP = new Promise<void>((r) => child.on('exit', (code) => { exited = code; r(); }));
-  const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (exited !== undefined) {
-      rmSync(dataDir, { recursive: true, force: true });
-      throw new Error(`broker exited (${exited}) before it was ready:\n${logs.join('\n')}`);
-    }
-    if (Date.now() > deadline) {
-      child.kill('SIGKILL');
-      rmSync(dataDir, { recursive: true, force: true });
-      throw new Error(`broker not ready after ${timeoutMs} ms:\n${logs.join('\n')}`);
-    }
-    try {
-      const r = await request(url, 'GET', '/health');
-      if (r.status === 200) break;
-    } catch {
-      // not listening yet
-    }
-    await sleep(50);
-  }
-  const logLines = (msg: string): Record<string, unknown>[] =>
-    logs.flatMap((l) => {
-      try {
-        const o = JSON.parse(l) as Record<string, unknown>;
-        return o.msg === msg ? [o] : [];
-      } catch {
-        return [];
-      }
-    });
-  return {
-    url,
-    port,
-    logs,
-    logLines,
-    async stop() {
-      if (exited === undefined) {
-        child.kill('SIGTERM');
-        await Promise.race([exitP, sleep(5000)]);
-        if (exited === undefined) child.kill('SIGKILL');
-      }
-      rmSync(dataDir, { recursive: true, force: true });
-    },
-    kill() {
-      child.kill('SIGKILL');
-    },
-  };
 }
 
 export interface BootFailure {
@@ -327,7 +291,7 @@ export async function runUntilExit(env: Record<string, string>, timeoutMs = 15_0
   await new Promise<void>((r) => holder.listen(0, '127.0.0.1', r));
   const port = (holder.address() as AddressInfo).port;
   try {
-    const child = spawn(process.execPath, [MAIN_JS], { env: minimalEnv(port, dataDir, env), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [MAIN], { env: minimalEnv(port, dataDir, env), stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     child.stdout.on('data', (b: Buffer) => (output += b.toString('utf8')));
     child.stderr.on('data', (b: Buffer) => (output += b.toString('utf8')));
