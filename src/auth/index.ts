@@ -16,6 +16,7 @@ import { isQueenError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import { JwksCache, safeUrl } from './jwks.js';
 import { loadKeyMaterial } from './keys.js';
+import { routerPath } from './request-path.js';
 import { createAuthenticator, EMPTY_IDENTITY, type Authenticator, type Identity } from './verifier.js';
 
 export { EMPTY_IDENTITY, type Identity } from './verifier.js';
@@ -45,12 +46,6 @@ export const JWKS_HTTP_WARNING = 'JWT_JWKS_URL is plaintext http:// — signing 
 /** True when the JWKS endpoint is consulted: JWT on, a URL set, and an RS/EdDSA/auto setting. */
 export function jwksInUse(cfg: JwtConfig): boolean {
   return cfg.enabled && cfg.jwksUrl !== '' && (cfg.algorithm === 'auto' || cfg.algorithm.startsWith('RS') || cfg.algorithm === 'EdDSA');
-}
-
-/** The request path without the query string, exactly as received. */
-function pathOf(url: string): string {
-  const q = url.indexOf('?');
-  return q === -1 ? url : url.slice(0, q);
 }
 
 /**
@@ -89,7 +84,7 @@ export async function registerAuth(app: FastifyInstance, cfg: JwtConfig, log: Lo
   } else {
     app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
       try {
-        request.identity = await authenticator.authenticate(request.method, pathOf(request.url), request.headers.authorization);
+        request.identity = await authenticator.authenticate(request.method, routerPath(request.url), request.headers.authorization);
       } catch (e) {
         if (!isQueenError(e)) throw e;
         request.identity = EMPTY_IDENTITY;

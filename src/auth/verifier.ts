@@ -40,7 +40,7 @@ export interface Authenticator {
   /**
    * Authenticates and authorises a request from its head alone.
    * @param method request method, exact
-   * @param path request path without the query string, exactly as received
+   * @param path the path the router dispatches on (`routerPath` of request-path.ts): the path as received, percent-decoding as the router does
    * @param authorization the `Authorization` header value, if any
    * @returns the caller's identity
    * @throws QueenError with the seed's status and message (401, 403 or 500) when the request must be refused.

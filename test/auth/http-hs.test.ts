@@ -120,6 +120,19 @@ describe('HS256 broker (JWT_ISSUER, JWT_AUDIENCE set)', () => {
       const r = await request(b.url, 'POST', '/api/v1/push', {}, '{not json');
       assertRefused(r, 'auth_required');
     });
+    const encoded: [string, string, string[], boolean][] = [
+      ['DELETE', '/api/v1/resources/%71ueues/auth-enc-q', ['read-write'], false],
+      ['GET', '/%61pi/v1/system/x', ['read-write'], false],
+      ['GET', '/api/v1/resource%73/queues', ['write-only'], false],
+      ['POST', '/api/v1/pus%68', ['write-only'], true],
+      ['GET', '/metric%73', [], true],
+    ];
+    for (const [method, p, roles, ok] of encoded) {
+      it(`percent-encoding cannot move a request to another level: ${method} ${p} with [${roles.join(', ')}] → ${ok ? 'passes' : 'refused'}`, async () => {
+        const r = await request(b.url, method, p, roles.length === 0 ? {} : bearer(await tok({ roles })));
+        assert.equal(passedAuth(r), ok, `${r.status} ${r.text}`);
+      });
+    }
     it('an unknown path with a valid read-write token passes auth (the route answers 404)', async () => {
       const r = await request(b.url, 'GET', '/no/such/route', bearer(await tok({ roles: ['read-write'] })));
       assert.equal(r.status, 404);

@@ -3,12 +3,14 @@
  * HTTP against a real broker in the other files of this directory).
  */
 import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
 import { describe, it } from 'node:test';
 import { classify, levelRoleSets, passes, ROUTE_RULES } from '../../src/auth/access-levels.js';
 import { ACCEPTED_ALGS } from '../../src/auth/algorithms.js';
 import { checkClaims, subjectOf } from '../../src/auth/claims.js';
 import { parseJwks } from '../../src/auth/jwks.js';
 import { parsePublicPem } from '../../src/auth/keys.js';
+import { routerPath } from '../../src/auth/request-path.js';
 import { rolesOf } from '../../src/auth/roles.js';
 import { compileSkipPaths, skipEntryMatches } from '../../src/auth/skip-paths.js';
 import { decodeHeader, extractToken } from '../../src/auth/token.js';
@@ -307,4 +309,26 @@ describe('error registry carries the seed messages byte for byte', () => {
       assert.deepEqual(e.toJSON(), { error: message, code: c });
     });
   }
+});
+
+describe('the path judged is the path the router dispatches on', () => {
+  const require = createRequire(import.meta.url);
+  const fmw = require('find-my-way/lib/url-sanitizer.js') as { safeDecodeURI(p: string, semi?: boolean): { path: string } };
+  const paths = [
+    '/api/v1/push', '/api/v1/push?x=1', '/api/v1/resources/%71ueues/x', '/api/v1/resources/queues%2Fx', '/api/v1/resources/queues/a%252Fb',
+    '/%61pi/v1/system/x', '/api/v1/kv/ns/k%20v', '/api/v1/kv/%E2%82%AC', '/a%3Fb?c', '/a%23b', '/metric%73', '/x#frag', '/%25%25',
+  ];
+  for (const p of paths) {
+    it(`${p} → same as find-my-way`, () => assert.equal(routerPath(p), fmw.safeDecodeURI(p).path));
+  }
+  it('malformed percent-encoding: the router refuses it, we judge the raw path', () => {
+    assert.throws(() => fmw.safeDecodeURI('/bad%E2%82'));
+    assert.equal(routerPath('/bad%E2%82'), '/bad%E2%82');
+  });
+  const levels: [string, string, string][] = [
+    ['DELETE', '/api/v1/resources/%71ueues/x', 'admin'],
+    ['GET', '/%61pi/v1/system/x', 'admin'],
+    ['DELETE', '/api/v1/resources/queues%2Fx', 'read-write'],
+  ];
+  for (const [m, p, level] of levels) it(`${m} ${p} → ${level}`, () => assert.equal(classify(m, routerPath(p)), level));
 });
