@@ -5,7 +5,6 @@
  * close the store, exit 0.
  */
 import { Broker } from './broker/broker.js';
-import { loadEncryptionConfig } from './config/encryption.js';
 import { ConfigError, loadConfig } from './config/index.js';
 import { initEncryption } from './crypto/boot.js';
 import { buildApp } from './http/app.js';
@@ -21,10 +20,8 @@ function fatal(message: string): never {
 async function main(): Promise<void> {
   process.umask(0o077); // every file the broker creates is 0600, every directory 0700
   let config;
-  let encryption;
   try {
     config = loadConfig(process.env);
-    encryption = loadEncryptionConfig(process.env);
     for (const w of prepareDataDir(config.dataDir).warnings) process.stderr.write(`warning: ${w}\n`);
   } catch (e) {
     if (e instanceof ConfigError) fatal(e.message);
@@ -37,7 +34,7 @@ async function main(): Promise<void> {
     sync: config.sync,
     onCommitFailure: (e) => log.error({ err: e }, 'commit failed'),
   });
-  const codec = await initEncryption({ config: encryption, store, log }).catch(async (e: unknown) => {
+  const codec = await initEncryption({ config: config.encryption, store, log }).catch(async (e: unknown) => {
     await store.close();
     if (e instanceof ConfigError) fatal(e.message);
     throw e;

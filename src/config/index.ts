@@ -7,7 +7,9 @@
  */
 import { isIP } from 'node:net';
 import path from 'node:path';
+import { loadEncryptionConfig, type EncryptionConfig } from './encryption.js';
 import { ConfigError, int, oneOf, str, type Env } from './env.js';
+import { loadJwtConfig, type JwtConfig } from './jwt.js';
 
 export { ConfigError } from './env.js';
 
@@ -56,6 +58,10 @@ export interface Config {
   /** How long SIGTERM waits for in-flight work, ms (`QUEEN_SHUTDOWN_GRACE_MS`). */
   shutdownGraceMs: number;
   limits: Limits;
+  /** Broker JWT (seed 004), see src/config/jwt.ts. */
+  jwt: JwtConfig;
+  /** Encryption at rest (seed 000), see src/config/encryption.ts. */
+  encryption: EncryptionConfig;
 }
 
 /**
@@ -105,5 +111,7 @@ export function loadConfig(env: Env = process.env): Config {
     retentionBatchSize: int(env, 'RETENTION_BATCH_SIZE', 1000, 1, 1_000_000),
     shutdownGraceMs: int(env, 'QUEEN_SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
     limits,
+    jwt: loadJwtConfig(env),
+    encryption: loadEncryptionConfig(env),
   };
 }

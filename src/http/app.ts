@@ -2,13 +2,15 @@
  * The Fastify application: limits, JSON parsing, error mapping, and one plugin per API area.
  * Built by `main.ts`; tests reach it only over real HTTP.
  */
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import http from 'node:http';
 import type { Logger } from 'pino';
 import type { Broker } from '../broker/broker.js';
 import type { Config } from '../config/index.js';
 import { QueenError } from '../errors.js';
+import { registerAuth } from '../auth/index.js';
 import { installErrorHandling } from './errors.js';
+import { authRoutes } from './routes/auth.js';
 import { ackRoutes } from './routes/ack.js';
 import { configureRoutes } from './routes/configure.js';
 import { dlqRoutes } from './routes/dlq.js';
@@ -33,7 +35,7 @@ export interface RouteContext {
 export async function buildApp(config: Config, broker: Broker, log: Logger): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: log as unknown as FastifyBaseLogger,
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: config.limits.maxBodyBytes,
     routerOptions: { maxParamLength: config.limits.maxNameBytes * 3 + 16 },
     return503OnClosing: true,
@@ -57,6 +59,8 @@ export async function buildApp(config: Config, broker: Broker, log: Logger): Pro
   });
 
   installErrorHandling(app);
+  const auth = await registerAuth(app, config.jwt, log); // JWT hook on every route (issue 3)
+  await app.register(authRoutes, { jwtEnabled: auth.config.enabled });
   const ctx: RouteContext = { broker, config };
   await app.register(healthRoutes, ctx);
   await app.register(configureRoutes, ctx);
