@@ -1,0 +1,243 @@
+/** One queue: totals, throughput, partitions, consumer groups with lag, and its options. */
+import { useState } from 'preact/hooks';
+import { api, enc, QUEUE_MODE, readQueueDetail, type DetailGroup } from '../api';
+import { Chart } from '../components/Chart';
+import { Confirm, toast } from '../components/overlay';
+import { Badge, Card, Empty, Icon, Link, LoadError, Loading, PageHeader, Stat } from '../components/ui';
+import { fmtAgo, fmtCompact, fmtDuration, fmtInt, fmtRate, fmtStamp } from '../format';
+import { queueSamples, queueSamplesVersion, refresh, snapshot, usePoll } from '../live';
+import { navigate } from '../router';
+import { useStore } from '../store';
+import { groupState } from './Groups';
+
+/** Option name → unit, for the options grid. */
+const UNITS: Record<string, string> = {
+  leaseTime: 's', retryDelay: 'ms', ttl: 's', delayedProcessing: 's', windowBuffer: 's', retentionSeconds: 's',
+  completedRetentionSeconds: 's', maxWaitTimeSeconds: 's', minPopWaitTime: 'ms', dedupWindowSeconds: 's', retentionSinkHoldMaxSeconds: 's',
+};
+
+function optionValue(k: string, v: unknown): string {
+  if (typeof v === 'boolean') return v ? 'on' : 'off';
+  if (v === null || v === undefined || v === '') return '—';
+  if (typeof v === 'number') {
+    if (k === 'maxSize' && v === 0) return 'unlimited';
+    const unit = UNITS[k];
+    if (unit === 's' && v >= 120) return `${fmtInt(v)} s (${fmtDuration(v)})`;
+    return unit ? `${fmtInt(v)} ${unit}` : fmtInt(v);
+  }
+  return typeof v === 'string' ? v : JSON.stringify(v);
+}
+
+function sumLag(gs: DetailGroup[]): number | undefined {
+  const named = gs.filter((g) => g.name !== QUEUE_MODE && g.totalLag !== undefined);
+  return named.length ? named.reduce((a, g) => a + (g.totalLag ?? 0), 0) : undefined;
+}
+
+function lagHint(n: number | undefined): string | undefined {
+  return n === undefined ? undefined : `total lag ${fmtInt(n)}`;
+}
+
+export function QueueDetailPage({ name }: { name: string }) {
+  const detail = usePoll(async (signal) => readQueueDetail(await api(`/api/v1/resources/queues/${enc(name)}`, { signal })), name);
+  const snap = useStore(snapshot);
+  useStore(queueSamplesVersion);
+  const [confirmDelete, setConfirmDelete] = useState(false);
+
+  const q = detail.data;
+  const groups = (snap.groups ?? []).filter((g) => g.queue === name && g.name !== QUEUE_MODE);
+  const ring = queueSamples(name);
+  const listed = snap.queues?.find((x) => x.name === name);
+
+  const back = { href: '/queues', label: 'Queues' };
+  if (!q) {
+    return (
+      <div class="page">
+        <PageHeader title={name || '(empty name)'} back={back} />
+        {detail.error ? (
+          detail.error.status === 404 && !detail.error.missingRoute ? (
+            <Empty icon="queues" title="This queue does not exist" action={<Link href="/queues" class="btn">All queues</Link>}>
+              It may have been deleted. Queues appear again with their next push.
+            </Empty>
+          ) : (
+            <LoadError error={detail.error} what="this queue" />
+          )
+        ) : (
+          <Loading />
+        )}
+      </div>
+    );
+  }
+
+  const t = q.totals;
+  const groupNames = new Set([...groups.map((g) => g.name), ...q.groups.map((g) => g.name).filter((n) => n !== QUEUE_MODE)]);
+  const options = Object.entries(q.options).sort(([a], [b]) => a.localeCompare(b));
+
+  return (
+    <div class="page">
+      <PageHeader
+        back={back}
+        title={q.name || '(empty name)'}
+        subtitle={
+          <>
+            {q.namespace && <Badge tone="info">ns {q.namespace}</Badge>} {q.task && <Badge tone="info">task {q.task}</Badge>}{' '}
+            <span class="muted">created {fmtAgo(q.createdAt)}</span>
+          </>
+        }
+        actions={
+          <>
+            <Link href={`/messages?queue=${enc(q.name)}`} class="btn">
+              <Icon name="messages" size={16} /> Messages
+            </Link>
+            <Link href={`/dead-letters?queue=${enc(q.name)}`} class="btn">
+              <Icon name="dlq" size={16} /> Dead letters
+            </Link>
+            <button class="btn btn-danger-ghost" onClick={() => setConfirmDelete(true)}>
+              <Icon name="trash" size={16} /> Delete
+            </button>
+          </>
+        }
+      />
+      <div class="stats">
+        <Stat label="Pending" value={fmtCompact(t.pending)} hint="queue mode backlog" testid="q-pending" />
+        <Stat label="Processing" value={fmtCompact(t.processing)} hint="leased now" />
+        <Stat label="Total" value={fmtCompact(t.total)} hint="stored messages" testid="q-total" />
+        <Stat label="Partitions" value={fmtInt(q.partitions.length)} testid="q-partitions" />
+        <Stat label="Consumer groups" value={fmtInt(groupNames.size)} hint={lagHint(groups.length ? groups.reduce((a, g) => a + g.totalLag, 0) : sumLag(q.groups))} />
+        <Stat label="Dead letters" value={fmtCompact(t.deadLetter)} tone={t.deadLetter ? 'bad' : undefined} href={`/dead-letters?queue=${enc(q.name)}`} />
+      </div>
+
+      <Card title="Throughput" actions={<span class="muted small">since this page started watching · pushed {listed ? fmtRate(ring[ring.length - 1]?.in ?? undefined) : '—'} msg/s</span>}>
+        <Chart
+          ariaLabel={`Throughput of queue ${q.name}`}
+          times={ring.map((s) => s.t)}
+          series={[
+            { label: 'Pushed/s', color: '#4f46e5', fill: true, values: ring.map((s) => s.in) },
+            { label: 'Pending', color: '#64748b', values: ring.map((s) => s.depth) },
+          ]}
+          height={180}
+          format={fmtCompact}
+        />
+      </Card>
+
+      <div class="grid-2 grid-wide-left">
+        <Card title={`Partitions (${q.partitions.length})`} pad={false}>
+          {q.partitions.length === 0 ? (
+            <Empty title="No partitions yet">A partition is created by the first push that names it.</Empty>
+          ) : (
+            <div class="table-wrap">
+              <table class="table" data-testid="partitions-table">
+                <thead>
+                  <tr>
+                    <th>Partition</th>
+                    <th class="num">Pending</th>
+                    <th class="num hide-sm">Processing</th>
+                    <th class="num">Total</th>
+                    <th class="hide-sm">Last message</th>
+                    <th />
+                  </tr>
+                </thead>
+                <tbody>
+                  {q.partitions.map((p) => (
+                    <tr key={p.id || p.name}>
+                      <td class="strong">{p.name}</td>
+                      <td class="num">{fmtInt(p.pending)}</td>
+                      <td class="num hide-sm">{fmtInt(p.processing)}</td>
+                      <td class="num">{fmtInt(p.total)}</td>
+                      <td class="hide-sm muted" title={fmtStamp(p.newest)}>
+                        {fmtAgo(p.newest)}
+                      </td>
+                      <td class="right">
+                        <Link href={`/messages?queue=${enc(q.name)}&partition=${enc(p.name)}`} class="btn btn-sm">
+                          Browse
+                        </Link>
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          )}
+        </Card>
+        <Card title="Options" pad={false}>
+          {options.length === 0 ? (
+            <Empty title="No options reported" />
+          ) : (
+            <dl class="options" data-testid="options">
+              {options.map(([k, v]) => (
+                <div key={k} class="option">
+                  <dt>{k}</dt>
+                  <dd class={typeof v === 'boolean' ? (v ? 'on' : 'off') : ''}>{optionValue(k, v)}</dd>
+                </div>
+              ))}
+            </dl>
+          )}
+        </Card>
+      </div>
+
+      <Card title="Consumer groups" actions={<Link href={`/consumer-groups?queue=${enc(q.name)}`}>Manage →</Link>} pad={false}>
+        {groupNames.size === 0 ? (
+          <Empty icon="groups" title="No consumer group reads this queue">
+            Pops without <code>consumerGroup</code> share the queue-mode cursor, counted as “pending” above.
+          </Empty>
+        ) : (
+          <div class="table-wrap">
+            <table class="table" data-testid="queue-groups-table">
+              <thead>
+                <tr>
+                  <th>Group</th>
+                  <th class="num">Lag</th>
+                  <th class="num hide-sm">Partitions behind</th>
+                  <th class="num">Oldest unconsumed</th>
+                  <th class="hide-sm">Subscription</th>
+                  <th>State</th>
+                </tr>
+              </thead>
+              <tbody>
+                {[...groupNames].sort().map((n) => {
+                  const g = groups.find((x) => x.name === n);
+                  const meta = q.groups.find((x) => x.name === n);
+                  const lag = g?.totalLag ?? meta?.totalLag;
+                  const behind = g?.partitionsWithLag ?? meta?.partitionsWithLag;
+                  const age = g ? g.maxTimeLag : meta?.timeLag;
+                  const st = g ? groupState(g) : lag === undefined ? { label: 'Unknown', tone: 'neutral' as const } : lag > 0 ? { label: 'Behind', tone: 'warn' as const } : { label: 'Caught up', tone: 'good' as const };
+                  return (
+                    <tr key={n} data-group={n}>
+                      <td class="strong">
+                        <Link href={`/consumer-groups?group=${enc(n)}&queue=${enc(q.name)}`}>{n}</Link>
+                      </td>
+                      <td class={`num ${lag ? 'tone-warn' : ''}`} data-testid="group-lag">{lag === undefined ? '—' : fmtInt(lag)}</td>
+                      <td class="num hide-sm">{behind === undefined ? '—' : fmtInt(behind)}</td>
+                      <td class="num">{age ? fmtDuration(age) : '—'}</td>
+                      <td class="hide-sm muted">{g?.subscriptionMode || meta?.subscriptionMode || '—'}</td>
+                      <td>
+                        <Badge tone={st.tone}>{st.label}</Badge>
+                      </td>
+                    </tr>
+                  );
+                })}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </Card>
+
+      {confirmDelete && (
+        <Confirm
+          title={`Delete queue ${q.name}?`}
+          confirmLabel="Delete queue"
+          typeToConfirm={q.name}
+          onClose={() => setConfirmDelete(false)}
+          onConfirm={async () => {
+            await api(`/api/v1/resources/queues/${enc(q.name)}`, { method: 'DELETE' });
+            toast(`Queue ${q.name} deleted`);
+            await refresh();
+            navigate('/queues');
+          }}
+        >
+          This removes all {fmtInt(t.total)} messages in {fmtInt(q.partitions.length)} partitions, every consumer group's position and the queue's dead letters. It
+          cannot be undone.
+        </Confirm>
+      )}
+    </div>
+  );
+}
