@@ -62,6 +62,8 @@ export const ERRORS = {
   },
   payload_integrity_failed: { status: 500, message: 'cannot decrypt message: stored payload failed authentication' },
   shutting_down: { status: 503, message: 'broker is shutting down' },
+  maintenance_mode: { status: 503, message: 'push maintenance is on' },
+  spool_failed: { status: 500, message: 'push maintenance spool write failed' },
   storage_error: { status: 500, message: 'storage error' },
   internal_error: { status: 500, message: 'internal error' },
 } as const satisfies Record<string, ErrorSpec>;

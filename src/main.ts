@@ -7,6 +7,7 @@
 import { Broker } from './broker/broker.js';
 import { ConfigError, loadConfig } from './config/index.js';
 import { initEncryption } from './crypto/boot.js';
+import { Operations } from './broker/operations.js';
 import { buildApp } from './http/app.js';
 import { createLogger } from './observability/logger.js';
 import { prepareDataDir } from './storage/datadir.js';
@@ -41,6 +42,7 @@ async function main(): Promise<void> {
   });
   broker = new Broker(store, config, codec, log);
   broker.start();
+  Operations.for(broker).start(); // retention sweep, maintenance spool, metrics (issue 5)
   const app = await buildApp(config, broker, log);
   const host = config.bindAddr;
   try {
@@ -67,6 +69,7 @@ async function main(): Promise<void> {
     // so close() does not wait for the clients' keep-alive timers.
     const sweep = setInterval(() => app.server.closeIdleConnections(), 25);
     await app.close();
+    await Operations.for(b).stop();
     clearInterval(sweep);
     await b.shutdown(config.shutdownGraceMs);
     log.info('stopped');

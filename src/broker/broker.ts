@@ -15,6 +15,8 @@ import { applyOptions, OPTION_NAMES, type QueueOptions } from './options.js';
 import { decodeForDelivery, type PayloadIntegrityIssue } from '../crypto/delivery.js';
 import { claim, Parker, type ClaimedPartition, type PopRequest } from './pop.js';
 import { applyPush, planPush, type PushItem, type PushResult } from './push.js';
+import type { BrokerObserver, PushGate } from './observer.js';
+import { groupLagSummary } from './positions.js';
 import { leaseLive, type QueueState } from './state.js';
 import { runTransaction, type TransactionRequest, type TransactionResult } from './transaction.js';
 
@@ -84,6 +86,10 @@ export class Broker {
   private stopping = false;
   private popMaintenance = false;
   private readonly inflight = new Set<Promise<unknown>>();
+  /** Told about every committed unit of work (activity, retention, metrics): observer.ts. */
+  readonly observers: BrokerObserver[] = [];
+  /** Set while push maintenance diverts pushes to the spool (maintenance.ts). */
+  pushGate: PushGate | undefined;
 
   constructor(readonly store: Store, readonly config: Config, codec: PayloadCodec, readonly log: Logger) {
     this.engine = new Engine(store, config, codec, log);
@@ -93,6 +99,33 @@ export class Broker {
   start(): void {
     this.engine.load();
     this.popMaintenance = this.engine.store.loadSnapshot().settings.get('maintenance.pop') === 'true';
+  }
+
+  /** Operator units of work (admin routes, retention, maintenance), with {@link run}'s failure handling. */
+  runUnit<T>(work: (tx: StoreTx) => T): Promise<T> {
+    return this.run(work);
+  }
+
+  /** True while pop maintenance answers every pop with 204. */
+  get popMaintenanceEnabled(): boolean {
+    return this.popMaintenance;
+  }
+
+  /** Turns pop maintenance on or off (persisted, settings key `maintenance.pop`); parked pops are answered. */
+  async setPopMaintenance(enabled: boolean): Promise<void> {
+    await this.run((tx) => tx.setSetting('maintenance.pop', String(enabled)));
+    this.popMaintenance = enabled;
+    if (enabled) this.engine.waiters.wakeAll();
+  }
+
+  private notify(fn: (o: BrokerObserver) => void): void {
+    for (const o of this.observers) {
+      try {
+        fn(o);
+      } catch (e) {
+        this.log.error({ err: e }, 'broker observer failed');
+      }
+    }
   }
 
   /** Runs `work` in the next group commit; a storage failure rebuilds the indexes from the store. */
@@ -154,11 +187,14 @@ export class Broker {
   async push(items: PushItem[], producerSub: string | null): Promise<PushResult[]> {
     this.counters.pushRequests++;
     if (items.length === 0) return [];
+    const diverted = this.pushGate?.(items, producerSub);
+    if (diverted) return diverted;
     const results = await this.run((tx) => {
       const now = Date.now();
       return applyPush(this.engine, tx, planPush(this.engine, tx, items, producerSub, now), now);
     });
     for (const r of results) if (r.status === 'queued') this.counters.pushMessages++;
+    this.notify((o) => o.pushed?.(results, Date.now()));
     return results;
   }
 
@@ -175,7 +211,7 @@ export class Broker {
     const deadline = Date.now() + (req.wait ? req.timeoutMs : 0);
     const parker = new Parker(req);
     for (;;) {
-      if (signal?.aborted || this.stopping) return null;
+      if (signal?.aborted || this.stopping || this.popMaintenance) return null;
       parker.reset();
       const claimed = await this.run((tx) => {
         const now = Date.now();
@@ -185,11 +221,13 @@ export class Broker {
       });
       if (claimed.length > 0) {
         if (signal?.aborted) this.log.debug('client left after its pop was claimed; the lease will expire');
+        this.notify((o) => o.popped?.(req, claimed, Date.now()));
         return this.render(req, claimed);
       }
       if (!req.wait || Date.now() >= deadline) {
         this.engine.waiters.remove(parker.waiter);
         this.counters.popEmpty++;
+        this.notify((o) => o.popped?.(req, [], Date.now()));
         return null;
       }
       await parker.wait(this.engine, deadline, signal);
@@ -234,6 +272,7 @@ export class Broker {
       else this.counters.ackFailed++;
       if (o.dlq) this.counters.dlqMessages++;
     }
+    this.notify((o) => o.acked?.(inputs, outcomes, Date.now()));
     return outcomes;
   }
 
@@ -244,6 +283,7 @@ export class Broker {
     this.counters.transactions++;
     const result = await this.run((tx) => runTransaction(this.engine, tx, req, Date.now()));
     if (result.success) for (const r of result.results) if (r.type === 'ack' && r.dlq) this.counters.dlqMessages++;
+    this.notify((o) => o.transacted?.(req, result, Date.now()));
     return result;
   }
 
@@ -282,6 +322,7 @@ export class Broker {
       if (!q) return false;
       tx.deleteQueue(q.pk);
       this.engine.forgetQueue(q);
+      tx.afterCommit(() => this.notify((o) => o.queueDeleted?.(q)));
       return true;
     });
     return existed
@@ -292,7 +333,12 @@ export class Broker {
   /** Summary of every queue (counts from memory: no scan of messages). */
   listQueues(): Record<string, unknown> {
     const now = Date.now();
-    return { queues: [...this.engine.queues.values()].map((q) => ({ ...queueSummary(q, now), options: optionsView(q.options) })) };
+    return {
+      queues: [...this.engine.queues.values()].map((q) => ({
+        ...queueSummary(q, now), options: optionsView(q.options),
+        groups: [...q.groups.values()].map((g) => lagView(groupLagSummary(this.engine, g, now, 0), now)),
+      })),
+    };
   }
 
   /** @throws QueenError `queue_not_found` */
@@ -322,7 +368,7 @@ export class Broker {
     return {
       id: q.id, name: q.name, namespace: q.namespace, task: q.task, createdAt: iso(q.createdAt),
       options: optionsView(q.options), partitions, totals,
-      consumerGroups: [...q.groups.values()].map((g) => ({ name: g.name, subscriptionMode: g.subscription.label, subscriptionTimestamp: isoOrNull(g.subscription.fromTime) })),
+      consumerGroups: [...q.groups.values()].map((g) => lagView(groupLagSummary(this.engine, g, now, 1000), now)),
     };
   }
 
@@ -369,6 +415,18 @@ export class Broker {
     this.engine.stop();
     await this.store.close();
   }
+}
+
+/** A group's lag as answers list it (consumer-group routes and queue views). */
+export function lagView(s: ReturnType<typeof groupLagSummary>, now: number): Record<string, unknown> {
+  return {
+    name: s.name, subscriptionMode: s.subscriptionMode, subscriptionTimestamp: isoOrNull(s.subscriptionTimestamp),
+    subscriptionCreatedAt: iso(s.subscriptionCreatedAt), totalLag: s.totalLag, partitionsWithLag: s.partitionsWithLag,
+    processing: s.processing, activeLeases: s.activeLeases,
+    oldestUnconsumedAt: isoOrNull(s.oldestUnconsumedAt),
+    maxTimeLag: s.oldestUnconsumedAt === null ? 0 : Math.max(0, Math.floor((now - s.oldestUnconsumedAt) / 1000)),
+    ...(s.timeLagSampled ? { timeLagSampled: true } : {}),
+  };
 }
 
 /** Options as answers list them (every option, in the spellings /configure accepts). */

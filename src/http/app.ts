@@ -14,6 +14,7 @@ import { authRoutes } from './routes/auth.js';
 import { ackRoutes } from './routes/ack.js';
 import { configureRoutes } from './routes/configure.js';
 import { dlqRoutes } from './routes/dlq.js';
+import { opsRoutes } from './routes/ops.js';
 import { healthRoutes } from './routes/health.js';
 import { leaseRoutes } from './routes/lease.js';
 import { popRoutes } from './routes/pop.js';
@@ -71,5 +72,6 @@ export async function buildApp(config: Config, broker: Broker, log: Logger): Pro
   await app.register(leaseRoutes, ctx);
   await app.register(resourceRoutes, ctx);
   await app.register(dlqRoutes, ctx);
+  await app.register(opsRoutes, ctx); // operator routes (issue 5)
   return app;
 }

@@ -11,6 +11,7 @@
  * resolves each promise. A resolved promise means the change is durable.
  */
 import type { QueueOptions } from '../broker/options.js';
+import type { OpsStore } from './ops.js';
 
 /** A queue as stored. `pk` is the store's internal key; `id` the public UUID. */
 export interface QueueRow {
@@ -175,6 +176,8 @@ export interface StoreCapabilities {
 
 export interface Store extends StoreReader {
   readonly capabilities: StoreCapabilities;
+  /** Operator reads and writes: inspection, retention, dead-letter admin, traces (ops.ts). */
+  readonly ops: OpsStore;
   /** Loads the persistent state for boot (and for a rebuild after a failed commit). */
   loadSnapshot(): StoreSnapshot;
   /**

@@ -92,6 +92,34 @@ const MIGRATIONS: readonly string[] = [
     value TEXT NOT NULL
   ) WITHOUT ROWID;
   `,
+  // 2: trace events on messages (spec §4.5), by message address and by trace name.
+  `
+  CREATE TABLE traces (
+    pk INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    queue_pk INTEGER NOT NULL,
+    queue_name TEXT NOT NULL,
+    partition_name TEXT NOT NULL,
+    partition_id TEXT NOT NULL,
+    transaction_id TEXT NOT NULL,
+    message_id TEXT,
+    consumer_group TEXT NOT NULL,
+    event_type TEXT NOT NULL,
+    data TEXT NOT NULL,
+    worker_id TEXT,
+    names TEXT,
+    created_at INTEGER NOT NULL
+  );
+  CREATE INDEX traces_by_message ON traces (partition_id, transaction_id, pk);
+  CREATE INDEX traces_by_queue ON traces (queue_pk);
+  CREATE TABLE trace_names (
+    name TEXT NOT NULL,
+    trace_pk INTEGER NOT NULL,
+    created_at INTEGER NOT NULL,
+    PRIMARY KEY (name, trace_pk)
+  ) WITHOUT ROWID;
+  CREATE INDEX trace_names_by_trace ON trace_names (trace_pk);
+  `,
 ];
 
 /** The schema version this build writes. */

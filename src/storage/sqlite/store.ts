@@ -14,6 +14,7 @@ import type {
   StoreSnapshot, StoreTx, SubscriptionRow,
 } from '../store.js';
 import { migrate } from './schema.js';
+import { SqliteOps } from './ops.js';
 
 interface Job {
   work: (tx: StoreTx) => unknown;
@@ -79,6 +80,8 @@ export interface SqliteOptions {
 
 export class SqliteStore implements Store {
   readonly capabilities: StoreCapabilities = { listenNotify: false, singleWriter: true };
+  /** Operator reads and writes (inspection, retention, traces) on the same connection. */
+  readonly ops: SqliteOps;
   private readonly db: Db;
   private readonly s: Record<string, Statement>;
   private pending: Job[] = [];
@@ -91,6 +94,7 @@ export class SqliteStore implements Store {
   private constructor(db: Db, onCommitFailure?: (e: unknown) => void) {
     this.db = db;
     this.onCommitFailure = onCommitFailure;
+    this.ops = new SqliteOps(db);
     const p = (sql: string) => db.prepare(sql);
     this.s = {
       begin: p('BEGIN IMMEDIATE'),
@@ -264,6 +268,8 @@ export class SqliteStore implements Store {
     db.prepare('DELETE FROM partitions WHERE queue_pk = ?').run(pk);
     db.prepare('DELETE FROM subscriptions WHERE queue_pk = ?').run(pk);
     db.prepare('DELETE FROM dlq WHERE queue_pk = ?').run(pk);
+    db.prepare('DELETE FROM trace_names WHERE trace_pk IN (SELECT pk FROM traces WHERE queue_pk = ?)').run(pk);
+    db.prepare('DELETE FROM traces WHERE queue_pk = ?').run(pk);
     db.prepare('DELETE FROM queues WHERE pk = ?').run(pk);
   }
 

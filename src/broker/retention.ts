@@ -1,0 +1,262 @@
+/**
+ * Retention and eviction (spec http-api.md §2.5, DESIGN.md §2): a background sweep every
+ * `RETENTION_INTERVAL` ms whose cost grows with the work to do, never with the number of
+ * partitions.
+ *
+ * - Age rules (`retentionEnabled` + `retentionSeconds`; `maxWaitTimeSeconds`): the oldest rows of
+ *   the queue come from the (queue, created_at) index, so an idle sweep is one empty index probe
+ *   per queue with such a rule. Every row read is removed.
+ * - Completed rule (`retentionEnabled` + `completedRetentionSeconds`): only partitions whose
+ *   consumption point moved (an ack, an auto-ack pop, a transaction, a seek or a group delete told
+ *   us) are visited; a partition whose consumed messages are still too young is re-visited when the
+ *   oldest of them comes of age (a due-time heap), not on every sweep.
+ *
+ * A partition is a log: removal always cuts a prefix, moving `partitions.first_offset` (and the
+ * engine's `firstOffset`) up. Nothing unconsumed goes silently: every removal is counted per
+ * (queue, reason, consumed) and each sweep that removed unconsumed messages logs them per queue.
+ */
+import type { Activity } from './activity.js';
+import type { Broker } from './broker.js';
+import type { Engine } from './engine.js';
+import { minGroupPosition } from './positions.js';
+import type { PartitionState, QueueState } from './state.js';
+
+/** Units of work per sweep for one rule on one queue (the rest waits for the next sweep). */
+const MAX_STEPS = 50;
+
+export type RetentionReason = 'retention' | 'max_wait' | 'completed';
+
+/** What one sweep did (bench and tests read it). */
+export interface SweepReport {
+  startedAt: number;
+  durationMs: number;
+  queuesChecked: number;
+  partitionsVisited: number;
+  removed: number;
+  removedUnconsumed: number;
+}
+
+function completedRuleOn(q: QueueState): boolean {
+  return q.options.retentionEnabled && q.options.completedRetentionSeconds > 0;
+}
+
+/** A min-heap of (due time, partition pk). */
+class DueHeap {
+  private readonly a: { at: number; pk: number }[] = [];
+  get size(): number {
+    return this.a.length;
+  }
+  push(at: number, pk: number): void {
+    const a = this.a;
+    a.push({ at, pk });
+    let i = a.length - 1;
+    while (i > 0) {
+      const up = (i - 1) >> 1;
+      if (a[up]!.at <= a[i]!.at) break;
+      [a[up], a[i]] = [a[i]!, a[up]!];
+      i = up;
+    }
+  }
+  /** Removes and returns entries due at `now`. */
+  popDue(now: number): number[] {
+    const out: number[] = [];
+    const a = this.a;
+    while (a.length > 0 && a[0]!.at <= now) {
+      out.push(a[0]!.pk);
+      const last = a.pop()!;
+      if (a.length === 0) break;
+      a[0] = last;
+      let i = 0;
+      for (;;) {
+        const l = 2 * i + 1;
+        const r = l + 1;
+        let m = i;
+        if (l < a.length && a[l]!.at < a[m]!.at) m = l;
+        if (r < a.length && a[r]!.at < a[m]!.at) m = r;
+        if (m === i) break;
+        [a[m], a[i]] = [a[i]!, a[m]!];
+        i = m;
+      }
+    }
+    return out;
+  }
+}
+
+export class Retention {
+  /** Partitions whose consumed prefix may be removable now. */
+  private readonly dirty = new Set<number>();
+  /** Partitions with consumed messages not old enough yet, by the time the oldest comes of age. */
+  private readonly due = new DueHeap();
+  /** Queues whose partitions were seeded into `dirty` since the completed rule was switched on. */
+  private readonly seeded = new Set<number>();
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<SweepReport> | undefined;
+  /** The last sweep's report. */
+  last: SweepReport | undefined;
+
+  constructor(private readonly broker: Broker, private readonly activity: Activity) {}
+
+  private get engine(): Engine {
+    return this.broker.engine;
+  }
+
+  /** Starts the periodic sweep. */
+  start(): void {
+    const every = this.broker.config.retentionIntervalMs;
+    this.timer = setInterval(() => void this.sweep().catch((e: unknown) => this.broker.log.error({ err: e }, 'retention sweep failed')), every);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    await this.running?.catch(() => undefined);
+  }
+
+  /** The consumption point of `p` may have moved: visit it on the next sweep (O(1)). */
+  touched(p: PartitionState): void {
+    if (completedRuleOn(p.queue)) this.dirty.add(p.pk);
+  }
+
+  /** Runs one sweep now (waits for a running one instead of overlapping). */
+  sweep(): Promise<SweepReport> {
+    if (this.running) return this.running;
+    this.running = this.run().finally(() => (this.running = undefined));
+    return this.running;
+  }
+
+  private async run(): Promise<SweepReport> {
+    const t0 = performance.now();
+    const now = Date.now();
+    const report: SweepReport = { startedAt: now, durationMs: 0, queuesChecked: 0, partitionsVisited: 0, removed: 0, removedUnconsumed: 0 };
+    const perQueue = new Map<string, Map<RetentionReason, { removed: number; unconsumed: number }>>();
+    const note = (q: QueueState, reason: RetentionReason, removed: number, unconsumed: number) => {
+      let m = perQueue.get(q.name);
+      if (!m) perQueue.set(q.name, (m = new Map()));
+      const e = m.get(reason) ?? { removed: 0, unconsumed: 0 };
+      e.removed += removed;
+      e.unconsumed += unconsumed;
+      m.set(reason, e);
+      report.removed += removed;
+      report.removedUnconsumed += unconsumed;
+      if (unconsumed > 0) this.activity.retentionRemoved(q.name, reason, false, unconsumed, now);
+      if (removed - unconsumed > 0) this.activity.retentionRemoved(q.name, reason, true, removed - unconsumed, now);
+    };
+
+    for (const q of [...this.engine.queues.values()]) {
+      const o = q.options;
+      const cutoffs: { at: number; reason: RetentionReason }[] = [];
+      if (o.retentionEnabled && o.retentionSeconds > 0) cutoffs.push({ at: now - o.retentionSeconds * 1000, reason: 'retention' });
+      if (o.maxWaitTimeSeconds > 0) cutoffs.push({ at: now - o.maxWaitTimeSeconds * 1000, reason: 'max_wait' });
+      if (cutoffs.length > 0) {
+        report.queuesChecked++;
+        const rule = cutoffs.reduce((a, b) => (b.at > a.at ? b : a));
+        await this.sweepByAge(q, rule.at, rule.reason, note, report);
+      }
+      if (completedRuleOn(q)) {
+        if (!this.seeded.has(q.pk)) this.seed(q); // one-time O(partitions of q) when the rule is switched on
+      } else {
+        this.seeded.delete(q.pk);
+      }
+    }
+    for (const pk of this.due.popDue(now)) this.dirty.add(pk);
+    if (this.dirty.size > 0) await this.sweepCompleted(now, note, report);
+
+    for (const [queue, reasons] of perQueue) {
+      for (const [reason, e] of reasons) {
+        if (e.unconsumed > 0) {
+          this.broker.log.warn({ queue, reason, removed: e.removed, unconsumed: e.unconsumed }, 'retention removed unconsumed messages');
+        } else {
+          this.broker.log.info({ queue, reason, removed: e.removed }, 'retention removed consumed messages');
+        }
+      }
+    }
+    report.durationMs = performance.now() - t0;
+    this.last = report;
+    return report;
+  }
+
+  private seed(q: QueueState): void {
+    this.seeded.add(q.pk);
+    for (const p of q.partitions.values()) if (p.nextOffset > p.firstOffset) this.dirty.add(p.pk);
+  }
+
+  /** Removes the prefix `[firstOffset, end)` of each partition in one unit of work. */
+  private async cut(q: QueueState, ends: Map<PartitionState, number>, reason: RetentionReason, note: (q: QueueState, r: RetentionReason, removed: number, unconsumed: number) => void): Promise<void> {
+    const engine = this.engine;
+    const done = await this.broker.runUnit((tx) => {
+      const out: { p: PartitionState; end: number; removed: number; unconsumed: number }[] = [];
+      for (const [p, rawEnd] of ends) {
+        const end = Math.min(rawEnd, p.nextOffset);
+        if (end <= p.firstOffset || !engine.partitionsByPk.has(p.pk)) continue;
+        const consumedUpTo = minGroupPosition(engine, p) ?? p.firstOffset;
+        const unconsumed = Math.max(0, end - Math.max(p.firstOffset, consumedUpTo));
+        const removed = engine.store.ops.deleteMessagesBelow(p.pk, end);
+        engine.store.ops.setFirstOffset(p.pk, end);
+        out.push({ p, end, removed, unconsumed: Math.min(unconsumed, removed) });
+      }
+      tx.afterCommit(() => { for (const e of out) if (e.end > e.p.firstOffset) e.p.firstOffset = e.end; });
+      return out;
+    });
+    for (const e of done) note(q, reason, e.removed, e.unconsumed);
+  }
+
+  private async sweepByAge(q: QueueState, cutoff: number, reason: RetentionReason, note: Parameters<Retention['cut']>[3], report: SweepReport): Promise<void> {
+    const batch = this.broker.config.retentionBatchSize;
+    for (let step = 0; step < MAX_STEPS; step++) {
+      if (!this.engine.queues.has(q.name)) return;
+      const rows = this.engine.store.ops.messagesOlderThan(q.pk, cutoff, batch);
+      if (rows.length === 0) return;
+      const ends = new Map<PartitionState, number>();
+      for (const r of rows) {
+        const p = this.engine.partitionsByPk.get(r.partitionPk);
+        if (!p) continue;
+        ends.set(p, Math.max(ends.get(p) ?? 0, r.offset + 1)); // created_at is monotone per partition: a prefix
+      }
+      report.partitionsVisited += ends.size;
+      await this.cut(q, ends, reason, note);
+      if (rows.length < batch) return;
+    }
+  }
+
+  private async sweepCompleted(now: number, note: Parameters<Retention['cut']>[3], report: SweepReport): Promise<void> {
+    const engine = this.engine;
+    const batch = this.broker.config.retentionBatchSize;
+    const work = [...this.dirty];
+    this.dirty.clear();
+    const byQueue = new Map<QueueState, Map<PartitionState, number>>();
+    let rows = 0;
+    for (const pk of work) {
+      const p = engine.partitionsByPk.get(pk);
+      if (!p || !completedRuleOn(p.queue)) continue;
+      report.partitionsVisited++;
+      if (rows >= batch * MAX_STEPS) {
+        this.dirty.add(pk); // next sweep
+        continue;
+      }
+      const consumed = minGroupPosition(engine, p);
+      if (consumed === undefined || consumed <= p.firstOffset) continue;
+      const keepMs = p.queue.options.completedRetentionSeconds * 1000;
+      const youngFrom = engine.store.firstOffsetAfter(p.pk, p.firstOffset, now - keepMs - 1) ?? p.nextOffset;
+      const end = Math.min(consumed, youngFrom, p.firstOffset + batch);
+      if (end > p.firstOffset) {
+        let m = byQueue.get(p.queue);
+        if (!m) byQueue.set(p.queue, (m = new Map()));
+        m.set(p, end);
+        rows += end - p.firstOffset;
+      }
+      if (end < consumed) {
+        if (end === p.firstOffset + batch && end < youngFrom) {
+          this.dirty.add(pk); // more than one batch to remove: continue next sweep
+        } else {
+          const at = engine.store.ops.createdAtFrom(p.pk, end);
+          if (at !== undefined) this.due.push(at + keepMs + 1, pk);
+        }
+      }
+    }
+    for (const [q, ends] of byQueue) {
+      const entries = [...ends];
+      for (let i = 0; i < entries.length; i += batch) await this.cut(q, new Map(entries.slice(i, i + batch)), 'completed', note);
+    }
+  }
+}

@@ -1,0 +1,65 @@
+/**
+ * Consumer-group routes (spec http-api.md §4.4): listings with lag, detail, delete (all queues or
+ * one), seek (queue or partition; to the end or to a time) and the subscription timestamp.
+ */
+import type { FastifyInstance } from 'fastify';
+import {
+  deleteGroup, groupDetail, laggingPartitions, listGroups, seek, setSubscriptionTimestamp, type SeekTarget,
+} from '../../broker/consumer-groups.js';
+import { QueenError } from '../../errors.js';
+import { qBool, qInt, type Query } from '../query.js';
+import { bodyObject, type OpsContext } from './ops.js';
+
+/**
+ * Reads a seek body: `{toEnd:true}` or `{timestamp: ISO}`; `emptyIsEnd` for the partition route.
+ * @throws QueenError `invalid_request`
+ */
+function seekTarget(body: unknown, emptyIsEnd: boolean): SeekTarget {
+  const b = bodyObject(body);
+  if (b.toEnd !== undefined && typeof b.toEnd !== 'boolean') throw new QueenError('invalid_request', 'toEnd must be a boolean');
+  if (b.toEnd === true) return { toEnd: true };
+  if (b.timestamp !== undefined && b.timestamp !== null) {
+    const t = typeof b.timestamp === 'string' ? Date.parse(b.timestamp) : NaN;
+    if (!Number.isFinite(t)) throw new QueenError('invalid_request', 'timestamp must be an ISO-8601 timestamp');
+    return { timestamp: t };
+  }
+  if (emptyIsEnd && Object.keys(b).length === 0) return { toEnd: true };
+  throw new QueenError('invalid_request', 'Must specify toEnd=true or a timestamp', { success: false });
+}
+
+export async function consumerGroupRoutes(app: FastifyInstance, { broker, ops }: OpsContext): Promise<void> {
+  const engine = broker.engine;
+
+  app.get('/api/v1/consumer-groups', async () => listGroups(engine, Date.now()));
+
+  app.get<{ Querystring: Query }>('/api/v1/consumer-groups/lagging', async (req) =>
+    laggingPartitions(engine, qInt(req.query, 'minLagSeconds', 3600, 0, 10 * 365 * 86_400), Date.now()));
+
+  app.get<{ Params: { group: string } }>('/api/v1/consumer-groups/:group', async (req) => groupDetail(engine, req.params.group, Date.now()));
+
+  app.delete<{ Params: { group: string }; Querystring: Query }>('/api/v1/consumer-groups/:group', async (req) =>
+    deleteGroup(broker, req.params.group, undefined, qBool(req.query, 'deleteMetadata', true), ops.cursorMoved));
+
+  app.delete<{ Params: { group: string; queue: string }; Querystring: Query }>('/api/v1/consumer-groups/:group/queues/:queue', async (req) =>
+    deleteGroup(broker, req.params.group, req.params.queue, qBool(req.query, 'deleteMetadata', true), ops.cursorMoved));
+
+  app.post<{ Params: { group: string } }>('/api/v1/consumer-groups/:group/subscription', async (req) => {
+    const b = bodyObject(req.body);
+    const ts = typeof b.subscriptionTimestamp === 'string' ? Date.parse(b.subscriptionTimestamp) : NaN;
+    if (!Number.isFinite(ts)) throw new QueenError('invalid_request', 'subscriptionTimestamp (ISO-8601) is required', { success: false });
+    return setSubscriptionTimestamp(broker, req.params.group, ts);
+  });
+
+  app.post<{ Params: { group: string; queue: string } }>('/api/v1/consumer-groups/:group/queues/:queue/seek', async (req) => {
+    engine.checkName('consumerGroup', req.params.group);
+    return seek(broker, req.params.group, req.params.queue, undefined, seekTarget(req.body, false), ops.cursorMoved);
+  });
+
+  app.post<{ Params: { group: string; queue: string; partition: string } }>(
+    '/api/v1/consumer-groups/:group/queues/:queue/partitions/:partition/seek',
+    async (req) => {
+      engine.checkName('consumerGroup', req.params.group);
+      return seek(broker, req.params.group, req.params.queue, req.params.partition, seekTarget(req.body, true), ops.cursorMoved);
+    },
+  );
+}

@@ -1,0 +1,31 @@
+/**
+ * Dead-letter administration (spec http-api.md §4.3) beyond the listing of dlq.ts: purge one
+ * queue's dead letters (the queue is required: never a broker-wide delete) and replay one by id.
+ */
+import type { FastifyInstance } from 'fastify';
+import { purgeDeadLetters, replayDeadLetter, type ReplayTarget } from '../../broker/messages.js';
+import { QueenError } from '../../errors.js';
+import { qString, type Query } from '../query.js';
+import { bodyObject, type OpsContext } from './ops.js';
+
+export async function dlqAdminRoutes(app: FastifyInstance, { broker, ops }: OpsContext): Promise<void> {
+  app.delete<{ Querystring: Query }>('/api/v1/dlq', async (req) => {
+    const queue = qString(req.query, 'queue');
+    if (!queue) throw new QueenError('queue_required', undefined, { success: false });
+    return purgeDeadLetters(broker, ops.activity, queue, qString(req.query, 'consumerGroup') || undefined);
+  });
+
+  app.post<{ Params: { id: string } }>('/api/v1/dlq/:id/replay', async (req) => {
+    const b = bodyObject(req.body);
+    const target: ReplayTarget = {};
+    for (const k of ['queue', 'partition'] as const) {
+      if (b[k] === undefined || b[k] === null) continue;
+      if (typeof b[k] !== 'string' || (b[k] as string).trim() === '') {
+        throw new QueenError('invalid_request', `${k} must be a non-empty string`, { success: false });
+      }
+      broker.engine.checkName(k, b[k] as string);
+      target[k] = b[k] as string;
+    }
+    return replayDeadLetter(broker, ops.activity, () => broker.store.getDlq(req.params.id), target, ops.maintenance.diverting);
+  });
+}

@@ -1,0 +1,54 @@
+/**
+ * Message routes (spec http-api.md §4.2): listing with filters and keyset pagination (`cursor`
+ * from `pagination.nextCursor`), one message by address, delete (dead letters only) and retry
+ * (replay of the address's newest dead letter).
+ */
+import type { FastifyInstance } from 'fastify';
+import { deleteDeadLetter, getMessage, listMessages, replayDeadLetter, type MessageStatus } from '../../broker/messages.js';
+import { QueenError } from '../../errors.js';
+import { qInt, qString, qTime, type Query } from '../query.js';
+import type { OpsContext } from './ops.js';
+
+const STATUSES: readonly MessageStatus[] = ['pending', 'processing', 'completed'];
+
+export async function messageRoutes(app: FastifyInstance, { broker, ops }: OpsContext): Promise<void> {
+  const engine = broker.engine;
+
+  app.get<{ Querystring: Query }>('/api/v1/messages', async (req) => {
+    const q = req.query;
+    const status = qString(q, 'status') || undefined;
+    if (status !== undefined && !STATUSES.includes(status as MessageStatus)) {
+      throw new QueenError('invalid_request', `status must be one of ${STATUSES.join(', ')}, got ${JSON.stringify(status)}`);
+    }
+    if ((qString(q, 'offset') ?? '') !== '' && qInt(q, 'offset', 0, 0, 0) !== 0) {
+      throw new QueenError('invalid_request', 'offset paging is not supported: use cursor (pagination.nextCursor)');
+    }
+    return listMessages(engine, {
+      queue: qString(q, 'queue') || undefined,
+      partition: qString(q, 'partition') || undefined,
+      namespace: qString(q, 'namespace') || qString(q, 'ns') || undefined,
+      task: qString(q, 'task') || undefined,
+      from: qTime(q, 'from'),
+      to: qTime(q, 'to'),
+      status: status as MessageStatus | undefined,
+      limit: qInt(q, 'limit', 200, 1, 1000),
+      cursor: qString(q, 'cursor') || undefined,
+    });
+  });
+
+  app.get<{ Params: { partitionId: string; transactionId: string } }>('/api/v1/messages/:partitionId/:transactionId', async (req) =>
+    getMessage(engine, req.params.partitionId, req.params.transactionId));
+
+  app.delete<{ Params: { partitionId: string; transactionId: string } }>('/api/v1/messages/:partitionId/:transactionId', async (req) =>
+    deleteDeadLetter(broker, ops.activity, req.params.partitionId, req.params.transactionId));
+
+  app.post<{ Params: { partitionId: string; transactionId: string } }>('/api/v1/messages/:partitionId/:transactionId/retry', async (req) => {
+    const { partitionId, transactionId } = req.params;
+    try {
+      return await replayDeadLetter(broker, ops.activity, () => broker.store.ops.findDlqByAddress(partitionId, transactionId), {}, ops.maintenance.diverting);
+    } catch (e) {
+      if (e instanceof QueenError && e.code === 'dlq_not_found') throw new QueenError('message_not_found', 'No dead letter for this message', { success: false });
+      throw e;
+    }
+  });
+}

@@ -1,0 +1,41 @@
+/**
+ * The operator routes (spec http-api.md §4, issue 5), registered as one plugin: resources,
+ * messages, dead-letter administration, consumer groups, traces, status, system, Prometheus.
+ */
+import type { FastifyInstance } from 'fastify';
+import type { Broker } from '../../broker/broker.js';
+import { Operations } from '../../broker/operations.js';
+import type { Config } from '../../config/index.js';
+import { consumerGroupRoutes } from './consumer-groups.js';
+import { dlqAdminRoutes } from './dlq-admin.js';
+import { messageRoutes } from './messages.js';
+import { prometheusRoutes } from './prometheus.js';
+import { resourceAdminRoutes } from './resources-admin.js';
+import { statusRoutes } from './status.js';
+import { systemRoutes } from './system.js';
+import { traceRoutes } from './traces.js';
+
+/** What the operator route plugins receive. */
+export interface OpsContext {
+  broker: Broker;
+  config: Config;
+  ops: Operations;
+}
+
+/** Registers every operator route for `broker` (its {@link Operations} are created on first use). */
+export async function opsRoutes(app: FastifyInstance, opts: { broker: Broker; config: Config }): Promise<void> {
+  const ctx: OpsContext = { ...opts, ops: Operations.for(opts.broker) };
+  await app.register(resourceAdminRoutes, ctx);
+  await app.register(messageRoutes, ctx);
+  await app.register(dlqAdminRoutes, ctx);
+  await app.register(consumerGroupRoutes, ctx);
+  await app.register(traceRoutes, ctx);
+  await app.register(statusRoutes, ctx);
+  await app.register(systemRoutes, ctx);
+  await app.register(prometheusRoutes, ctx);
+}
+
+/** The request body as an object (`{}` when empty). @throws nothing; non-objects become `{}` */
+export function bodyObject(body: unknown): Record<string, unknown> {
+  return body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : {};
+}

@@ -1,0 +1,10 @@
+/** `GET /metrics/prometheus` (spec http-api.md §4.8): Prometheus text format, public. */
+import type { FastifyInstance } from 'fastify';
+import type { OpsContext } from './ops.js';
+
+export async function prometheusRoutes(app: FastifyInstance, { ops }: OpsContext): Promise<void> {
+  app.get('/metrics/prometheus', async (_req, reply) => {
+    const { contentType, body } = await ops.metrics.render();
+    return reply.header('cache-control', 'no-cache').type(contentType).send(body);
+  });
+}

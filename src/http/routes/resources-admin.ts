@@ -1,0 +1,32 @@
+/**
+ * Resource views (spec http-api.md §4.1) beyond the queue list/detail/delete of resources.ts:
+ * overview, namespaces, tasks, partitions of a queue, queue depth, and the stats refresh (stats are
+ * live here, so it only reports that).
+ */
+import type { FastifyInstance } from 'fastify';
+import { depth, namespaces, overview, partitionsOf, tasks } from '../../broker/resources.js';
+import { QueenError } from '../../errors.js';
+import { qInt, qString, type Query } from '../query.js';
+import type { OpsContext } from './ops.js';
+
+export async function resourceAdminRoutes(app: FastifyInstance, { broker, ops }: OpsContext): Promise<void> {
+  const engine = broker.engine;
+
+  app.get('/api/v1/resources/overview', async () => overview(engine, ops.activity, Date.now()));
+  app.get('/api/v1/resources/namespaces', async () => namespaces(engine, ops.activity, Date.now()));
+  app.get('/api/v1/resources/tasks', async () => tasks(engine, ops.activity, Date.now()));
+
+  const partitions = (queue: string | undefined, q: Query) => {
+    if (!queue) throw new QueenError('queue_required');
+    return partitionsOf(engine, queue, qInt(q, 'limit', 100, 1, 10_000), qString(q, 'after') || undefined, Date.now());
+  };
+  // JS Admin.getPartitions (spec §10 item 7): queue as a query parameter.
+  app.get<{ Querystring: Query }>('/api/v1/resources/partitions', async (req) => partitions(qString(req.query, 'queue'), req.query));
+  app.get<{ Params: { queue: string }; Querystring: Query }>('/api/v1/resources/queues/:queue/partitions', async (req) =>
+    partitions(req.params.queue, req.query));
+
+  app.get<{ Params: { queue: string }; Querystring: Query }>('/api/v1/resources/queues/:queue/depth', async (req) =>
+    depth(engine, req.params.queue, qString(req.query, 'group') || qString(req.query, 'consumerGroup') || undefined, Date.now()));
+
+  app.post('/api/v1/stats/refresh', async () => ({ success: true, refreshed: false, reason: 'stats are live', engine: 'sqlite' }));
+}

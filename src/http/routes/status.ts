@@ -1,0 +1,58 @@
+/**
+ * Status and analytics routes for the dashboard (spec http-api.md §4.6, §4.7): served from the
+ * activity counters and in-memory indexes. The analytics families the reference serves from its
+ * metrics tables answer neutral documents built from the same counters.
+ */
+import type { FastifyInstance } from 'fastify';
+import { analytics, status, statusQueue, statusQueues, type StatusFilter } from '../../broker/status.js';
+import { QueenError } from '../../errors.js';
+import { qInt, qString, qTime, type Query } from '../query.js';
+import type { OpsContext } from './ops.js';
+
+function filter(q: Query): StatusFilter {
+  return {
+    from: qTime(q, 'from'), to: qTime(q, 'to'), queue: qString(q, 'queue') || undefined,
+    namespace: qString(q, 'namespace') || undefined, task: qString(q, 'task') || undefined,
+  };
+}
+
+export async function statusRoutes(app: FastifyInstance, { broker, ops }: OpsContext): Promise<void> {
+  const engine = broker.engine;
+
+  app.get<{ Querystring: Query }>('/api/v1/status', async (req) => {
+    const m = ops.maintenance.status();
+    return status(engine, ops.activity, filter(req.query), {
+      parkedConsumers: engine.waiters.size, uptimeSeconds: (Date.now() - broker.startedAt) / 1000,
+      maintenance: { push: m.maintenanceMode, pop: m.popMaintenanceMode, bufferedMessages: m.bufferedMessages },
+    }, Date.now());
+  });
+
+  app.get<{ Querystring: Query }>('/api/v1/status/queues', async (req) =>
+    statusQueues(engine, ops.activity, filter(req.query), qInt(req.query, 'limit', 100, 1, 1000), qInt(req.query, 'offset', 0, 0, 1_000_000), Date.now()));
+
+  app.get<{ Params: { queue: string } }>('/api/v1/status/queues/:queue', async (req) => statusQueue(engine, ops.activity, req.params.queue, Date.now()));
+
+  app.get<{ Querystring: Query }>('/api/v1/status/analytics', async (req) => {
+    const interval = qString(req.query, 'interval') || 'minute';
+    if (interval !== 'minute' && interval !== 'hour') throw new QueenError('invalid_request', 'interval must be minute or hour');
+    return analytics(engine, ops.activity, filter(req.query), interval, Date.now());
+  });
+
+  app.get('/api/v1/status/buffers', async () => {
+    const m = ops.maintenance.status();
+    return { pending: m.bufferedMessages, failed: m.bufferStats.failed, dbHealthy: broker.healthy(), worker: { draining: m.bufferStats.draining } };
+  });
+
+  app.get('/api/v1/analytics/system-metrics', async () => {
+    const mem = process.memoryUsage();
+    const cpu = process.cpuUsage();
+    return {
+      timeSeries: [], replicas: [],
+      current: {
+        timestamp: new Date().toISOString(), uptimeSeconds: (Date.now() - broker.startedAt) / 1000,
+        cpu: { user_us: cpu.user, system_us: cpu.system }, memory: { rss_bytes: mem.rss, heap_used_bytes: mem.heapUsed },
+      },
+    };
+  });
+  app.get('/api/v1/analytics/worker-metrics', async () => ({ timeSeries: [], workers: [] }));
+}

@@ -1,0 +1,43 @@
+/** System routes (spec http-api.md §4.9): push and pop maintenance, shared-state summary. ADMIN (auth table). */
+import type { FastifyInstance } from 'fastify';
+import { QueenError } from '../../errors.js';
+import { bodyObject, type OpsContext } from './ops.js';
+
+function enabledOf(body: unknown): boolean {
+  const b = bodyObject(body);
+  if (typeof b.enabled !== 'boolean') throw new QueenError('invalid_request', 'enabled (boolean) is required');
+  return b.enabled;
+}
+
+export async function systemRoutes(app: FastifyInstance, { broker, ops }: OpsContext): Promise<void> {
+  const m = ops.maintenance;
+
+  app.get('/api/v1/system/maintenance', async () => m.status());
+
+  app.post('/api/v1/system/maintenance', async (req) => {
+    const enabled = enabledOf(req.body);
+    await m.setPush(enabled);
+    const s = m.status();
+    return {
+      maintenanceMode: s.maintenanceMode, bufferedMessages: s.bufferedMessages, bufferHealthy: s.bufferHealthy,
+      message: enabled ? 'Push maintenance on: pushes are spooled to disk' : s.bufferedMessages > 0
+        ? `Push maintenance off: replaying ${s.bufferedMessages} spooled messages in order` : 'Push maintenance off',
+    };
+  });
+
+  app.get('/api/v1/system/maintenance/pop', async () => ({
+    popMaintenanceMode: broker.popMaintenanceEnabled,
+    message: broker.popMaintenanceEnabled ? 'Pop maintenance on: every pop answers 204' : 'Pop maintenance off',
+  }));
+
+  app.post('/api/v1/system/maintenance/pop', async (req) => {
+    const enabled = enabledOf(req.body);
+    await broker.setPopMaintenance(enabled);
+    return { popMaintenanceMode: enabled, message: enabled ? 'Pop maintenance on: every pop answers 204' : 'Pop maintenance off' };
+  });
+
+  app.get('/api/v1/system/shared-state', async () => ({
+    enabled: false, reason: 'single broker process (embedded store)',
+    maintenance_mode: m.pushEnabled, pop_maintenance_mode: broker.popMaintenanceEnabled,
+  }));
+}

@@ -1,0 +1,38 @@
+/** Trace routes (spec http-api.md §4.5): record an event (201) and list by message, by name, and the names. */
+import type { FastifyInstance } from 'fastify';
+import { recordTrace, traceNames, tracesByName, tracesOfMessage } from '../../broker/traces.js';
+import { QueenError } from '../../errors.js';
+import { qInt, type Query } from '../query.js';
+import { bodyObject, type OpsContext } from './ops.js';
+
+function str(b: Record<string, unknown>, k: string, required: boolean): string | undefined {
+  const v = b[k];
+  if (v === undefined || v === null || v === '') {
+    if (required) throw new QueenError('invalid_request', `${k} is required`, { success: false });
+    return undefined;
+  }
+  if (typeof v !== 'string') throw new QueenError('invalid_request', `${k} must be a string`, { success: false });
+  return v;
+}
+
+export async function traceRoutes(app: FastifyInstance, { broker }: OpsContext): Promise<void> {
+  app.post('/api/v1/traces', async (req, reply) => {
+    const b = bodyObject(req.body);
+    if (!('data' in b) || b.data === undefined) throw new QueenError('invalid_request', 'data is required', { success: false });
+    const out = await recordTrace(broker, {
+      transactionId: str(b, 'transactionId', true)!, partitionId: str(b, 'partitionId', true)!,
+      consumerGroup: str(b, 'consumerGroup', false), eventType: str(b, 'eventType', false), workerId: str(b, 'workerId', false),
+      traceNames: b.traceNames, data: b.data,
+    });
+    return reply.code(201).send(out);
+  });
+
+  app.get<{ Querystring: Query }>('/api/v1/traces/names', async (req) =>
+    traceNames(broker, qInt(req.query, 'limit', 50, 1, 1000), qInt(req.query, 'offset', 0, 0, 1_000_000)));
+
+  app.get<{ Params: { traceName: string }; Querystring: Query }>('/api/v1/traces/by-name/:traceName', async (req) =>
+    tracesByName(broker, req.params.traceName, qInt(req.query, 'limit', 100, 1, 1000), qInt(req.query, 'offset', 0, 0, 1_000_000)));
+
+  app.get<{ Params: { partitionId: string; transactionId: string } }>('/api/v1/traces/:partitionId/:transactionId', async (req) =>
+    tracesOfMessage(broker, req.params.partitionId, req.params.transactionId));
+}
