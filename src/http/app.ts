@@ -13,6 +13,7 @@ import { installErrorHandling } from './errors.js';
 import { authRoutes } from './routes/auth.js';
 import { ackRoutes } from './routes/ack.js';
 import { configureRoutes } from './routes/configure.js';
+import { dashboardRoutes } from './routes/dashboard.js';
 import { dlqRoutes } from './routes/dlq.js';
 import { opsRoutes } from './routes/ops.js';
 import { healthRoutes } from './routes/health.js';
@@ -73,5 +74,6 @@ export async function buildApp(config: Config, broker: Broker, log: Logger): Pro
   await app.register(resourceRoutes, ctx);
   await app.register(dlqRoutes, ctx);
   await app.register(opsRoutes, ctx); // operator routes (issue 5)
+  await app.register(dashboardRoutes, { jwtEnabled: config.jwt.enabled });
   return app;
 }

@@ -70,6 +70,8 @@ function Shell() {
     const title = TITLES[base] ?? 'Queen';
     const q = match('/queues/:name', path);
     document.title = q ? `${q.name} · Queues · Queen` : `${title} · Queen`;
+    // on a phone the navigation is a scrolling strip: keep the current page's tab in view
+    document.querySelector('.nav-item.active')?.scrollIntoView({ block: 'nearest', inline: 'nearest' });
   }, [path]);
 
   let page;
@@ -86,6 +88,7 @@ function Shell() {
   return (
     <div class="layout">
       <aside class="sidebar">
+        <div class="sidebar-inner">
         <Link href="/" class="brand">
           <span class="brand-mark">
             <svg viewBox="0 0 32 32" width="22" height="22" aria-hidden="true">
@@ -103,6 +106,7 @@ function Shell() {
           ))}
         </nav>
         <BrokerStatus />
+        </div>
       </aside>
       <main class="main">
         <OfflineBanner />

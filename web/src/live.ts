@@ -20,9 +20,13 @@ export interface Sample {
 
 export interface QueueSample {
   t: number;
+  /** pushed per second */
   in: number | null;
+  /** consumed per second in queue mode */
+  out: number | null;
   depth: number;
   total: number;
+  done: number;
 }
 
 export interface Snapshot {
@@ -190,8 +194,11 @@ export async function refresh(): Promise<void> {
         seen.add(q.name);
         const ring = queueRing.get(q.name) ?? [];
         const last = ring[ring.length - 1];
-        const qin = last && q.total >= last.total && now > last.t ? (q.total - last.total) / (now - last.t) : null;
-        ring.push({ t: now, in: qin, depth: q.pending, total: q.total });
+        const done = Math.max(0, q.total - q.pending - q.processing);
+        const dt = last ? now - last.t : 0;
+        const qin = last && dt > 0 && q.total >= last.total ? (q.total - last.total) / dt : null;
+        const qout = last && dt > 0 ? Math.max(0, done - last.done) / dt : null;
+        ring.push({ t: now, in: qin, out: qout, depth: q.pending, total: q.total, done });
         while (ring.length > 0 && ring[0]!.t < now - WINDOW_SEC) ring.shift();
         queueRing.set(q.name, ring);
       }

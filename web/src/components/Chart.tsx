@@ -18,9 +18,28 @@ export interface ChartProps {
   height?: number;
   /** formats y values (axis and legend) */
   format?: (v: number) => string;
+  /** counts rather than rates: integer ticks */
+  integer?: boolean;
   /** label shown when there are fewer than two points */
   emptyText?: string;
   ariaLabel: string;
+}
+
+/** HH:MM (or HH:MM:SS) in local time. */
+function clock(sec: number, seconds: boolean): string {
+  return new Date(sec * 1000).toLocaleTimeString('en-GB', seconds ? { hour: '2-digit', minute: '2-digit', second: '2-digit' } : { hour: '2-digit', minute: '2-digit' });
+}
+
+/** Axis tick: integers compact, fractions with at most two decimals. */
+function tick(v: number): string {
+  if (Number.isInteger(v)) return Math.abs(v) >= 10_000 ? `${+(v / 1000).toFixed(1)}k` : String(v);
+  return String(+v.toFixed(Math.abs(v) < 1 ? 2 : 1));
+}
+
+function niceMax(max: number | null, integer: boolean): number {
+  if (max == null || !(max > 0)) return integer ? 5 : 1;
+  const m = max * 1.15;
+  return integer ? Math.max(5, Math.ceil(m)) : Math.max(integer ? 5 : 0.5, m);
 }
 
 function alpha(hex: string, a: number): string {
@@ -28,7 +47,7 @@ function alpha(hex: string, a: number): string {
   return `rgba(${(n >> 16) & 255}, ${(n >> 8) & 255}, ${n & 255}, ${a})`;
 }
 
-export function Chart({ times, series, height = 200, format = (v) => String(v), emptyText = 'Collecting samples…', ariaLabel }: ChartProps) {
+export function Chart({ times, series, height = 200, format = (v) => String(v), integer = false, emptyText = 'Collecting samples…', ariaLabel }: ChartProps) {
   const box = useRef<HTMLDivElement>(null);
   const plot = useRef<uPlot | null>(null);
   const shape = series.map((s) => s.label + s.color).join('|');
@@ -38,34 +57,58 @@ export function Chart({ times, series, height = 200, format = (v) => String(v), 
   useEffect(() => {
     const el = box.current;
     if (!el) return;
+    const latest = (u: uPlot, sidx: number): number | null => {
+      const d = u.data[sidx] as (number | null)[];
+      for (let i = d.length - 1; i >= 0; i--) if (d[i] != null) return d[i] as number;
+      return null;
+    };
     const opts: uPlot.Options = {
       width: Math.max(200, el.clientWidth),
       height,
-      padding: [8, 8, 0, 0],
+      padding: [10, 12, 0, 0],
       cursor: { drag: { x: false, y: false }, points: { size: 6 } },
       legend: { show: true, live: true },
-      scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, max > 0 ? max * 1.1 : 1] } },
+      scales: {
+        // at least five minutes wide, so a fresh page does not show milliseconds
+        x: { time: true, range: (_u, min, max) => (min == null || max == null ? [Date.now() / 1000 - 300, Date.now() / 1000] : [Math.min(min, max - 300), max]) },
+        y: { range: (_u, _min, max) => [0, niceMax(max, integer)] },
+      },
       axes: [
-        { stroke: '#6b7280', grid: { stroke: '#eef0f3', width: 1 }, ticks: { stroke: '#e5e7eb', width: 1 }, font: '11px system-ui, sans-serif' },
         {
-          stroke: '#6b7280',
+          stroke: '#667085',
+          grid: { stroke: '#eef0f3', width: 1 },
+          ticks: { stroke: '#e4e7ec', width: 1, size: 4 },
+          font: '11px system-ui, sans-serif',
+          space: 70,
+          values: (u, splits) => {
+            const span = (u.scales.x.max ?? 0) - (u.scales.x.min ?? 0);
+            return splits.map((v) => clock(v, span < 240));
+          },
+        },
+        {
+          stroke: '#667085',
           grid: { stroke: '#eef0f3', width: 1 },
           ticks: { show: false },
           font: '11px system-ui, sans-serif',
-          size: 52,
-          values: (_u, vals) => vals.map((v) => fmt.current(v)),
+          size: 48,
+          space: 28,
+          incrs: integer ? [1, 2, 5, 10, 20, 50, 100, 200, 500, 1e3, 2e3, 5e3, 1e4, 2e4, 5e4, 1e5, 2e5, 5e5, 1e6, 1e7, 1e8, 1e9] : undefined,
+          values: (_u, vals) => vals.map(tick),
         },
       ],
       series: [
-        { value: (_u, v) => (v == null ? '' : new Date(v * 1000).toLocaleTimeString('en-GB')) },
-        ...series.map((s) => ({
+        { label: 'Time', value: (_u, v, _s, idx) => (idx == null || v == null ? 'latest' : clock(v, true)) },
+        ...series.map((s, i) => ({
           label: s.label,
           stroke: s.color,
           width: 2,
           fill: s.fill ? alpha(s.color, 0.08) : undefined,
           points: { show: false },
           spanGaps: false,
-          value: (_u: uPlot, v: number | null) => (v == null ? '—' : fmt.current(v)),
+          value: (u: uPlot, v: number | null, _s: number, idx: number | null) => {
+            const x = idx == null ? latest(u, i + 1) : v;
+            return x == null ? '—' : fmt.current(x);
+          },
         })),
       ],
     };
@@ -81,9 +124,8 @@ export function Chart({ times, series, height = 200, format = (v) => String(v), 
       u.destroy();
       plot.current = null;
     };
-    // re-create only when the series set or height changes; data flows through setData below
-    // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [shape, height]);
+    // re-created only when the series set or height changes; data flows through setData below
+  }, [shape, height, integer]);
 
   useEffect(() => {
     plot.current?.setData([times, ...series.map((s) => s.values)] as uPlot.AlignedData);

@@ -161,9 +161,9 @@ export function Mono({ children, title }: { children: ComponentChildren; title?:
   );
 }
 
-export function Field({ label, children }: { label: string; children: ComponentChildren }) {
+export function Field({ label, children, class: cls }: { label: string; children: ComponentChildren; class?: string }) {
   return (
-    <label class="field">
+    <label class={`field ${cls ?? ''}`}>
       <span class="field-label">{label}</span>
       {children}
     </label>

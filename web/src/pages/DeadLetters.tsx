@@ -68,11 +68,6 @@ export function DeadLetters() {
       <PageHeader
         title="Dead letters"
         subtitle="Messages that ran out of retries or were sent to the DLQ by a consumer."
-        actions={
-          <button class="btn btn-danger-ghost" disabled={!queue || !list.data?.length} title={queue ? undefined : 'Choose a queue to purge'} onClick={() => setPurge(true)} data-testid="purge">
-            <Icon name="trash" size={16} /> Purge{queue ? ` ${queue}` : '…'}
-          </button>
-        }
       />
       <Card pad={false}>
         <div class="toolbar">
@@ -96,7 +91,7 @@ export function DeadLetters() {
               ))}
             </select>
           </Field>
-          <Field label="Search">
+          <Field label="Search" class="field-grow">
             <input
               class="input"
               type="search"
@@ -110,6 +105,15 @@ export function DeadLetters() {
               data-testid="dlq-search"
             />
           </Field>
+          <div class="toolbar-end">
+            {queue ? (
+              <button class="btn btn-danger-ghost" disabled={!list.data?.length} onClick={() => setPurge(true)} data-testid="purge">
+                <Icon name="trash" size={16} /> Purge {queue}
+              </button>
+            ) : (
+              <span class="muted small">Choose a queue to purge its dead letters</span>
+            )}
+          </div>
         </div>
         {list.error ? (
           <LoadError error={list.error} what="dead letters" />

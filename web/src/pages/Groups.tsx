@@ -34,6 +34,7 @@ export function Groups() {
   const groupNames = [...new Set(all.filter((g) => g.name !== QUEUE_MODE).map((g) => g.name))].sort();
   const queueNames = [...new Set(all.map((g) => g.queue))].sort();
   const hasQueueMode = all.some((g) => g.name === QUEUE_MODE);
+  const expandable = rows.some((g) => g.partitions.length > 0);
 
   return (
     <div class="page">
@@ -87,7 +88,7 @@ export function Groups() {
             <table class="table" data-testid="groups-table">
               <thead>
                 <tr>
-                  <th class="w-chev" />
+                  {expandable && <th class="w-chev" />}
                   <th>Group</th>
                   <th>Queue</th>
                   <th class="num">Lag</th>
@@ -105,6 +106,7 @@ export function Groups() {
                   const expanded = open === k;
                   return [
                     <tr key={k} data-group={g.name} data-queue={g.queue} class={expanded ? 'row-open' : ''}>
+                      {expandable && (
                       <td class="w-chev">
                         {g.partitions.length > 0 && (
                           <button class={`chev ${expanded ? 'open' : ''}`} onClick={() => setOpen(expanded ? null : k)} aria-label={expanded ? 'Hide partitions' : 'Show partitions'} aria-expanded={expanded}>
@@ -112,6 +114,7 @@ export function Groups() {
                           </button>
                         )}
                       </td>
+                      )}
                       <td class="strong">{g.name === QUEUE_MODE ? <span class="muted">queue mode</span> : g.name}</td>
                       <td>
                         <Link href={`/queues/${enc(g.queue)}`}>{g.queue}</Link>
@@ -129,11 +132,11 @@ export function Groups() {
                         <Badge tone={st.tone}>{st.label}</Badge>
                       </td>
                       <td class="right nowrap">
-                        <button class="btn btn-sm" onClick={() => setPending({ kind: 'seek', group: g.name, queue: g.queue })} data-testid="seek">
-                          <Icon name="seek" size={14} /> Seek
+                        <button class="btn btn-sm" onClick={() => setPending({ kind: 'seek', group: g.name, queue: g.queue })} data-testid="seek" title="Seek" aria-label={`Seek ${g.name} on ${g.queue}`}>
+                          <Icon name="seek" size={14} /> <span class="btn-label">Seek</span>
                         </button>{' '}
-                        <button class="btn btn-sm btn-danger-ghost" onClick={() => setPending({ kind: 'delete', group: g.name, queue: g.queue })} data-testid="delete-group">
-                          <Icon name="trash" size={14} /> Delete
+                        <button class="btn btn-sm btn-danger-ghost" onClick={() => setPending({ kind: 'delete', group: g.name, queue: g.queue })} data-testid="delete-group" title="Delete" aria-label={`Delete ${g.name} on ${g.queue}`}>
+                          <Icon name="trash" size={14} /> <span class="btn-label">Delete</span>
                         </button>
                       </td>
                     </tr>,

@@ -30,9 +30,9 @@ export function Overview() {
         <>
           <div class="stats">
             <Stat label="Queues" value={fmtInt(queues?.length)} hint={partitions !== undefined ? plural(partitions, 'partition') : undefined} href="/queues" testid="stat-queues" />
-            <Stat label="In" value={fmtRate(snap.rateIn)} unit="msg/s" hint="pushed" testid="stat-in" />
-            <Stat label="Out" value={fmtRate(snap.rateOut)} unit="msg/s" hint="delivered to consumers" testid="stat-out" />
-            <Stat label="Backlog" value={fmtCompact(depth)} hint="pending in queue mode" href="/queues?sort=depth" testid="stat-depth" />
+            <Stat label="In" value={fmtRate(snap.rateIn)} unit="msg/s" hint="pushed by producers" testid="stat-in" />
+            <Stat label="Out" value={fmtRate(snap.rateOut)} unit="msg/s" hint="popped by consumers" testid="stat-out" />
+            <Stat label="Backlog" value={fmtCompact(depth)} hint="messages waiting" href="/queues?sort=depth" testid="stat-depth" />
             <Stat
               label="Total lag"
               value={snap.groupsError ? '—' : fmtCompact(lag)}
@@ -73,6 +73,7 @@ export function Overview() {
                   { label: 'Dead letters', color: '#dc2626', values: ring.map((s) => s.dlq) },
                 ]}
                 format={fmtCompact}
+                integer
               />
             </Card>
           </div>

@@ -16,6 +16,42 @@ const UNITS: Record<string, string> = {
   completedRetentionSeconds: 's', maxWaitTimeSeconds: 's', minPopWaitTime: 'ms', dedupWindowSeconds: 's', retentionSinkHoldMaxSeconds: 's',
 };
 
+/** Spec http-api.md §3.1 defaults, to tell which options were changed. */
+const DEFAULTS: Record<string, unknown> = {
+  leaseTime: 300, retryLimit: 3, retryDelay: 1000, priority: 0, maxSize: 0, ttl: 3600, deadLetterQueue: true, dlqAfterMaxRetries: true,
+  delayedProcessing: 0, windowBuffer: 0, retentionSeconds: 0, completedRetentionSeconds: 0, retentionEnabled: false, encryptionEnabled: false,
+  maxWaitTimeSeconds: 0, minPopWaitTime: 0, dedupWindowSeconds: 3600, retentionSinkHold: '', retentionSinkHoldMaxSeconds: 604800, namespace: '', task: '',
+};
+
+const GROUPS: [string, string[]][] = [
+  ['Delivery', ['leaseTime', 'retryLimit', 'retryDelay', 'priority', 'delayedProcessing', 'windowBuffer', 'minPopWaitTime']],
+  ['Dead letters', ['deadLetterQueue', 'dlqAfterMaxRetries']],
+  ['Retention', ['retentionEnabled', 'retentionSeconds', 'completedRetentionSeconds', 'maxWaitTimeSeconds', 'ttl', 'maxSize']],
+  ['Other', ['dedupWindowSeconds', 'encryptionEnabled', 'retentionSinkHold', 'retentionSinkHoldMaxSeconds']],
+];
+
+function isDefault(k: string, v: unknown): boolean {
+  return k in DEFAULTS && DEFAULTS[k] === v;
+}
+
+function groupOptions(entries: [string, unknown][]): [string, [string, unknown][]][] {
+  const seen = new Set<string>();
+  const out: [string, [string, unknown][]][] = [];
+  for (const [title, keys] of GROUPS) {
+    const list = entries.filter(([k]) => keys.includes(k));
+    list.sort(([a], [b]) => keys.indexOf(a) - keys.indexOf(b));
+    for (const [k] of list) seen.add(k);
+    if (list.length) out.push([title, list]);
+  }
+  const rest = entries.filter(([k]) => !seen.has(k));
+  if (rest.length) {
+    const other = out.find(([t]) => t === 'Other');
+    if (other) other[1].push(...rest);
+    else out.push(['Other', rest]);
+  }
+  return out;
+}
+
 function optionValue(k: string, v: unknown): string {
   if (typeof v === 'boolean') return v ? 'on' : 'off';
   if (v === null || v === undefined || v === '') return '—';
@@ -98,7 +134,7 @@ export function QueueDetailPage({ name }: { name: string }) {
         }
       />
       <div class="stats">
-        <Stat label="Pending" value={fmtCompact(t.pending)} hint="queue mode backlog" testid="q-pending" />
+        <Stat label="Pending" value={fmtCompact(t.pending)} hint="not yet popped (queue mode)" testid="q-pending" />
         <Stat label="Processing" value={fmtCompact(t.processing)} hint="leased now" />
         <Stat label="Total" value={fmtCompact(t.total)} hint="stored messages" testid="q-total" />
         <Stat label="Partitions" value={fmtInt(q.partitions.length)} testid="q-partitions" />
@@ -106,20 +142,21 @@ export function QueueDetailPage({ name }: { name: string }) {
         <Stat label="Dead letters" value={fmtCompact(t.deadLetter)} tone={t.deadLetter ? 'bad' : undefined} href={`/dead-letters?queue=${enc(q.name)}`} />
       </div>
 
-      <Card title="Throughput" actions={<span class="muted small">since this page started watching · pushed {listed ? fmtRate(ring[ring.length - 1]?.in ?? undefined) : '—'} msg/s</span>}>
+      <Card title="Throughput" actions={<span class="muted small">messages per second</span>}>
         <Chart
           ariaLabel={`Throughput of queue ${q.name}`}
           times={ring.map((s) => s.t)}
           series={[
-            { label: 'Pushed/s', color: '#4f46e5', fill: true, values: ring.map((s) => s.in) },
-            { label: 'Pending', color: '#64748b', values: ring.map((s) => s.depth) },
+            { label: 'Pushed', color: '#4f46e5', fill: true, values: ring.map((s) => s.in) },
+            { label: 'Consumed', color: '#0d9488', values: ring.map((s) => s.out) },
           ]}
           height={180}
-          format={fmtCompact}
+          format={fmtRate}
+          emptyText={listed ? 'Collecting samples…' : 'No samples for this queue'}
         />
       </Card>
 
-      <div class="grid-2 grid-wide-left">
+      <div class="grid-2">
         <Card title={`Partitions (${q.partitions.length})`} pad={false}>
           {q.partitions.length === 0 ? (
             <Empty title="No partitions yet">A partition is created by the first push that names it.</Empty>
@@ -158,65 +195,72 @@ export function QueueDetailPage({ name }: { name: string }) {
             </div>
           )}
         </Card>
-        <Card title="Options" pad={false}>
-          {options.length === 0 ? (
-            <Empty title="No options reported" />
+        <Card title="Consumer groups" actions={<Link href={`/consumer-groups?queue=${enc(q.name)}`}>Manage →</Link>} pad={false}>
+          {groupNames.size === 0 ? (
+            <Empty icon="groups" title="No consumer group reads this queue">
+              Pops without <code>consumerGroup</code> share the queue-mode cursor, counted as “pending” above.
+            </Empty>
           ) : (
-            <dl class="options" data-testid="options">
-              {options.map(([k, v]) => (
-                <div key={k} class="option">
-                  <dt>{k}</dt>
-                  <dd class={typeof v === 'boolean' ? (v ? 'on' : 'off') : ''}>{optionValue(k, v)}</dd>
-                </div>
-              ))}
-            </dl>
+            <div class="table-wrap">
+              <table class="table" data-testid="queue-groups-table">
+                <thead>
+                  <tr>
+                    <th>Group</th>
+                    <th class="num">Lag</th>
+                    <th class="num hide-sm">Partitions behind</th>
+                    <th class="num">Oldest unconsumed</th>
+                    <th class="hide-sm">Subscription</th>
+                    <th>State</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {[...groupNames].sort().map((n) => {
+                    const g = groups.find((x) => x.name === n);
+                    const meta = q.groups.find((x) => x.name === n);
+                    const lag = g?.totalLag ?? meta?.totalLag;
+                    const behind = g?.partitionsWithLag ?? meta?.partitionsWithLag;
+                    const age = g ? g.maxTimeLag : meta?.timeLag;
+                    const st = g ? groupState(g) : lag === undefined ? { label: 'Unknown', tone: 'neutral' as const } : lag > 0 ? { label: 'Behind', tone: 'warn' as const } : { label: 'Caught up', tone: 'good' as const };
+                    return (
+                      <tr key={n} data-group={n}>
+                        <td class="strong">
+                          <Link href={`/consumer-groups?group=${enc(n)}&queue=${enc(q.name)}`}>{n}</Link>
+                        </td>
+                        <td class={`num ${lag ? 'tone-warn' : ''}`} data-testid="group-lag">{lag === undefined ? '—' : fmtInt(lag)}</td>
+                        <td class="num hide-sm">{behind === undefined ? '—' : fmtInt(behind)}</td>
+                        <td class="num">{age ? fmtDuration(age) : '—'}</td>
+                        <td class="hide-sm muted">{g?.subscriptionMode || meta?.subscriptionMode || '—'}</td>
+                        <td>
+                          <Badge tone={st.tone}>{st.label}</Badge>
+                        </td>
+                      </tr>
+                    );
+                  })}
+                </tbody>
+              </table>
+            </div>
           )}
         </Card>
       </div>
 
-      <Card title="Consumer groups" actions={<Link href={`/consumer-groups?queue=${enc(q.name)}`}>Manage →</Link>} pad={false}>
-        {groupNames.size === 0 ? (
-          <Empty icon="groups" title="No consumer group reads this queue">
-            Pops without <code>consumerGroup</code> share the queue-mode cursor, counted as “pending” above.
-          </Empty>
+      <Card title="Options" actions={<span class="muted small">bold: changed from the default</span>} pad={false}>
+        {options.length === 0 ? (
+          <Empty title="No options reported" />
         ) : (
-          <div class="table-wrap">
-            <table class="table" data-testid="queue-groups-table">
-              <thead>
-                <tr>
-                  <th>Group</th>
-                  <th class="num">Lag</th>
-                  <th class="num hide-sm">Partitions behind</th>
-                  <th class="num">Oldest unconsumed</th>
-                  <th class="hide-sm">Subscription</th>
-                  <th>State</th>
-                </tr>
-              </thead>
-              <tbody>
-                {[...groupNames].sort().map((n) => {
-                  const g = groups.find((x) => x.name === n);
-                  const meta = q.groups.find((x) => x.name === n);
-                  const lag = g?.totalLag ?? meta?.totalLag;
-                  const behind = g?.partitionsWithLag ?? meta?.partitionsWithLag;
-                  const age = g ? g.maxTimeLag : meta?.timeLag;
-                  const st = g ? groupState(g) : lag === undefined ? { label: 'Unknown', tone: 'neutral' as const } : lag > 0 ? { label: 'Behind', tone: 'warn' as const } : { label: 'Caught up', tone: 'good' as const };
-                  return (
-                    <tr key={n} data-group={n}>
-                      <td class="strong">
-                        <Link href={`/consumer-groups?group=${enc(n)}&queue=${enc(q.name)}`}>{n}</Link>
-                      </td>
-                      <td class={`num ${lag ? 'tone-warn' : ''}`} data-testid="group-lag">{lag === undefined ? '—' : fmtInt(lag)}</td>
-                      <td class="num hide-sm">{behind === undefined ? '—' : fmtInt(behind)}</td>
-                      <td class="num">{age ? fmtDuration(age) : '—'}</td>
-                      <td class="hide-sm muted">{g?.subscriptionMode || meta?.subscriptionMode || '—'}</td>
-                      <td>
-                        <Badge tone={st.tone}>{st.label}</Badge>
-                      </td>
-                    </tr>
-                  );
-                })}
-              </tbody>
-            </table>
+          <div class="option-groups" data-testid="options">
+            {groupOptions(options).map(([title, entries]) => (
+              <section key={title} class="option-group">
+                <h3>{title}</h3>
+                <dl class="options">
+                  {entries.map(([k, v]) => (
+                    <div key={k} class={`option ${isDefault(k, v) ? 'is-default' : ''}`}>
+                      <dt>{k}</dt>
+                      <dd class={typeof v === 'boolean' ? (v ? 'on' : 'off') : ''}>{optionValue(k, v)}</dd>
+                    </div>
+                  ))}
+                </dl>
+              </section>
+            ))}
           </div>
         )}
       </Card>
