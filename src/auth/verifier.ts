@@ -57,6 +57,7 @@ export interface Authenticator {
 export function createAuthenticator(cfg: JwtConfig, keys: KeyMaterial, nowMs: () => number = Date.now): Authenticator {
   const skip = compileSkipPaths(cfg.skipPaths);
   const sets = levelRoleSets(cfg.roles);
+  const verified = new VerifiedTokens(10_000, 60_000);
 
   async function authenticate(method: string, path: string, authorization: string | readonly string[] | undefined): Promise<Identity> {
     if (!cfg.enabled || skip(path)) return EMPTY_IDENTITY;
@@ -68,7 +69,11 @@ export function createAuthenticator(cfg: JwtConfig, keys: KeyMaterial, nowMs: ()
     const alg = header.alg as TokenAlg;
     if (!cfg.acceptedAlgs.has(alg)) throw new QueenError('unsupported_token_algorithm');
     const key = await selectKey(keys, alg, header.kid);
-    const claims = await verifySignature(token, header.raw, alg, key);
+    let claims = verified.get(token, key, nowMs());
+    if (claims === undefined) {
+      claims = await verifySignature(token, header.raw, alg, key);
+      verified.set(token, key, claims, nowMs());
+    }
     checkClaims(claims, cfg, Math.floor(nowMs() / 1000));
     const roles = rolesOf(claims, cfg.rolesClaim, cfg.rolesArrayClaim);
     if (!passes(level, roles, sets)) throw new QueenError('insufficient_permissions');
@@ -100,4 +105,34 @@ async function verifySignature(token: string, header: Readonly<Record<string, un
   }
   if (typeof claims !== 'object' || claims === null || Array.isArray(claims)) throw new QueenError('invalid_token_signature');
   return claims as Claims;
+}
+
+/**
+ * Tokens whose signature verified, keyed by the exact token text and the key object that verified
+ * it, so a client that sends the same bearer token on every request pays the signature check once
+ * a minute instead of on every request. Only the signature result is remembered: the temporal
+ * claims, issuer, audience and roles are checked on every request. A key rotated out of the JWKS
+ * cache is a different key object, so its tokens verify afresh. Bounded: the oldest entry goes
+ * when `max` is reached.
+ */
+class VerifiedTokens {
+  private readonly entries = new Map<string, { key: unknown; claims: Claims; until: number }>();
+
+  /** @param max entries kept @param ttlMs how long (ms) a verification is reused */
+  constructor(private readonly max: number, private readonly ttlMs: number) {}
+
+  get(token: string, key: unknown, now: number): Claims | undefined {
+    const e = this.entries.get(token);
+    if (!e) return undefined;
+    if (e.key !== key || e.until <= now) {
+      this.entries.delete(token);
+      return undefined;
+    }
+    return e.claims;
+  }
+
+  set(token: string, key: unknown, claims: Claims, now: number): void {
+    if (this.entries.size >= this.max) this.entries.delete(this.entries.keys().next().value!);
+    this.entries.set(token, { key, claims, until: now + this.ttlMs });
+  }
 }
