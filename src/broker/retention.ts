@@ -176,9 +176,19 @@ export class Retention {
     return report;
   }
 
+  /**
+   * Seeds the completed rule for `q` (at boot or when the rule is switched on): only partitions
+   * where some group's cursor moved past the head can have a prefix consumed by every group, so
+   * the cost is O(cursors written), not O(partitions).
+   */
   private seed(q: QueueState): void {
     this.seeded.add(q.pk);
-    for (const p of q.partitions.values()) if (p.nextOffset > p.firstOffset) this.dirty.add(p.pk);
+    for (const g of q.groups.values()) {
+      for (const [pk, c] of g.cursors) {
+        const p = this.engine.partitionsByPk.get(pk);
+        if (p && c.materialized && c.nextOffset > p.firstOffset) this.dirty.add(pk);
+      }
+    }
   }
 
   /** Removes the prefix `[firstOffset, end)` of each partition in one unit of work. */
