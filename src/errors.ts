@@ -32,6 +32,7 @@ export const ERRORS = {
   dlq_not_found: { status: 404, message: 'Dead letter not found' },
   group_not_found: { status: 404, message: 'Consumer group not found' },
   no_such_route: { status: 404, message: 'no such route' },
+  invalid_path: { status: 400, message: 'invalid request path' },
   method_not_allowed: { status: 405, message: 'method not allowed' },
   too_many_waiters: { status: 429, message: 'too many parked consumers on this queue' },
   encryption_key_missing: {

@@ -9,7 +9,7 @@ import type { Broker } from '../broker/broker.js';
 import type { Config } from '../config/index.js';
 import { QueenError } from '../errors.js';
 import { registerAuth } from '../auth/index.js';
-import { installErrorHandling } from './errors.js';
+import { frameworkError, installErrorHandling } from './errors.js';
 import { authRoutes } from './routes/auth.js';
 import { ackRoutes } from './routes/ack.js';
 import { configureRoutes } from './routes/configure.js';
@@ -41,6 +41,7 @@ export async function buildApp(config: Config, broker: Broker, log: Logger): Pro
     bodyLimit: config.limits.maxBodyBytes,
     routerOptions: { maxParamLength: config.limits.maxNameBytes * 3 + 16 },
     return503OnClosing: true,
+    frameworkErrors: frameworkError,
     forceCloseConnections: 'idle',
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
     serverFactory: (handler) => {

@@ -35,8 +35,30 @@ function fromFastify(e: FastifyError): QueenError | undefined {
   return undefined;
 }
 
+/**
+ * True when the raw path (no query) holds a dot segment (`/./`, `/../`, trailing `/.` or `/..`) or
+ * an empty segment (`//`): refused with 400 so that no normalisation anywhere can make the router
+ * and the access-level table judge different paths (security.md TS-9).
+ */
+export function unsafePath(url: string): boolean {
+  const q = url.indexOf('?');
+  const path = q === -1 ? url : url.slice(0, q);
+  return path.includes('//') || /\/\.\.?(?:\/|$)/.test(path);
+}
+
+/** The answer to a URL the router cannot even decode (Fastify's own framework errors). */
+export function frameworkError(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
+  const e = error.code === 'FST_ERR_BAD_URL' || error.code === 'FST_ERR_ASYNC_CONSTRAINT'
+    ? new QueenError('invalid_path')
+    : new QueenError('invalid_request', error.message);
+  void reply.code(e.status).type('application/json').send(e.toJSON());
+}
+
 /** Installs the error and not-found handlers on `app`. */
 export function installErrorHandling(app: FastifyInstance): void {
+  app.addHook('onRequest', async (request, reply) => {
+    if (unsafePath(request.url)) return reply.code(400).type('application/json').send(new QueenError('invalid_path').toJSON());
+  });
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     const qe = isQueenError(error) ? error : fromFastify(error);
     if (qe) {

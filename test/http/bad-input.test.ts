@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { startBroker, type BrokerHandle } from '../helpers/broker.js';
 import { call, uniqueName } from '../helpers/http.js';
@@ -94,6 +95,26 @@ describe('bad input gets a clear 4xx, never a 500', () => {
     expectError(await call(b.url, 'GET', '/api/v1/nothing-here'), 404, 'no_such_route');
     expectError(await call(b.url, 'POST', '/api/v1/queues/x/clear'), 404, 'no_such_route');
     expectError(await call(b.url, 'GET', `/api/v1/resources/queues/${uniqueName()}`), 404, 'queue_not_found');
+  });
+
+  test('dot segments, empty segments and undecodable paths answer 400 invalid_path (raw paths, no client normalisation)', async () => {
+    const raw = (path: string) => new Promise<{ status: number; body: any }>((resolve, reject) => {
+      const u = new URL(b.url);
+      const req = http.request({ host: u.hostname, port: u.port, path, method: 'GET' }, (res) => {
+        let text = '';
+        res.on('data', (c) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text ? JSON.parse(text) : undefined }));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    for (const path of ['/assets/../api/v1/system/maintenance', '/api/v1//resources/queues', '/api/v1/resources/./queues', '/health/..', '/api/v1/pop/queue/%E2%82']) {
+      const r = await raw(path);
+      assert.equal(r.status, 400, path);
+      assert.equal(r.body.code, 'invalid_path', path);
+      assert.equal(r.body.error, 'invalid request path');
+    }
+    assert.equal((await raw('/api/v1/pop/queue/a%2Fb')).status, 204, 'an encoded slash in a name is a name, not a separator');
   });
 
   test('the broker stays healthy after all of the above', async () => {
