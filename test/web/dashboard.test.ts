@@ -244,10 +244,22 @@ describe('dashboard', { skip: chromiumMissing }, () => {
     await poll('two dead letters', async () => (await text('[data-testid=stat-dlq]')) === '2');
     await poll('backlog of 10 pending', async () => (await text('[data-testid=stat-depth]')) === '10');
     await page.getByRole('link', { name: 'orders' }).first().waitFor();
-    // give the chart a few samples
-    await page.waitForTimeout(1800);
+    // live traffic through emails (pushed and consumed in equal numbers, so its depth stays 4),
+    // refreshed every 2 s through the UI's own control, so the charts and rates have samples
+    await page.getByLabel('Refresh period').selectOption('2000');
+    const stop = Date.now() + 7000;
+    for (let i = 0; Date.now() < stop; i++) {
+      const n = 5 + (i % 4) * 3;
+      await api('POST', '/api/v1/push', { items: Array.from({ length: n }, (_, k) => ({ queue: 'emails', payload: { to: `burst${i}-${k}@example.com`, template: 'digest' } })) });
+      await api('GET', `/api/v1/pop/queue/emails?batch=${n}&autoAck=true`);
+      await page.waitForTimeout(250);
+    }
+    await poll('a non-zero inbound rate', async () => !['0', '—'].includes(await text('[data-testid=stat-in]')));
+    await poll('backlog back to 10', async () => (await text('[data-testid=stat-depth]')) === '10');
     await shot('01-overview');
     await shot('11-phone-overview', PHONE);
+    await page.setViewportSize(LAPTOP);
+    await page.getByLabel('Refresh period').selectOption('5000');
     if (skipIfMissing(t, 'GET /api/v1/consumer-groups')) return;
     await poll('total lag 8 (analytics 3 + fulfilment 5)', async () => (await text('[data-testid=stat-lag]')) === '8');
   });
@@ -365,8 +377,13 @@ describe('dashboard', { skip: chromiumMissing }, () => {
     await row('analytics').waitFor();
     await poll('analytics lag 3', async () => (await row('analytics').getByTestId('group-lag').textContent()) === '3');
     await poll('fulfilment lag 5', async () => (await row('fulfilment').getByTestId('group-lag').textContent()) === '5');
+    await row('analytics').getByTestId('expand').click();
+    const parts = page.getByTestId('group-partitions');
+    await parts.waitFor();
+    assert.match((await parts.textContent()) ?? '', /(us-east|eu-west)/);
     await shot('09-consumer-groups');
     await shot('15-phone-consumer-groups', PHONE);
+    await row('analytics').getByTestId('expand').click();
     await row('analytics').getByTestId('seek').click();
     await page.getByTestId('seek-dialog').waitFor();
     await shot('09b-seek-dialog', LAPTOP, false);

@@ -384,11 +384,12 @@ export function readMessage(x: unknown): MessageRow {
   };
 }
 
-export function readMessages(body: unknown): { messages: MessageRow[]; next: string } {
+export function readMessages(body: unknown): { messages: MessageRow[]; next: string; hasMore: boolean | undefined } {
   const b = obj(body);
   const list = Array.isArray(body) ? body : arr(b.messages);
   const p = obj(b.pagination);
-  return { messages: list.map(readMessage), next: str(p.next, p.nextCursor, p.cursor, b.next, b.nextCursor) };
+  const hasMore = typeof p.hasMore === 'boolean' ? p.hasMore : undefined;
+  return { messages: list.map(readMessage), next: str(p.nextCursor, p.next, p.cursor, b.nextCursor, b.next), hasMore };
 }
 
 export interface TraceEvent {

@@ -28,10 +28,11 @@ export function fmtRate(n: number | undefined): string {
 export function fmtDuration(sec: number | undefined): string {
   if (sec === undefined || !Number.isFinite(sec)) return '—';
   const s = Math.max(0, Math.round(sec));
+  const two = (a: number, ua: string, b: number, ub: string) => (b ? `${a}${ua} ${b}${ub}` : `${a}${ua}`);
   if (s < 60) return `${s}s`;
-  if (s < 3600) return `${Math.floor(s / 60)}m ${s % 60}s`;
-  if (s < 86400) return `${Math.floor(s / 3600)}h ${Math.floor((s % 3600) / 60)}m`;
-  return `${Math.floor(s / 86400)}d ${Math.floor((s % 86400) / 3600)}h`;
+  if (s < 3600) return two(Math.floor(s / 60), 'm', s % 60, 's');
+  if (s < 86400) return two(Math.floor(s / 3600), 'h', Math.floor((s % 3600) / 60), 'm');
+  return two(Math.floor(s / 86400), 'd', Math.floor((s % 86400) / 3600), 'h');
 }
 
 export function parseTime(iso: string): number | undefined {

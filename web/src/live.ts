@@ -175,7 +175,8 @@ export async function refresh(): Promise<void> {
     if (rateOut !== null) snap.rateOut = rateOut;
 
     const depth = snap.queues ? snap.queues.reduce((a, q) => a + q.pending, 0) : null;
-    const lag = snap.groups ? snap.groups.reduce((a, g) => a + g.totalLag, 0) : null;
+    // the same figure as the overview's "Total lag": named groups only (queue mode is the backlog)
+    const lag = snap.groups ? snap.groups.filter((g) => g.name !== QUEUE_MODE).reduce((a, g) => a + g.totalLag, 0) : null;
     const s: Sample = { t: now, in: rateIn, out: rateOut, depth, lag, dlq: snap.dlqDepth ?? null };
     samples.set((list) => {
       const next = list.filter((x) => x.t >= now - WINDOW_SEC);

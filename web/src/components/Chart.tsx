@@ -69,8 +69,8 @@ export function Chart({ times, series, height = 200, format = (v) => String(v), 
       cursor: { drag: { x: false, y: false }, points: { size: 6 } },
       legend: { show: true, live: true },
       scales: {
-        // at least five minutes wide, so a fresh page does not show milliseconds
-        x: { time: true, range: (_u, min, max) => (min == null || max == null ? [Date.now() / 1000 - 300, Date.now() / 1000] : [Math.min(min, max - 300), max]) },
+        // at least 20 s wide, so a fresh page never shows sub-second ticks
+        x: { time: true, range: (_u, min, max) => (min == null || max == null ? [Date.now() / 1000 - 60, Date.now() / 1000] : [Math.min(min, max - 20), max]) },
         y: { range: (_u, _min, max) => [0, niceMax(max, integer)] },
       },
       axes: [
@@ -80,9 +80,11 @@ export function Chart({ times, series, height = 200, format = (v) => String(v), 
           ticks: { stroke: '#e4e7ec', width: 1, size: 4 },
           font: '11px system-ui, sans-serif',
           space: 70,
-          values: (u, splits) => {
-            const span = (u.scales.x.max ?? 0) - (u.scales.x.min ?? 0);
-            return splits.map((v) => clock(v, span < 240));
+          // whole seconds at least; HH:MM:SS only while ticks are less than a minute apart
+          incrs: [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200],
+          values: (_u, splits) => {
+            const step = splits.length > 1 ? splits[1]! - splits[0]! : 60;
+            return splits.map((v) => clock(v, step < 60));
           },
         },
         {
@@ -103,7 +105,6 @@ export function Chart({ times, series, height = 200, format = (v) => String(v), 
           stroke: s.color,
           width: 2,
           fill: s.fill ? alpha(s.color, 0.08) : undefined,
-          points: { show: false },
           spanGaps: false,
           value: (u: uPlot, v: number | null, _s: number, idx: number | null) => {
             const x = idx == null ? latest(u, i + 1) : v;

@@ -1,10 +1,10 @@
 /** Consumer groups: lag per queue and partition, seek, delete (with confirmation). */
 import { useState } from 'preact/hooks';
-import { api, enc, QUEUE_MODE, type GroupRow } from '../api';
+import { api, enc, obj, QUEUE_MODE, readGroups, str, type GroupPartitionLag, type GroupRow } from '../api';
 import { Confirm, Modal, toast } from '../components/overlay';
 import { Badge, Card, Empty, Field, Icon, Link, LoadError, Loading, PageHeader } from '../components/ui';
-import { fmtDate, fmtDuration, fmtInt, fmtStamp } from '../format';
-import { refresh, snapshot } from '../live';
+import { fmtDate, fmtDuration, fmtInt, fmtStamp, plural } from '../format';
+import { refresh, snapshot, usePoll } from '../live';
 import { setQuery, useLocation } from '../router';
 import { useStore } from '../store';
 
@@ -34,7 +34,6 @@ export function Groups() {
   const groupNames = [...new Set(all.filter((g) => g.name !== QUEUE_MODE).map((g) => g.name))].sort();
   const queueNames = [...new Set(all.map((g) => g.queue))].sort();
   const hasQueueMode = all.some((g) => g.name === QUEUE_MODE);
-  const expandable = rows.some((g) => g.partitions.length > 0);
 
   return (
     <div class="page">
@@ -88,14 +87,14 @@ export function Groups() {
             <table class="table" data-testid="groups-table">
               <thead>
                 <tr>
-                  {expandable && <th class="w-chev" />}
+                  <th class="w-chev" />
                   <th>Group</th>
                   <th>Queue</th>
                   <th class="num">Lag</th>
                   <th class="num hide-sm">Partitions behind</th>
                   <th class="num hide-sm">Oldest unconsumed</th>
                   <th class="hide-md">Subscription</th>
-                  <th>State</th>
+                  <th class="hide-sm">State</th>
                   <th class="right">Actions</th>
                 </tr>
               </thead>
@@ -106,15 +105,11 @@ export function Groups() {
                   const expanded = open === k;
                   return [
                     <tr key={k} data-group={g.name} data-queue={g.queue} class={expanded ? 'row-open' : ''}>
-                      {expandable && (
                       <td class="w-chev">
-                        {g.partitions.length > 0 && (
-                          <button class={`chev ${expanded ? 'open' : ''}`} onClick={() => setOpen(expanded ? null : k)} aria-label={expanded ? 'Hide partitions' : 'Show partitions'} aria-expanded={expanded}>
-                            <Icon name="chevron" size={14} />
-                          </button>
-                        )}
+                        <button class={`chev ${expanded ? 'open' : ''}`} onClick={() => setOpen(expanded ? null : k)} aria-label={expanded ? 'Hide partitions' : 'Show partitions'} aria-expanded={expanded} data-testid="expand">
+                          <Icon name="chevron" size={14} />
+                        </button>
                       </td>
-                      )}
                       <td class="strong">{g.name === QUEUE_MODE ? <span class="muted">queue mode</span> : g.name}</td>
                       <td>
                         <Link href={`/queues/${enc(g.queue)}`}>{g.queue}</Link>
@@ -128,7 +123,7 @@ export function Groups() {
                         {g.subscriptionMode || '—'}
                         {g.subscriptionTimestamp ? ` · from ${fmtDate(g.subscriptionTimestamp)}` : ''}
                       </td>
-                      <td>
+                      <td class="hide-sm">
                         <Badge tone={st.tone}>{st.label}</Badge>
                       </td>
                       <td class="right nowrap">
@@ -144,24 +139,7 @@ export function Groups() {
                       <tr key={`${k}-parts`} class="subrow">
                         <td />
                         <td colSpan={8}>
-                          <table class="table table-inner">
-                            <thead>
-                              <tr>
-                                <th>Partition</th>
-                                <th class="num">Lag</th>
-                                <th class="num">Oldest unconsumed</th>
-                              </tr>
-                            </thead>
-                            <tbody>
-                              {g.partitions.map((p) => (
-                                <tr key={p.partitionId || p.partition}>
-                                  <td>{p.partition || p.partitionId}</td>
-                                  <td class={`num ${p.lag ? 'tone-warn' : ''}`}>{fmtInt(p.lag)}</td>
-                                  <td class="num">{p.timeLag ? fmtDuration(p.timeLag) : '—'}</td>
-                                </tr>
-                              ))}
-                            </tbody>
-                          </table>
+                          <GroupPartitions group={g.name} queue={g.queue} totalLag={g.totalLag} inline={g.partitions} />
                         </td>
                       </tr>
                     ),
@@ -175,6 +153,55 @@ export function Groups() {
       {pending?.kind === 'seek' && <SeekDialog group={pending.group} queue={pending.queue} onClose={() => setPending(null)} />}
       {pending?.kind === 'delete' && (
         <DeleteDialog group={pending.group} queue={pending.queue} queues={all.filter((g) => g.name === pending.group).map((g) => g.queue)} onClose={() => setPending(null)} />
+      )}
+    </div>
+  );
+}
+
+/** Lag per partition of one group on one queue, read from the group's detail on demand. */
+function GroupPartitions({ group, queue, totalLag, inline }: { group: string; queue: string; totalLag: number; inline: GroupPartitionLag[] }) {
+  const detail = usePoll(
+    async (signal) => {
+      if (inline.length > 0) return inline;
+      const b = obj(await api(`/api/v1/consumer-groups/${enc(group)}`, { signal }));
+      const qs = b.queues;
+      const q = Array.isArray(qs) ? obj(qs.find((x) => str(obj(x).queueName, obj(x).queue, obj(x).name) === queue)) : obj(obj(qs)[queue]);
+      return readGroups([{ name: group, queueName: queue, partitions: q.partitions }])[0]?.partitions ?? [];
+    },
+    `${group}\u0000${queue}`,
+  );
+  if (detail.error) return <LoadError error={detail.error} what="this group's partitions" />;
+  if (!detail.data) return <Loading />;
+  const parts = detail.data;
+  const listed = parts.reduce((a, p) => a + p.lag, 0);
+  return (
+    <div class="inner" data-testid="group-partitions">
+      {parts.length === 0 ? (
+        <p class="muted small">This group has not read any partition of {queue} yet.</p>
+      ) : (
+        <table class="table table-inner">
+          <thead>
+            <tr>
+              <th>Partition</th>
+              <th class="num">Lag</th>
+              <th class="num">Oldest unconsumed</th>
+            </tr>
+          </thead>
+          <tbody>
+            {parts.map((p) => (
+              <tr key={p.partitionId || p.partition}>
+                <td>{p.partition || p.partitionId}</td>
+                <td class={`num ${p.lag ? 'tone-warn' : ''}`}>{fmtInt(p.lag)}</td>
+                <td class="num">{p.timeLag ? fmtDuration(p.timeLag) : '—'}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      {totalLag > listed && (
+        <p class="muted small inner-note">
+          {plural(totalLag - listed, 'more message')} wait in partitions this group has not read yet.
+        </p>
       )}
     </div>
   );

@@ -31,20 +31,32 @@ export function Messages() {
   const snap = useStore(snapshot);
   const queue = query.get('queue') ?? '';
   const partition = query.get('partition') ?? '';
-  const [page, setPage] = useState(0);
+  const status = query.get('status') ?? '';
+  // keyset pages: cursors[i] opens page i (undefined for the first); offsets for brokers without cursors
+  const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
+  const page = cursors.length - 1;
+  const cursor = cursors[page];
   const [selected, setSelected] = useState<MessageRow | null>(null);
 
   const queues = (snap.queues ?? []).map((q) => q.name).sort();
   const detail = usePoll(async (signal) => readQueueDetail(await api(`/api/v1/resources/queues/${enc(queue)}`, { signal })), `d:${queue}`, queue !== '' || queues.includes(''));
   const list = usePoll(
-    async (signal) => readMessages(await api('/api/v1/messages', { signal, query: { queue, partition: partition || undefined, limit: PAGE, offset: page * PAGE } })),
-    `m:${queue}:${partition}:${page}`,
+    async (signal) =>
+      readMessages(
+        await api('/api/v1/messages', {
+          signal,
+          query: { queue, partition: partition || undefined, status: status || undefined, limit: PAGE, ...(cursor ? { cursor } : page > 0 ? { offset: page * PAGE } : {}) },
+        }),
+      ),
+    `m:${queue}:${partition}:${status}:${page}:${cursor ?? ''}`,
     queue !== '',
   );
   const pick = (patch: Record<string, string | undefined>) => {
-    setPage(0);
+    setCursors([undefined]);
     setQuery(patch);
   };
+  const next = () => setCursors([...cursors, list.data?.next || undefined]);
+  const prev = () => setCursors(cursors.slice(0, -1));
 
   return (
     <div class="page">
@@ -71,6 +83,14 @@ export function Messages() {
               ))}
             </select>
           </Field>
+          <Field label="Status">
+            <select class="select select-narrow" value={status} disabled={!queue} onChange={(e) => pick({ status: (e.target as HTMLSelectElement).value || undefined })}>
+              <option value="">Any status</option>
+              <option value="pending">Pending</option>
+              <option value="processing">Processing</option>
+              <option value="completed">Completed</option>
+            </select>
+          </Field>
           {queue && (
             <div class="toolbar-end">
               <Link href={`/queues/${enc(queue)}`} class="btn btn-sm">
@@ -88,9 +108,9 @@ export function Messages() {
         ) : !list.data ? (
           <Loading />
         ) : list.data.messages.length === 0 ? (
-          <Empty icon="inbox" title={page > 0 ? 'No more messages' : partition ? `Partition ${partition} holds no messages` : `${queue} holds no messages`}>
+          <Empty icon="inbox" title={page > 0 ? 'No more messages' : status ? `No ${status} messages here` : partition ? `Partition ${partition} holds no messages` : `${queue} holds no messages`}>
             {page > 0 ? (
-              <button class="btn" onClick={() => setPage(0)}>
+              <button class="btn" onClick={() => setCursors([undefined])}>
                 Back to the first page
               </button>
             ) : (
@@ -134,11 +154,11 @@ export function Messages() {
                 Showing {fmtInt(page * PAGE + 1)}–{fmtInt(page * PAGE + list.data.messages.length)}
               </span>
               <div>
-                <button class="btn btn-sm" disabled={page === 0} onClick={() => setPage(page - 1)}>
-                  Previous
+                <button class="btn btn-sm" disabled={page === 0} onClick={prev}>
+                  Newer
                 </button>{' '}
-                <button class="btn btn-sm" disabled={list.data.messages.length < PAGE} onClick={() => setPage(page + 1)}>
-                  Next
+                <button class="btn btn-sm" disabled={list.data.messages.length < PAGE || (list.data.hasMore === false)} onClick={next}>
+                  Older
                 </button>
               </div>
             </div>
@@ -157,6 +177,7 @@ function MessageDrawer({ row, onClose, onDeleted }: { row: MessageRow; onClose: 
   const d = full.data ? readMessage(full.data) : row;
   const extra = full.data ?? {};
   const status = str(extra.status) || row.status;
+  const live = status !== '' && status !== 'dead_letter';
   const meta: [string, string][] = [
     ['Queue', d.queue || row.queue],
     ['Partition', d.partition || row.partition],
@@ -179,7 +200,13 @@ function MessageDrawer({ row, onClose, onDeleted }: { row: MessageRow; onClose: 
           <Link href={`/traces?partitionId=${enc(d.partitionId)}&transactionId=${enc(d.transactionId)}`} class="btn">
             <Icon name="traces" size={16} /> Traces
           </Link>
-          <button class="btn btn-danger-ghost" onClick={() => setConfirm(true)} data-testid="delete-message">
+          <button
+            class="btn btn-danger-ghost"
+            onClick={() => setConfirm(true)}
+            disabled={live}
+            title={live ? 'Live messages cannot be deleted: they leave by consumption or retention' : undefined}
+            data-testid="delete-message"
+          >
             <Icon name="trash" size={16} /> Delete
           </button>
         </>
@@ -191,6 +218,11 @@ function MessageDrawer({ row, onClose, onDeleted }: { row: MessageRow; onClose: 
         </p>
       )}
       {str(extra.errorMessage) && <div class="callout callout-bad">{str(extra.errorMessage)}</div>}
+      {live && (
+        <p class="muted small">
+          This broker keeps live messages immutable: they leave by consumption or retention. Only dead letters can be deleted.
+        </p>
+      )}
       <h3 class="section-title">Payload</h3>
       <Json value={d.data} />
       <h3 class="section-title">Details</h3>

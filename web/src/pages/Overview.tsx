@@ -125,7 +125,7 @@ export function Overview() {
                       <th>Group</th>
                       <th class="hide-sm">Queue</th>
                       <th class="num">Lag</th>
-                      <th class="num hide-sm">Oldest</th>
+                      <th class="num hide-narrow">Oldest</th>
                       <th>State</th>
                     </tr>
                   </thead>
@@ -139,7 +139,7 @@ export function Overview() {
                           </td>
                           <td class="hide-sm">{g.queue}</td>
                           <td class="num">{fmtInt(g.totalLag)}</td>
-                          <td class="num hide-sm">{g.maxTimeLag ? fmtDuration(g.maxTimeLag) : '—'}</td>
+                          <td class="num hide-narrow">{g.maxTimeLag ? fmtDuration(g.maxTimeLag) : '—'}</td>
                           <td>
                             <Badge tone={st.tone}>{st.label}</Badge>
                           </td>

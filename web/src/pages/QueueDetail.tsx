@@ -58,7 +58,7 @@ function optionValue(k: string, v: unknown): string {
   if (typeof v === 'number') {
     if (k === 'maxSize' && v === 0) return 'unlimited';
     const unit = UNITS[k];
-    if (unit === 's' && v >= 120) return `${fmtInt(v)} s (${fmtDuration(v)})`;
+    if (unit === 's' && v >= 120) return fmtDuration(v);
     return unit ? `${fmtInt(v)} ${unit}` : fmtInt(v);
   }
   return typeof v === 'string' ? v : JSON.stringify(v);
@@ -134,11 +134,11 @@ export function QueueDetailPage({ name }: { name: string }) {
         }
       />
       <div class="stats">
-        <Stat label="Pending" value={fmtCompact(t.pending)} hint="not yet popped (queue mode)" testid="q-pending" />
+        <Stat label="Pending" value={fmtCompact(t.pending)} hint="not yet popped" testid="q-pending" />
         <Stat label="Processing" value={fmtCompact(t.processing)} hint="leased now" />
         <Stat label="Total" value={fmtCompact(t.total)} hint="stored messages" testid="q-total" />
         <Stat label="Partitions" value={fmtInt(q.partitions.length)} testid="q-partitions" />
-        <Stat label="Consumer groups" value={fmtInt(groupNames.size)} hint={lagHint(groups.length ? groups.reduce((a, g) => a + g.totalLag, 0) : sumLag(q.groups))} />
+        <Stat label="Groups" value={fmtInt(groupNames.size)} hint={lagHint(groups.length ? groups.reduce((a, g) => a + g.totalLag, 0) : sumLag(q.groups))} />
         <Stat label="Dead letters" value={fmtCompact(t.deadLetter)} tone={t.deadLetter ? 'bad' : undefined} href={`/dead-letters?queue=${enc(q.name)}`} />
       </div>
 
@@ -167,20 +167,20 @@ export function QueueDetailPage({ name }: { name: string }) {
                   <tr>
                     <th>Partition</th>
                     <th class="num">Pending</th>
-                    <th class="num hide-sm">Processing</th>
+                    <th class="num hide-narrow">Processing</th>
                     <th class="num">Total</th>
-                    <th class="hide-sm">Last message</th>
+                    <th class="hide-narrow">Last message</th>
                     <th />
                   </tr>
                 </thead>
                 <tbody>
                   {q.partitions.map((p) => (
                     <tr key={p.id || p.name}>
-                      <td class="strong">{p.name}</td>
+                      <td class="strong nowrap">{p.name}</td>
                       <td class="num">{fmtInt(p.pending)}</td>
-                      <td class="num hide-sm">{fmtInt(p.processing)}</td>
+                      <td class="num hide-narrow">{fmtInt(p.processing)}</td>
                       <td class="num">{fmtInt(p.total)}</td>
-                      <td class="hide-sm muted" title={fmtStamp(p.newest)}>
+                      <td class="hide-narrow muted" title={fmtStamp(p.newest)}>
                         {fmtAgo(p.newest)}
                       </td>
                       <td class="right">
@@ -207,9 +207,9 @@ export function QueueDetailPage({ name }: { name: string }) {
                   <tr>
                     <th>Group</th>
                     <th class="num">Lag</th>
-                    <th class="num hide-sm">Partitions behind</th>
-                    <th class="num">Oldest unconsumed</th>
-                    <th class="hide-sm">Subscription</th>
+                    <th class="num hide-narrow">Partitions behind</th>
+                    <th class="num">Oldest</th>
+                    <th class="hide-narrow">Subscription</th>
                     <th>State</th>
                   </tr>
                 </thead>
@@ -227,9 +227,9 @@ export function QueueDetailPage({ name }: { name: string }) {
                           <Link href={`/consumer-groups?group=${enc(n)}&queue=${enc(q.name)}`}>{n}</Link>
                         </td>
                         <td class={`num ${lag ? 'tone-warn' : ''}`} data-testid="group-lag">{lag === undefined ? '—' : fmtInt(lag)}</td>
-                        <td class="num hide-sm">{behind === undefined ? '—' : fmtInt(behind)}</td>
+                        <td class="num hide-narrow">{behind === undefined ? '—' : fmtInt(behind)}</td>
                         <td class="num">{age ? fmtDuration(age) : '—'}</td>
-                        <td class="hide-sm muted">{g?.subscriptionMode || meta?.subscriptionMode || '—'}</td>
+                        <td class="hide-narrow muted">{g?.subscriptionMode || meta?.subscriptionMode || '—'}</td>
                         <td>
                           <Badge tone={st.tone}>{st.label}</Badge>
                         </td>
@@ -255,7 +255,9 @@ export function QueueDetailPage({ name }: { name: string }) {
                   {entries.map(([k, v]) => (
                     <div key={k} class={`option ${isDefault(k, v) ? 'is-default' : ''}`}>
                       <dt>{k}</dt>
-                      <dd class={typeof v === 'boolean' ? (v ? 'on' : 'off') : ''}>{optionValue(k, v)}</dd>
+                      <dd class={typeof v === 'boolean' ? (v ? 'on' : 'off') : ''} title={typeof v === 'number' && UNITS[k] ? `${v} ${UNITS[k]}` : undefined}>
+                        {optionValue(k, v)}
+                      </dd>
                     </div>
                   ))}
                 </dl>

@@ -118,7 +118,7 @@ export function Traces() {
           ) : events.data.length === 0 ? (
             <Empty icon="traces" title="No events recorded for this trace" />
           ) : (
-            <Timeline events={events.data} />
+            <Timeline events={events.data} current={byMessage ? '' : name} />
           )}
         </Card>
       </div>
@@ -126,7 +126,7 @@ export function Traces() {
   );
 }
 
-function Timeline({ events }: { events: TraceEvent[] }) {
+function Timeline({ events, current }: { events: TraceEvent[]; current: string }) {
   const sorted = [...events].sort((a, b) => (parseTime(a.createdAt) ?? 0) - (parseTime(b.createdAt) ?? 0) || a.id.localeCompare(b.id));
   const t0 = parseTime(sorted[0]!.createdAt) ?? 0;
   const t1 = parseTime(sorted[sorted.length - 1]!.createdAt) ?? t0;
@@ -158,6 +158,8 @@ function Timeline({ events }: { events: TraceEvent[] }) {
         {sorted.map((e) => (
           <span key={e.id} class={`ruler-dot tone-bg-${tone(e.eventType)}`} style={{ left: `${(((parseTime(e.createdAt) ?? t0) - t0) / span) * 100}%` }} title={`${e.eventType} ${fmtOffset((parseTime(e.createdAt) ?? t0) - t0)}`} />
         ))}
+        <span class="ruler-label">0</span>
+        <span class="ruler-label end">{fmtOffset(t1 - t0)}</span>
       </div>
       <ol class="events">
         {sorted.map((e) => {
@@ -186,9 +188,9 @@ function Timeline({ events }: { events: TraceEvent[] }) {
                   )}
                 </div>
                 {e.data !== undefined && e.data !== null && <Json value={e.data} class="json-sm" />}
-                {e.traceNames.length > 0 && (
+                {e.traceNames.some((n) => n !== current) && (
                   <div class="event-names">
-                    {e.traceNames.map((n) => (
+                    {e.traceNames.filter((n) => n !== current).map((n) => (
                       <span key={n} class="tag">
                         {n}
                       </span>
