@@ -35,14 +35,15 @@ async function main(): Promise<void> {
     sync: config.sync,
     onCommitFailure: (e) => log.error({ err: e }, 'commit failed'),
   });
-  const codec = await initEncryption({ config: config.encryption, store, log }).catch(async (e: unknown) => {
+  const snapshot = store.loadSnapshot();
+  const codec = await initEncryption({ config: config.encryption, store, log, snapshot }).catch(async (e: unknown) => {
     await store.close();
     if (e instanceof ConfigError) fatal(e.message);
     throw e;
   });
   broker = new Broker(store, config, codec, log);
-  broker.start();
-  Operations.for(broker).start(); // retention sweep, maintenance spool, metrics (issue 5)
+  broker.start(snapshot);
+  Operations.for(broker).start(snapshot.settings); // retention sweep, maintenance spool, metrics (issue 5)
   const app = await buildApp(config, broker, log);
   const host = config.bindAddr;
   try {

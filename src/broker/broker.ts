@@ -6,7 +6,7 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
 import { isQueenError, QueenError } from '../errors.js';
-import type { Store, StoreTx } from '../storage/store.js';
+import type { Store, StoreSnapshot, StoreTx } from '../storage/store.js';
 import { iso, isoOrNull } from '../util/time.js';
 import { applyAcks, planAcks, type AckInput, type AckOutcome } from './ack.js';
 import type { PayloadCodec } from './codec.js';
@@ -95,10 +95,13 @@ export class Broker {
     this.engine = new Engine(store, config, codec, log);
   }
 
-  /** Loads state from the store. Call once before serving. */
-  start(): void {
-    this.engine.load();
-    this.popMaintenance = this.engine.store.loadSnapshot().settings.get('maintenance.pop') === 'true';
+  /**
+   * Loads state from the store. Call once before serving.
+   * @param snap a snapshot already read at boot (read here when omitted)
+   */
+  start(snap: StoreSnapshot = this.store.loadSnapshot()): void {
+    this.engine.load(snap);
+    this.popMaintenance = snap.settings.get('maintenance.pop') === 'true';
   }
 
   /** Operator units of work (admin routes, retention, maintenance), with {@link run}'s failure handling. */

@@ -9,7 +9,7 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
 import { QueenError } from '../errors.js';
-import type { Store, StoreTx, SubscriptionRow } from '../storage/store.js';
+import type { Store, StoreSnapshot, StoreTx, SubscriptionRow } from '../storage/store.js';
 import { newRandomId } from '../util/ids.js';
 import type { PayloadCodec } from './codec.js';
 import { applyOptions, QUEUE_DEFAULTS } from './options.js';
@@ -48,9 +48,8 @@ export class Engine {
   }
 
   /** Rebuilds every index from the store (boot, and after a failed commit). */
-  load(): void {
+  load(snap: StoreSnapshot = this.store.loadSnapshot()): void {
     this.clear();
-    const snap = this.store.loadSnapshot();
     for (const q of snap.queues) {
       const qs: QueueState = { ...q, options: applyOptions({ ...QUEUE_DEFAULTS }, q.options as unknown as Record<string, unknown>), partitions: new Map(), groups: new Map() };
       this.queues.set(qs.name, qs);

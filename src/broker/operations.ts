@@ -57,12 +57,12 @@ export class Operations {
   }
 
   /** Seeds counters from the store, resumes an interrupted spool replay, starts the retention sweep. */
-  start(): void {
+  start(settings: ReadonlyMap<string, string> = this.broker.store.loadSnapshot().settings): void {
     if (this.started) return;
     this.started = true;
     const store = this.broker.store;
     this.activity.seedDlqDepth(store.ops.dlqDepthByQueue());
-    this.maintenance.start(store.loadSnapshot().settings);
+    this.maintenance.start(settings);
     this.retention.start();
   }
 
