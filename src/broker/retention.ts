@@ -20,6 +20,7 @@ import type { Broker } from './broker.js';
 import type { Engine } from './engine.js';
 import { minGroupPosition } from './positions.js';
 import type { PartitionState, QueueState } from './state.js';
+import { MinHeap } from '../util/heap.js';
 
 /** Units of work per sweep for one rule on one queue (the rest waits for the next sweep). */
 const MAX_STEPS = 50;
@@ -40,53 +41,11 @@ function completedRuleOn(q: QueueState): boolean {
   return q.options.retentionEnabled && q.options.completedRetentionSeconds > 0;
 }
 
-/** A min-heap of (due time, partition pk). */
-class DueHeap {
-  private readonly a: { at: number; pk: number }[] = [];
-  get size(): number {
-    return this.a.length;
-  }
-  push(at: number, pk: number): void {
-    const a = this.a;
-    a.push({ at, pk });
-    let i = a.length - 1;
-    while (i > 0) {
-      const up = (i - 1) >> 1;
-      if (a[up]!.at <= a[i]!.at) break;
-      [a[up], a[i]] = [a[i]!, a[up]!];
-      i = up;
-    }
-  }
-  /** Removes and returns entries due at `now`. */
-  popDue(now: number): number[] {
-    const out: number[] = [];
-    const a = this.a;
-    while (a.length > 0 && a[0]!.at <= now) {
-      out.push(a[0]!.pk);
-      const last = a.pop()!;
-      if (a.length === 0) break;
-      a[0] = last;
-      let i = 0;
-      for (;;) {
-        const l = 2 * i + 1;
-        const r = l + 1;
-        let m = i;
-        if (l < a.length && a[l]!.at < a[m]!.at) m = l;
-        if (r < a.length && a[r]!.at < a[m]!.at) m = r;
-        if (m === i) break;
-        [a[m], a[i]] = [a[i]!, a[m]!];
-        i = m;
-      }
-    }
-    return out;
-  }
-}
-
 export class Retention {
   /** Partitions whose consumed prefix may be removable now. */
   private readonly dirty = new Set<number>();
   /** Partitions with consumed messages not old enough yet, by the time the oldest comes of age. */
-  private readonly due = new DueHeap();
+  private readonly due = new MinHeap<number>();
   /** Queues whose partitions were seeded into `dirty` since the completed rule was switched on. */
   private readonly seeded = new Set<number>();
   private timer: NodeJS.Timeout | undefined;

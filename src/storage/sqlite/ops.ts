@@ -6,45 +6,10 @@
 import type { Database as Db, Statement } from 'better-sqlite3';
 import type { ListedMessage, MessagePageQuery, OpsStore, TraceNameRow, TraceRow } from '../ops.js';
 import type { DlqRow } from '../store.js';
-
-type Row = Record<string, unknown>;
+import { toDlq, toMessage, type Row } from './rows.js';
 
 function toListed(r: Row): ListedMessage {
-  return {
-    queuePk: r.queue_pk as number,
-    partitionPk: r.partition_pk as number,
-    offset: r.offset as number,
-    id: r.id as string,
-    transactionId: r.transaction_id as string,
-    payload: r.payload as string | Buffer,
-    encrypted: r.encrypted === 1,
-    traceId: (r.trace_id as string | null) ?? null,
-    producerSub: (r.producer_sub as string | null) ?? null,
-    createdAt: r.created_at as number,
-  };
-}
-
-function toDlq(r: Row): DlqRow {
-  return {
-    id: r.id as string,
-    queuePk: r.queue_pk as number,
-    queue: r.queue as string,
-    partitionPk: r.partition_pk as number,
-    partition: r.partition as string,
-    partitionId: r.partition_id as string,
-    group: r.consumer_group as string,
-    messageId: r.message_id as string,
-    transactionId: r.transaction_id as string,
-    offset: r.offset as number,
-    payload: r.payload as string | Buffer,
-    encrypted: r.encrypted === 1,
-    traceId: (r.trace_id as string | null) ?? null,
-    producerSub: (r.producer_sub as string | null) ?? null,
-    error: (r.error as string | null) ?? null,
-    retryCount: r.retry_count as number,
-    createdAt: r.created_at as number,
-    failedAt: r.failed_at as number,
-  };
+  return { ...toMessage(r), queuePk: r.queue_pk as number };
 }
 
 function toTrace(r: Row): TraceRow {

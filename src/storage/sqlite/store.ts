@@ -13,6 +13,7 @@ import type {
   CursorRow, DlqFilter, DlqRow, MessageRow, PartitionRow, QueueRow, Store, StoreCapabilities,
   StoreSnapshot, StoreTx, SubscriptionRow,
 } from '../store.js';
+import { toDlq, toMessage, type Row } from './rows.js';
 import { migrate } from './schema.js';
 import { SqliteOps } from './ops.js';
 
@@ -28,45 +29,6 @@ export class StorageError extends Error {
     super(message);
     this.name = 'StorageError';
   }
-}
-
-type Row = Record<string, unknown>;
-
-function toMessage(r: Row): MessageRow {
-  return {
-    partitionPk: r.partition_pk as number,
-    offset: r.offset as number,
-    id: r.id as string,
-    transactionId: r.transaction_id as string,
-    payload: r.payload as string | Buffer,
-    encrypted: r.encrypted === 1,
-    traceId: (r.trace_id as string | null) ?? null,
-    producerSub: (r.producer_sub as string | null) ?? null,
-    createdAt: r.created_at as number,
-  };
-}
-
-function toDlq(r: Row): DlqRow {
-  return {
-    id: r.id as string,
-    queuePk: r.queue_pk as number,
-    queue: r.queue as string,
-    partitionPk: r.partition_pk as number,
-    partition: r.partition as string,
-    partitionId: r.partition_id as string,
-    group: r.consumer_group as string,
-    messageId: r.message_id as string,
-    transactionId: r.transaction_id as string,
-    offset: r.offset as number,
-    payload: r.payload as string | Buffer,
-    encrypted: r.encrypted === 1,
-    traceId: (r.trace_id as string | null) ?? null,
-    producerSub: (r.producer_sub as string | null) ?? null,
-    error: (r.error as string | null) ?? null,
-    retryCount: r.retry_count as number,
-    createdAt: r.created_at as number,
-    failedAt: r.failed_at as number,
-  };
 }
 
 /** Options for {@link SqliteStore.open}. */
