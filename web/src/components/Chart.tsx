@@ -18,6 +18,8 @@ export interface ChartProps {
   height?: number;
   /** formats y values (axis and legend) */
   format?: (v: number) => string;
+  /** fixed time window (unix seconds); default: the data's own span, at least 20 s */
+  xRange?: [number, number];
   /** counts rather than rates: integer ticks */
   integer?: boolean;
   /** label shown when there are fewer than two points */
@@ -47,12 +49,14 @@ function alpha(hex: string, a: number): string {
   return `rgba(${(n >> 16) & 255}, ${(n >> 8) & 255}, ${n & 255}, ${a})`;
 }
 
-export function Chart({ times, series, height = 200, format = (v) => String(v), integer = false, emptyText = 'Collecting samples…', ariaLabel }: ChartProps) {
+export function Chart({ times, series, height = 200, format = (v) => String(v), integer = false, xRange, emptyText = 'Collecting samples…', ariaLabel }: ChartProps) {
   const box = useRef<HTMLDivElement>(null);
   const plot = useRef<uPlot | null>(null);
   const shape = series.map((s) => s.label + s.color).join('|');
   const fmt = useRef(format);
   fmt.current = format;
+  const xr = useRef(xRange);
+  xr.current = xRange;
 
   useEffect(() => {
     const el = box.current;
@@ -70,7 +74,11 @@ export function Chart({ times, series, height = 200, format = (v) => String(v), 
       legend: { show: true, live: true },
       scales: {
         // at least 20 s wide, so a fresh page never shows sub-second ticks
-        x: { time: true, range: (_u, min, max) => (min == null || max == null ? [Date.now() / 1000 - 60, Date.now() / 1000] : [Math.min(min, max - 20), max]) },
+        x: {
+          time: true,
+          range: (_u, min, max) =>
+            xr.current ?? (min == null || max == null ? [Date.now() / 1000 - 60, Date.now() / 1000] : [Math.min(min, max - 20), max]),
+        },
         y: { range: (_u, _min, max) => [0, niceMax(max, integer)] },
       },
       axes: [

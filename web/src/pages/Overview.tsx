@@ -2,7 +2,9 @@
 import { Chart } from '../components/Chart';
 import { Badge, Card, Empty, Link, LoadError, Loading, PageHeader, Stat } from '../components/ui';
 import { fmtCompact, fmtDuration, fmtInt, fmtRate, plural } from '../format';
-import { samples, snapshot } from '../live';
+import { api } from '../api';
+import { joinRates, readThroughput } from '../history';
+import { samples, snapshot, usePoll } from '../live';
 import { useStore } from '../store';
 import { QUEUE_MODE } from '../api';
 import { groupState } from './Groups';
@@ -17,13 +19,17 @@ export function Overview() {
   const lag = groups?.reduce((a, g) => a + g.totalLag, 0);
   const lagging = groups?.filter((g) => g.totalLag > 0).length ?? 0;
 
+  const history = usePoll(async (signal) => readThroughput(await api('/api/v1/status', { signal }), false), 'status');
+  // complete broker minutes, then this browser's live samples: the last point matches the In/Out cards
+  const rates = joinRates(history.data, ring, true);
+  const hour: [number, number] | undefined = history.data?.length ? [Date.now() / 1000 - 3600, Date.now() / 1000] : undefined;
   const times = ring.map((s) => s.t);
   const deepest = queues ? [...queues].sort((a, b) => b.pending - a.pending || a.name.localeCompare(b.name)).slice(0, 6) : [];
   const topGroups = groups ? [...groups].sort((a, b) => b.totalLag - a.totalLag).slice(0, 6) : [];
 
   return (
     <div class="page">
-      <PageHeader title="Overview" subtitle="Live view of this broker. Charts cover the last hour this browser has watched." />
+      <PageHeader title="Overview" subtitle="This broker right now, and its last hour." />
       {snap.at === 0 ? (
         <Loading />
       ) : (
@@ -52,18 +58,19 @@ export function Overview() {
           </div>
 
           <div class="grid-2">
-            <Card title="Throughput" actions={<span class="muted small">messages per second</span>}>
+            <Card title="Throughput" actions={<span class="muted small">{history.data?.length ? 'msg/s · per minute, then live' : 'msg/s · sampled by this browser'}</span>}>
               <Chart
                 ariaLabel="Messages per second in and out, last hour"
-                times={times}
+                times={rates.map((s) => s.t)}
                 series={[
-                  { label: 'In', color: '#4f46e5', fill: true, values: ring.map((s) => s.in) },
-                  { label: 'Out', color: '#0d9488', values: ring.map((s) => s.out) },
+                  { label: 'In', color: '#4f46e5', fill: true, values: rates.map((s) => s.in) },
+                  { label: 'Out', color: '#0d9488', values: rates.map((s) => s.out) },
                 ]}
                 format={fmtRate}
+                xRange={hour}
               />
             </Card>
-            <Card title="Backlog and lag" actions={<span class="muted small">messages</span>}>
+            <Card title="Backlog and lag" actions={<span class="muted small">messages · sampled by this browser</span>}>
               <Chart
                 ariaLabel="Backlog, consumer lag and dead letters, last hour"
                 times={times}
@@ -74,6 +81,7 @@ export function Overview() {
                 ]}
                 format={fmtCompact}
                 integer
+                xRange={hour}
               />
             </Card>
           </div>

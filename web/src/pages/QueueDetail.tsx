@@ -5,6 +5,7 @@ import { Chart } from '../components/Chart';
 import { Confirm, toast } from '../components/overlay';
 import { Badge, Card, Empty, Icon, Link, LoadError, Loading, PageHeader, Stat } from '../components/ui';
 import { fmtAgo, fmtCompact, fmtDuration, fmtInt, fmtRate, fmtStamp } from '../format';
+import { joinRates, readThroughput } from '../history';
 import { queueSamples, queueSamplesVersion, refresh, snapshot, usePoll } from '../live';
 import { navigate } from '../router';
 import { useStore } from '../store';
@@ -81,7 +82,8 @@ export function QueueDetailPage({ name }: { name: string }) {
 
   const q = detail.data;
   const groups = (snap.groups ?? []).filter((g) => g.queue === name && g.name !== QUEUE_MODE);
-  const ring = queueSamples(name);
+  const history = usePoll(async (signal) => readThroughput(await api(`/api/v1/status/queues/${enc(name)}`, { signal })), `status:${name}`);
+  const ring = joinRates(history.data, queueSamples(name));
   const listed = snap.queues?.find((x) => x.name === name);
 
   const back = { href: '/queues', label: 'Queues' };
@@ -142,13 +144,13 @@ export function QueueDetailPage({ name }: { name: string }) {
         <Stat label="Dead letters" value={fmtCompact(t.deadLetter)} tone={t.deadLetter ? 'bad' : undefined} href={`/dead-letters?queue=${enc(q.name)}`} />
       </div>
 
-      <Card title="Throughput" actions={<span class="muted small">messages per second</span>}>
+      <Card title="Throughput" actions={<span class="muted small">{history.data?.length ? 'msg/s · per minute' : 'msg/s · sampled by this browser'}</span>}>
         <Chart
           ariaLabel={`Throughput of queue ${q.name}`}
           times={ring.map((s) => s.t)}
           series={[
             { label: 'Pushed', color: '#4f46e5', fill: true, values: ring.map((s) => s.in) },
-            { label: 'Consumed', color: '#0d9488', values: ring.map((s) => s.out) },
+            { label: history.data?.length ? 'Popped' : 'Consumed', color: '#0d9488', values: ring.map((s) => s.out) },
           ]}
           height={180}
           format={fmtRate}
