@@ -412,6 +412,14 @@ describe('dashboard', { skip: chromiumMissing }, () => {
       assert.ok(!JSON.stringify(groups.body).includes('"fulfilment"'), 'fulfilment is gone from the group list');
     }
     assert.equal(await row('analytics').count(), 1, 'the other group stays');
+
+    // seek the remaining group to the end from the UI: its lag drops to 0
+    await row('analytics').getByTestId('seek').click();
+    await page.getByTestId('seek-button').click();
+    await page.getByTestId('seek-dialog').waitFor({ state: 'detached' });
+    await poll('analytics lag 0 after seeking to the end', async () => (await row('analytics').getByTestId('group-lag').textContent()) === '0');
+    const detail2 = await api('GET', '/api/v1/resources/queues/orders');
+    assert.equal(detail2.body.consumerGroups.find((g: any) => g.name === 'analytics')?.totalLag, 0);
   });
 
   test('traces page draws the timeline of a trace', async (t) => {

@@ -99,7 +99,7 @@ function Shell() {
         </Link>
         <nav class="nav" aria-label="Main">
           {NAV.map((n) => (
-            <Link key={n.href} href={n.href} class={`nav-item ${n.match(path) ? 'active' : ''}`}>
+            <Link key={n.href} href={n.href} class={`nav-item ${n.match(path) ? 'active' : ''}`} current={n.match(path)}>
               <Icon name={n.icon} />
               <span>{n.label}</span>
             </Link>

@@ -3,14 +3,14 @@ import type { ComponentChildren, JSX } from 'preact';
 import { ApiError } from '../api';
 import { navigate } from '../router';
 
-export function Link({ href, children, class: cls, title }: { href: string; children: ComponentChildren; class?: string; title?: string }) {
+export function Link({ href, children, class: cls, title, current }: { href: string; children: ComponentChildren; class?: string; title?: string; current?: boolean }) {
   const onClick = (e: MouseEvent) => {
     if (e.defaultPrevented || e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
     e.preventDefault();
     navigate(href);
   };
   return (
-    <a href={href} onClick={onClick} class={cls} title={title}>
+    <a href={href} onClick={onClick} class={cls} title={title} aria-current={current ? 'page' : undefined}>
       {children}
     </a>
   );
