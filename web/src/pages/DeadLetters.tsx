@@ -131,8 +131,8 @@ export function DeadLetters() {
               <table class="table table-click" data-testid="dlq-table">
                 <thead>
                   <tr>
-                    <th>Failed</th>
-                    <th>Queue / partition</th>
+                    <th class="hide-sm">Failed</th>
+                    <th class="hide-sm">Queue / partition</th>
                     <th>Error</th>
                     <th class="hide-sm">Group</th>
                     <th class="num hide-sm">Retries</th>
@@ -143,14 +143,19 @@ export function DeadLetters() {
                 <tbody>
                   {rows.map((d) => (
                     <tr key={d.id} onClick={() => setSelected(d)} data-dlq={d.id} data-txn={d.transactionId}>
-                      <td class="muted nowrap" title={fmtStamp(d.failedAt)}>
+                      <td class="muted nowrap hide-sm" title={fmtStamp(d.failedAt)}>
                         {fmtAgo(d.failedAt)}
                       </td>
-                      <td class="nowrap">
+                      <td class="nowrap hide-sm">
                         <span class="strong">{d.queue}</span>
                         <span class="muted"> / {d.partition}</span>
                       </td>
-                      <td class="error-cell">{d.errorMessage || <span class="muted">no reason given</span>}</td>
+                      <td class="error-cell">
+                        <span class="error-text">{d.errorMessage || <span class="muted">no reason given</span>}</span>
+                        <span class="only-sm muted small">
+                          {d.queue} / {d.partition} · {fmtAgo(d.failedAt)}
+                        </span>
+                      </td>
                       <td class="hide-sm">{d.consumerGroup === '__QUEUE_MODE__' ? <span class="muted">queue mode</span> : d.consumerGroup}</td>
                       <td class="num hide-sm">{fmtInt(d.retryCount)}</td>
                       <td class="hide-md">
@@ -158,7 +163,7 @@ export function DeadLetters() {
                       </td>
                       <td class="right nowrap" onClick={(e) => e.stopPropagation()}>
                         <button class="btn btn-sm" disabled={busy === d.id} onClick={() => doReplay(d)} data-testid="replay">
-                          <Icon name="replay" size={14} /> {busy === d.id ? 'Replaying…' : 'Replay'}
+                          <Icon name="replay" size={14} /> <span class="btn-label">{busy === d.id ? 'Replaying…' : 'Replay'}</span>
                         </button>
                       </td>
                     </tr>
