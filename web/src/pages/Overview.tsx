@@ -23,6 +23,9 @@ export function Overview() {
   // complete broker minutes, then this browser's live samples: the last point matches the In/Out cards
   const rates = joinRates(history.data, ring, true);
   const hour: [number, number] | undefined = history.data?.length ? [Date.now() / 1000 - 3600, Date.now() / 1000] : undefined;
+  // the browser's own samples: shown on the same hour once there are ten minutes of them, zoomed in before
+  const sampledFor = ring.length > 1 ? ring[ring.length - 1]!.t - ring[0]!.t : 0;
+  const backlogRange = sampledFor >= 600 ? hour : undefined;
   const times = ring.map((s) => s.t);
   const deepest = queues ? [...queues].sort((a, b) => b.pending - a.pending || a.name.localeCompare(b.name)).slice(0, 6) : [];
   const topGroups = groups ? [...groups].sort((a, b) => b.totalLag - a.totalLag).slice(0, 6) : [];
@@ -70,7 +73,7 @@ export function Overview() {
                 xRange={hour}
               />
             </Card>
-            <Card title="Backlog and lag" actions={<span class="muted small">messages · sampled by this browser</span>}>
+            <Card title="Backlog and lag" actions={<span class="muted small">messages · sampled here</span>}>
               <Chart
                 ariaLabel="Backlog, consumer lag and dead letters, last hour"
                 times={times}
@@ -81,7 +84,7 @@ export function Overview() {
                 ]}
                 format={fmtCompact}
                 integer
-                xRange={hour}
+                xRange={backlogRange}
               />
             </Card>
           </div>
