@@ -57,6 +57,8 @@ export interface Config {
   retentionBatchSize: number;
   /** How long SIGTERM waits for in-flight work, ms (`QUEEN_SHUTDOWN_GRACE_MS`). */
   shutdownGraceMs: number;
+  /** Queues that get their own `queue` label in Prometheus; the rest sum under `__other__` (`QUEEN_METRICS_MAX_QUEUES`). */
+  metricsMaxQueues: number;
   limits: Limits;
   /** Broker JWT (seed 004), see src/config/jwt.ts. */
   jwt: JwtConfig;
@@ -110,6 +112,7 @@ export function loadConfig(env: Env = process.env): Config {
     retentionIntervalMs: int(env, 'RETENTION_INTERVAL', 5000, 100, 86_400_000),
     retentionBatchSize: int(env, 'RETENTION_BATCH_SIZE', 1000, 1, 1_000_000),
     shutdownGraceMs: int(env, 'QUEEN_SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
+    metricsMaxQueues: int(env, 'QUEEN_METRICS_MAX_QUEUES', 100, 0, 10_000),
     limits,
     jwt: loadJwtConfig(env),
     encryption: loadEncryptionConfig(env),

@@ -18,11 +18,6 @@ import type { Retention } from '../broker/retention.js';
 /** Label value standing for the queues beyond the cap. */
 export const OTHER_QUEUES = '__other__';
 
-function maxQueueLabels(env: NodeJS.ProcessEnv): number {
-  const v = Number(env.QUEEN_METRICS_MAX_QUEUES ?? '100');
-  return Number.isInteger(v) && v >= 0 && v <= 10_000 ? v : 100;
-}
-
 export class PromMetrics {
   readonly registry = new Registry();
   private readonly loop = monitorEventLoopDelay({ resolution: 20 });
@@ -33,9 +28,8 @@ export class PromMetrics {
     private readonly activity: Activity,
     maintenance: Maintenance,
     retention: Retention,
-    env: NodeJS.ProcessEnv = process.env,
   ) {
-    this.maxQueues = maxQueueLabels(env);
+    this.maxQueues = broker.config.metricsMaxQueues;
     this.loop.enable();
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry, eventLoopMonitoringPrecision: 20 });
