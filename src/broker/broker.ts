@@ -211,7 +211,9 @@ export class Broker {
   async pop(req: PopRequest, signal?: AbortSignal): Promise<PopResponse | null> {
     this.counters.popRequests++;
     if (this.popMaintenance) return null;
-    const deadline = Date.now() + (req.wait ? req.timeoutMs : 0);
+    const arrived = Date.now();
+    const deadline = arrived + (req.wait ? req.timeoutMs : 0);
+    if (req.subscription.since === undefined) req = { ...req, subscription: { ...req.subscription, since: arrived } };
     const parker = new Parker(req);
     for (;;) {
       if (signal?.aborted || this.stopping || this.popMaintenance) return null;

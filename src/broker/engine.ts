@@ -24,6 +24,11 @@ import { LeaseClock } from './leases.js';
 export interface SubscriptionRequest {
   mode?: string | undefined;
   from?: string | undefined;
+  /**
+   * When the consumer first asked (epoch ms): a `new` / `now` subscription starts there, so a
+   * long-poll parked before the queue existed still gets the push that wakes it.
+   */
+  since?: number | undefined;
 }
 
 export class Engine {
@@ -174,10 +179,12 @@ export class Engine {
 
   private resolveSubscription(q: QueueState, name: string, req: SubscriptionRequest, now: number): SubscriptionRow {
     const base = { queuePk: q.pk, group: name, createdAt: now };
+    // Inclusive of the millisecond the consumer arrived in (`fromTime` is exclusive).
+    const start = Math.min(now, req.since ?? now) - 1;
     if (name === QUEUE_MODE) return { ...base, mode: 'all', fromTime: null, label: 'all' };
     const from = req.from?.trim();
     if (from) {
-      if (from.toLowerCase() === 'now') return { ...base, mode: 'from', fromTime: now, label: 'new' };
+      if (from.toLowerCase() === 'now') return { ...base, mode: 'from', fromTime: start, label: 'new' };
       const t = Date.parse(from);
       if (!Number.isFinite(t)) {
         throw new QueenError('invalid_request', `subscriptionFrom must be "now" or an ISO-8601 timestamp, got ${JSON.stringify(from)}`);
@@ -187,7 +194,7 @@ export class Engine {
     const mode = (req.mode ?? '').trim().toLowerCase();
     const isNew = ['new', 'new-only', 'new_only', 'newonly'].includes(mode) ||
       (mode === '' && this.config.defaultSubscriptionMode === 'new');
-    return isNew ? { ...base, mode: 'from', fromTime: now, label: 'new' } : { ...base, mode: 'all', fromTime: null, label: 'all' };
+    return isNew ? { ...base, mode: 'from', fromTime: start, label: 'new' } : { ...base, mode: 'all', fromTime: null, label: 'all' };
   }
 
   /** The group's cursor on `p`, computing its starting offset on first touch (not yet written). */

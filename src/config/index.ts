@@ -43,7 +43,11 @@ export interface Config {
   bindAddr: string;
   dataDir: string;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
-  /** Mode applied on a named group's first contact when the pop sends none (spec §2.4). */
+  /**
+   * Mode applied on a named group's first contact when the pop sends none (spec §2.4). Default
+   * `all`, as the reference's current repository: the official JS client's own test suite pops
+   * with a group and no mode and expects the backlog.
+   */
   defaultSubscriptionMode: SubscriptionDefault;
   /** Default pop long-poll timeout in ms (`DEFAULT_TIMEOUT`, alias `POP_DEFAULT_TIMEOUT_MS`). */
   popDefaultTimeoutMs: number;
@@ -94,7 +98,7 @@ export function loadConfig(env: Env = process.env): Config {
     maxPayloadBytes: int(env, 'QUEEN_MAX_PAYLOAD_BYTES', 16 * 1024 * 1024, 16, 1024 * 1024 * 1024),
     maxHeaderBytes: int(env, 'QUEEN_MAX_HEADER_BYTES', 16 * 1024, 1024, 1024 * 1024),
   };
-  const subRaw = str(env, 'DEFAULT_SUBSCRIPTION_MODE', 'new').trim().toLowerCase();
+  const subRaw = str(env, 'DEFAULT_SUBSCRIPTION_MODE', 'all').trim().toLowerCase();
   let defaultSubscriptionMode: SubscriptionDefault;
   if (['new', 'new-only', 'new_only', 'newonly'].includes(subRaw)) defaultSubscriptionMode = 'new';
   else if (subRaw === 'all' || subRaw === '') defaultSubscriptionMode = 'all';

@@ -61,10 +61,35 @@ describe('consumer groups', () => {
     assert.equal(bad.status, 400);
   });
 
-  test('the default mode for a named group without subscriptionMode is new (DEFAULT_SUBSCRIPTION_MODE)', async () => {
+  test('the default mode for a named group without subscriptionMode is all (DEFAULT_SUBSCRIPTION_MODE)', async () => {
     const q = uniqueName();
     await push(q, ['backlog']);
-    assert.deepEqual(await drain(q, 'consumerGroup=defaulted'), []);
+    assert.deepEqual(await drain(q, 'consumerGroup=defaulted'), ['backlog']);
+  });
+
+  test('DEFAULT_SUBSCRIPTION_MODE=new makes a group without a mode skip the backlog', async () => {
+    const b2 = await startBroker({ env: { DEFAULT_SUBSCRIPTION_MODE: 'new' } });
+    try {
+      const q = uniqueName();
+      await call(b2.url, 'POST', '/api/v1/push', { items: [{ queue: q, payload: 'old' }] });
+      const r = await call(b2.url, 'GET', `/api/v1/pop/queue/${q}?consumerGroup=fresh`);
+      assert.equal(r.status, 204);
+      await call(b2.url, 'POST', '/api/v1/push', { items: [{ queue: q, payload: 'new' }] });
+      const r2 = await call(b2.url, 'GET', `/api/v1/pop/queue/${q}?consumerGroup=fresh`);
+      assert.deepEqual(r2.body.messages.map((m: any) => m.data), ['new']);
+    } finally {
+      await b2.stop();
+    }
+  });
+
+  test('a new-mode group that long-polls a queue before it exists gets the first push', async () => {
+    const q = uniqueName();
+    const waiting = call(b.url, 'GET', `/api/v1/pop/queue/${q}?consumerGroup=early&subscriptionMode=new&wait=true&timeout=10000`);
+    await new Promise((r) => setTimeout(r, 200));
+    await push(q, ['first']);
+    const r = await waiting;
+    assert.equal(r.status, 200);
+    assert.deepEqual(r.body.messages.map((m: any) => m.data), ['first']);
   });
 
   test('autoAck commits at delivery: no lease, leaseId is empty, no redelivery', async () => {

@@ -120,6 +120,13 @@ const MIGRATIONS: readonly string[] = [
   ) WITHOUT ROWID;
   CREATE INDEX trace_names_by_trace ON trace_names (trace_pk);
   `,
+  // 3: the transactionId index carries the offset, so "newest message with this transactionId"
+  // (dedup on push, ack resolution) is one index seek instead of a walk over the partition's
+  // primary key.
+  `
+  DROP INDEX messages_by_txn;
+  CREATE INDEX messages_by_txn ON messages (partition_pk, transaction_id, offset);
+  `,
 ];
 
 /** The schema version this build writes. */
