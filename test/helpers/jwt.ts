@@ -247,6 +247,11 @@ export interface SpawnedBroker {
  */
 export async function spawnBroker(env: Record<string, string>): Promise<SpawnedBroker> {
   const b = await startBroker({ env: { LOG_LEVEL: 'info', ...env } });
+  // /health can answer before this process has read the boot lines off the pipe; every boot line
+  // precedes the listening line on the same pipe, so wait for that one.
+  for (const deadline = Date.now() + 5000; !b.output().includes('"msg":"queen-ts listening"') && Date.now() < deadline;) {
+    await new Promise((r) => setTimeout(r, 10));
+  }
   const logs = (): string[] => b.output().split('\n').filter((l) => l.trim() !== '');
   return {
     url: b.url,
