@@ -7,17 +7,16 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
 import { isQueenError, QueenError } from '../errors.js';
 import type { Store, StoreSnapshot, StoreTx } from '../storage/store.js';
-import { iso, isoOrNull } from '../util/time.js';
+import { iso } from '../util/time.js';
 import { applyAcks, planAcks, type AckInput, type AckOutcome } from './ack.js';
 import type { PayloadCodec } from './codec.js';
 import { Engine } from './engine.js';
-import { applyOptions, OPTION_NAMES, type QueueOptions } from './options.js';
+import { applyOptions } from './options.js';
 import { decodeForDelivery, type PayloadIntegrityIssue } from '../crypto/delivery.js';
 import { claim, Parker, type ClaimedPartition, type PopRequest } from './pop.js';
 import { applyPush, planPush, type PushItem, type PushResult } from './push.js';
 import type { BrokerObserver, PushGate } from './observer.js';
-import { groupLagSummary } from './positions.js';
-import { leaseLive, type QueueState } from './state.js';
+import { optionsView } from './resources.js';
 import { runTransaction, type TransactionRequest, type TransactionResult } from './transaction.js';
 
 export { QUEUE_MODE } from './state.js';
@@ -335,48 +334,6 @@ export class Broker {
       : { deleted: false, queue: name, existed: false, message: 'Queue not found, nothing was deleted' };
   }
 
-  /** Summary of every queue (counts from memory: no scan of messages). */
-  listQueues(): Record<string, unknown> {
-    const now = Date.now();
-    return {
-      queues: [...this.engine.queues.values()].map((q) => ({
-        ...queueSummary(q, now), options: optionsView(q.options),
-        groups: [...q.groups.values()].map((g) => lagView(groupLagSummary(this.engine, g, now, 0), now)),
-      })),
-    };
-  }
-
-  /** @throws QueenError `queue_not_found` */
-  queueDetail(name: string): Record<string, unknown> {
-    const q = this.engine.queues.get(name);
-    if (!q) throw new QueenError('queue_not_found');
-    const now = Date.now();
-    const partitions = [...q.partitions.values()].map((p) => {
-      const qm = q.groups.get('__QUEUE_MODE__');
-      const c = qm?.cursors.get(p.pk);
-      const total = p.nextOffset - p.firstOffset;
-      const consumed = c ? Math.max(0, Math.min(c.nextOffset, p.nextOffset) - p.firstOffset) : 0;
-      const processing = c && leaseLive(c, now) && c.leaseEndOffset !== null ? c.leaseEndOffset - c.nextOffset : 0;
-      return {
-        id: p.id, name: p.name, createdAt: iso(p.createdAt),
-        stats: { total, pending: total - consumed - processing, processing, completed: consumed, failed: 0, deadLetter: 0 },
-        oldestMessageOffset: p.firstOffset, newestMessage: isoOrNull(p.lastMessageAt), nextOffset: p.nextOffset,
-      };
-    });
-    const totals = { total: 0, pending: 0, processing: 0, completed: 0, failed: 0, deadLetter: this.store.countDlq(q.pk) };
-    for (const p of partitions) {
-      totals.total += p.stats.total;
-      totals.pending += p.stats.pending;
-      totals.processing += p.stats.processing;
-      totals.completed += p.stats.completed;
-    }
-    return {
-      id: q.id, name: q.name, namespace: q.namespace, task: q.task, createdAt: iso(q.createdAt),
-      options: optionsView(q.options), partitions, totals,
-      consumerGroups: [...q.groups.values()].map((g) => lagView(groupLagSummary(this.engine, g, now, 1000), now)),
-    };
-  }
-
   // ------------------------------------------------------------------ DLQ
 
   /** Dead letters, newest first, payloads decrypted (spec §4.3). */
@@ -420,44 +377,4 @@ export class Broker {
     this.engine.stop();
     await this.store.close();
   }
-}
-
-/** A group's lag as answers list it (consumer-group routes and queue views). */
-export function lagView(s: ReturnType<typeof groupLagSummary>, now: number): Record<string, unknown> {
-  return {
-    name: s.name, subscriptionMode: s.subscriptionMode, subscriptionTimestamp: isoOrNull(s.subscriptionTimestamp),
-    subscriptionCreatedAt: iso(s.subscriptionCreatedAt), totalLag: s.totalLag, partitionsWithLag: s.partitionsWithLag,
-    processing: s.processing, activeLeases: s.activeLeases,
-    oldestUnconsumedAt: isoOrNull(s.oldestUnconsumedAt),
-    maxTimeLag: s.oldestUnconsumedAt === null ? 0 : Math.max(0, Math.floor((now - s.oldestUnconsumedAt) / 1000)),
-    ...(s.timeLagSampled ? { timeLagSampled: true } : {}),
-  };
-}
-
-/** Options as answers list them (every option, in the spellings /configure accepts). */
-export function optionsView(o: QueueOptions): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const k of OPTION_NAMES) out[k] = o[k];
-  return out;
-}
-
-function queueSummary(q: QueueState, now: number): Record<string, unknown> {
-  let total = 0;
-  let pending = 0;
-  let processing = 0;
-  const qm = q.groups.get('__QUEUE_MODE__');
-  for (const p of q.partitions.values()) {
-    const t = p.nextOffset - p.firstOffset;
-    total += t;
-    const c = qm?.cursors.get(p.pk);
-    const next = c ? Math.max(c.nextOffset, p.firstOffset) : p.firstOffset;
-    const proc = c && leaseLive(c, now) && c.leaseEndOffset !== null ? c.leaseEndOffset - next : 0;
-    processing += proc;
-    pending += p.nextOffset - next - proc;
-  }
-  return {
-    id: q.id, name: q.name, namespace: q.namespace, task: q.task, createdAt: iso(q.createdAt),
-    partitions: q.partitions.size, consumerGroups: [...q.groups.keys()],
-    messages: { total, pending, processing },
-  };
 }

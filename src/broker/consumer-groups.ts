@@ -9,7 +9,7 @@ import { QueenError } from '../errors.js';
 import type { StoreTx } from '../storage/store.js';
 import { iso, isoOrNull } from '../util/time.js';
 import type { Broker } from './broker.js';
-import { lagView } from './broker.js';
+import { lagView } from './resources.js';
 import type { Engine } from './engine.js';
 import { groupLagSummary, partitionLag } from './positions.js';
 import type { GroupState, PartitionState, QueueState } from './state.js';

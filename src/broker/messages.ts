@@ -13,7 +13,7 @@ import type { DlqRow, StoredPayload } from '../storage/store.js';
 import { iso, isoOrNull } from '../util/time.js';
 import type { Activity } from './activity.js';
 import type { Broker } from './broker.js';
-import { optionsView } from './broker.js';
+import { optionsView } from './resources.js';
 import type { Engine } from './engine.js';
 import { groupPosition, partitionLag } from './positions.js';
 import { applyPush, planPush, type PushResult } from './push.js';

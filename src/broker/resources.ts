@@ -8,7 +8,8 @@ import { QueenError } from '../errors.js';
 import { iso, isoOrNull } from '../util/time.js';
 import type { Activity } from './activity.js';
 import type { Engine } from './engine.js';
-import { partitionLag } from './positions.js';
+import { OPTION_NAMES, type QueueOptions } from './options.js';
+import { groupLagSummary, partitionLag, type GroupLagSummary } from './positions.js';
 import { QUEUE_MODE, type PartitionState, type QueueState } from './state.js';
 
 /** Point reads at most per overview for time lags. */
@@ -160,5 +161,64 @@ export function depth(engine: Engine, queue: string, group: string | undefined, 
   return {
     queue: q.name, group: name, pending, partitionsPending: rows.length, conflation: false, effectivePending: pending,
     partitions: rows.slice(0, DEPTH_ROWS), ...(rows.length > DEPTH_ROWS ? { partitionsTruncated: true } : {}),
+  };
+}
+
+/** Options as answers list them (every option, in the spellings /configure accepts). */
+export function optionsView(o: QueueOptions): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const k of OPTION_NAMES) out[k] = o[k];
+  return out;
+}
+
+/** A group's lag as answers list it (consumer-group routes and queue views). */
+export function lagView(s: GroupLagSummary, now: number): Record<string, unknown> {
+  return {
+    name: s.name, subscriptionMode: s.subscriptionMode, subscriptionTimestamp: isoOrNull(s.subscriptionTimestamp),
+    subscriptionCreatedAt: iso(s.subscriptionCreatedAt), totalLag: s.totalLag, partitionsWithLag: s.partitionsWithLag,
+    processing: s.processing, activeLeases: s.activeLeases,
+    oldestUnconsumedAt: isoOrNull(s.oldestUnconsumedAt),
+    maxTimeLag: s.oldestUnconsumedAt === null ? 0 : Math.max(0, Math.floor((now - s.oldestUnconsumedAt) / 1000)),
+    ...(s.timeLagSampled ? { timeLagSampled: true } : {}),
+  };
+}
+
+/** `GET /api/v1/resources/queues`: every queue with counts, options and lag per group (from memory). */
+export function listQueues(engine: Engine, activity: Activity, now: number): Record<string, unknown> {
+  return {
+    queues: [...engine.queues.values()].map((q) => {
+      const c = queueCounts(engine, activity, q, now);
+      return {
+        id: q.id, name: q.name, namespace: q.namespace, task: q.task, createdAt: iso(q.createdAt),
+        partitions: q.partitions.size, consumerGroups: [...q.groups.keys()],
+        messages: { total: c.total, pending: c.pending, processing: c.processing },
+        options: optionsView(q.options),
+        groups: [...q.groups.values()].map((g) => lagView(groupLagSummary(engine, g, now, 0), now)),
+      };
+    }),
+  };
+}
+
+/**
+ * `GET /api/v1/resources/queues/:queue`: options, partitions with counts, totals, groups with lag.
+ * @throws QueenError `queue_not_found`
+ */
+export function queueDetail(engine: Engine, activity: Activity, name: string, now: number): Record<string, unknown> {
+  const q = engine.queues.get(name);
+  if (!q) throw new QueenError('queue_not_found');
+  const partitions = [...q.partitions.values()].map((p) => {
+    const v = partitionView(engine, p, now);
+    const m = v.messages as { total: number; pending: number; processing: number; completed: number };
+    return {
+      id: p.id, name: p.name, createdAt: iso(p.createdAt), newestMessage: isoOrNull(p.lastMessageAt),
+      oldestMessageOffset: p.firstOffset, nextOffset: p.nextOffset,
+      stats: { ...m, failed: 0, deadLetter: 0 },
+    };
+  });
+  const totals = queueCounts(engine, activity, q, now);
+  return {
+    id: q.id, name: q.name, namespace: q.namespace, task: q.task, createdAt: iso(q.createdAt),
+    options: optionsView(q.options), partitions, totals,
+    consumerGroups: [...q.groups.values()].map((g) => lagView(groupLagSummary(engine, g, now, 1000), now)),
   };
 }

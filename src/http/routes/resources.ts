@@ -1,11 +1,16 @@
 /** Queue resources (spec http-api.md §4.1): list, detail, delete. */
 import type { FastifyInstance } from 'fastify';
+import { Operations } from '../../broker/operations.js';
+import { listQueues, queueDetail } from '../../broker/resources.js';
 import type { RouteContext } from '../app.js';
 
 export async function resourceRoutes(app: FastifyInstance, { broker }: RouteContext): Promise<void> {
-  app.get('/api/v1/resources/queues', async () => broker.listQueues());
+  const ops = Operations.for(broker);
 
-  app.get<{ Params: { queue: string } }>('/api/v1/resources/queues/:queue', async (req) => broker.queueDetail(req.params.queue));
+  app.get('/api/v1/resources/queues', async () => listQueues(broker.engine, ops.activity, Date.now()));
+
+  app.get<{ Params: { queue: string } }>('/api/v1/resources/queues/:queue', async (req) =>
+    queueDetail(broker.engine, ops.activity, req.params.queue, Date.now()));
 
   app.delete<{ Params: { queue: string } }>('/api/v1/resources/queues/:queue', async (req) => broker.deleteQueue(req.params.queue));
 }
