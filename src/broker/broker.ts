@@ -217,12 +217,24 @@ export class Broker {
     for (;;) {
       if (signal?.aborted || this.stopping || this.popMaintenance) return null;
       parker.reset();
-      const claimed = await this.run((tx) => {
-        const now = Date.now();
-        const got = claim(this.engine, tx, req, now);
-        if (got.length === 0 && req.wait && now < deadline && !signal?.aborted) this.engine.waiters.add(parker.waiter);
-        return got;
-      });
+      let full = false;
+      let claimed: ClaimedPartition[];
+      try {
+        claimed = await this.run((tx) => {
+          const now = Date.now();
+          const got = claim(this.engine, tx, req, now);
+          // Park inside the unit of work so no wake-up between this empty claim and the park is
+          // missed; a full waiter list is answered after the commit (the claim's writes stand).
+          if (got.length === 0 && req.wait && now < deadline && !signal?.aborted) {
+            try { this.engine.waiters.add(parker.waiter); } catch { full = true; }
+          }
+          return got;
+        });
+      } catch (e) {
+        this.engine.waiters.remove(parker.waiter);
+        throw e;
+      }
+      if (full) throw new QueenError('too_many_waiters', `too many parked consumers on this queue (QUEEN_MAX_WAITERS_PER_QUEUE=${this.config.limits.maxWaitersPerQueue})`);
       if (claimed.length > 0) {
         if (signal?.aborted) this.log.debug('client left after its pop was claimed; the lease will expire');
         this.notify((o) => o.popped?.(req, claimed, Date.now()));

@@ -123,3 +123,23 @@ describe('bad input gets a clear 4xx, never a 500', () => {
     assert.equal(r.body.status, 'healthy');
   });
 });
+
+describe('parked long-polls are bounded', () => {
+  test('one more long-poll than QUEEN_MAX_WAITERS_PER_QUEUE answers 429 too_many_waiters; the others still get messages', async () => {
+    const b2 = await startBroker({ env: { QUEEN_MAX_WAITERS_PER_QUEUE: '3' } });
+    try {
+      const q = uniqueName();
+      const parked = Array.from({ length: 3 }, (_, i) => call(b2.url, 'GET', `/api/v1/pop/queue/${q}?wait=true&timeout=10000&consumerGroup=g${i}&subscriptionMode=all`));
+      await new Promise((r) => setTimeout(r, 300));
+      const extra = await call(b2.url, 'GET', `/api/v1/pop/queue/${q}?wait=true&timeout=10000`);
+      assert.equal(extra.status, 429);
+      assert.equal(extra.body.code, 'too_many_waiters');
+      await call(b2.url, 'POST', '/api/v1/push', { items: [{ queue: q, payload: 'x' }] });
+      const got = await Promise.all(parked);
+      assert.deepEqual(got.map((r) => r.status), [200, 200, 200]);
+      assert.equal((await call(b2.url, 'GET', '/health')).status, 200);
+    } finally {
+      await b2.stop();
+    }
+  });
+});
