@@ -127,6 +127,25 @@ function partitionView(engine: Engine, p: PartitionState, now: number): Record<s
 }
 
 /**
+ * Partitions of every queue, ordered by (queue, partition) name, paginated: `after` is the
+ * previous page's `nextAfter` (`<queue>\u0000<partition>`). For the JS Admin's queue-less
+ * `getPartitions()`.
+ */
+export function allPartitions(engine: Engine, limit: number, after: string | undefined, now: number): Record<string, unknown> {
+  const keys: [string, PartitionState][] = [];
+  for (const q of engine.queues.values()) {
+    for (const p of q.partitions.values()) {
+      const k = `${q.name}\u0000${p.name}`;
+      if (after === undefined || k > after) keys.push([k, p]);
+    }
+  }
+  keys.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+  const page = keys.slice(0, limit).map(([, p]) => partitionView(engine, p, now));
+  const next = keys.length > limit ? keys[limit - 1]![0] : null;
+  return { partitions: page, pagination: { limit, nextAfter: next } };
+}
+
+/**
  * The partitions of a queue, by name, paginated (`after` = last name of the previous page).
  * @throws QueenError `queue_not_found`
  */

@@ -4,8 +4,7 @@
  * live here, so it only reports that).
  */
 import type { FastifyInstance } from 'fastify';
-import { depth, namespaces, overview, partitionsOf, tasks } from '../../broker/resources.js';
-import { QueenError } from '../../errors.js';
+import { allPartitions, depth, namespaces, overview, partitionsOf, tasks } from '../../broker/resources.js';
 import { qInt, qString, type Query } from '../query.js';
 import type { OpsContext } from './ops.js';
 
@@ -17,10 +16,11 @@ export async function resourceAdminRoutes(app: FastifyInstance, { broker, ops }:
   app.get('/api/v1/resources/tasks', async () => tasks(engine, ops.activity, Date.now()));
 
   const partitions = (queue: string | undefined, q: Query) => {
-    if (!queue) throw new QueenError('queue_required');
-    return partitionsOf(engine, queue, qInt(q, 'limit', 100, 1, 10_000), qString(q, 'after') || undefined, Date.now());
+    const limit = qInt(q, 'limit', 100, 1, 10_000);
+    const after = qString(q, 'after') || undefined;
+    return queue ? partitionsOf(engine, queue, limit, after, Date.now()) : allPartitions(engine, limit, after, Date.now());
   };
-  // JS Admin.getPartitions (spec §10 item 7): queue as a query parameter.
+  // JS Admin.getPartitions (spec §10 item 7): optional queue as a query parameter.
   app.get<{ Querystring: Query }>('/api/v1/resources/partitions', async (req) => partitions(qString(req.query, 'queue'), req.query));
   app.get<{ Params: { queue: string }; Querystring: Query }>('/api/v1/resources/queues/:queue/partitions', async (req) =>
     partitions(req.params.queue, req.query));
