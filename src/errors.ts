@@ -15,6 +15,7 @@ export interface ErrorSpec {
 export const ERRORS = {
   // 4xx: the caller's mistake
   bad_json: { status: 400, message: 'bad body: malformed JSON' },
+  json_too_deep: { status: 400, message: 'bad body: JSON nested too deeply' },
   invalid_request: { status: 400, message: 'invalid request' },
   invalid_option: { status: 400, message: 'invalid queue option' },
   queue_required: { status: 400, message: 'queue is required' },
@@ -24,8 +25,11 @@ export const ERRORS = {
   batch_too_large: { status: 400, message: 'too many items in one request' },
   payload_too_large: { status: 413, message: 'payload too large' },
   body_too_large: { status: 413, message: 'request body too large' },
+  headers_too_large: { status: 431, message: 'request headers too large (QUEEN_MAX_HEADER_BYTES)' },
+  request_timeout: { status: 408, message: 'request timed out' },
   unsupported_media_type: { status: 415, message: 'unsupported content type' },
   name_too_long: { status: 400, message: 'name too long' },
+  invalid_name: { status: 400, message: 'invalid name' },
   queue_not_found: { status: 404, message: 'Queue not found' },
   partition_not_found: { status: 404, message: 'Partition not found' },
   message_not_found: { status: 404, message: 'Message not found' },

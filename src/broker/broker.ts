@@ -89,6 +89,8 @@ export class Broker {
   readonly observers: BrokerObserver[] = [];
   /** Set while push maintenance diverts pushes to the spool (maintenance.ts). */
   pushGate: PushGate | undefined;
+  /** True while pushes are diverted (push maintenance, or its spool still draining). */
+  pushesDiverted: (() => boolean) | undefined;
 
   constructor(readonly store: Store, readonly config: Config, codec: PayloadCodec, readonly log: Logger) {
     this.engine = new Engine(store, config, codec, log);
@@ -157,6 +159,9 @@ export class Broker {
    */
   async configure(req: ConfigureRequest): Promise<Record<string, unknown>> {
     this.engine.checkName('queue', req.queue);
+    for (const [kind, v] of [['namespace', req.namespace], ['task', req.task], ['namespace', req.options.namespace], ['task', req.options.task]] as const) {
+      if (typeof v === 'string') this.engine.checkName(kind, v);
+    }
     const q = await this.run((tx) => {
       const now = Date.now();
       const existing = this.engine.queues.get(req.queue);
@@ -297,6 +302,12 @@ export class Broker {
   /** Runs an all-or-nothing transaction (spec §3.5); refusals come back as `success:false`. */
   async transaction(req: TransactionRequest): Promise<TransactionResult> {
     this.counters.transactions++;
+    if (this.pushesDiverted?.() && req.operations.some((op) => op.type === 'push')) {
+      // A transaction cannot be half spooled: refuse it whole rather than let its pushes overtake
+      // the spooled ones.
+      throw new QueenError('maintenance_mode', 'push maintenance is on: transactions that push are refused until it is off',
+        { success: false, reason: 'maintenance', results: [] });
+    }
     const result = await this.run((tx) => runTransaction(this.engine, tx, req, Date.now()));
     if (result.success) for (const r of result.results) if (r.type === 'ack' && r.dlq) this.counters.dlqMessages++;
     this.notify((o) => o.transacted?.(req, result, Date.now()));

@@ -11,6 +11,7 @@ import type { Config } from '../config/index.js';
 import { QueenError } from '../errors.js';
 import type { Store, StoreSnapshot, StoreTx, SubscriptionRow } from '../storage/store.js';
 import { newRandomId } from '../util/ids.js';
+import { parseIso } from '../util/time.js';
 import type { PayloadCodec } from './codec.js';
 import { applyOptions, QUEUE_DEFAULTS } from './options.js';
 import {
@@ -30,6 +31,9 @@ export interface SubscriptionRequest {
    */
   since?: number | undefined;
 }
+
+/** NUL, or a surrogate half without its partner. */
+const BAD_NAME_CHARS = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 export class Engine {
   readonly queues = new Map<string, QueueState>();
@@ -112,10 +116,18 @@ export class Engine {
 
   // ---------------------------------------------------------------- names and limits
 
-  /** @throws QueenError `name_too_long` when `name` exceeds the configured byte limit. */
+  /**
+   * Names (queue, partition, group, transaction id, namespace, task, trace id) must fit the byte
+   * limit and be text a URL can carry back: no NUL and no lone UTF-16 surrogate (such a name could
+   * be stored but never popped, inspected or deleted).
+   * @throws QueenError `name_too_long`, `invalid_name`
+   */
   checkName(kind: string, name: string): void {
-    if (Buffer.byteLength(name, 'utf8') > this.config.limits.maxNameBytes) {
-      throw new QueenError('name_too_long', `${kind} name exceeds ${this.config.limits.maxNameBytes} bytes`);
+    if (name.length > this.config.limits.maxNameBytes || Buffer.byteLength(name, 'utf8') > this.config.limits.maxNameBytes) {
+      throw new QueenError('name_too_long', `${kind} exceeds ${this.config.limits.maxNameBytes} bytes (QUEEN_MAX_NAME_BYTES)`);
+    }
+    if (BAD_NAME_CHARS.test(name)) {
+      throw new QueenError('invalid_name', `${kind} contains a NUL character or a lone UTF-16 surrogate`);
     }
   }
 
@@ -185,8 +197,8 @@ export class Engine {
     const from = req.from?.trim();
     if (from) {
       if (from.toLowerCase() === 'now') return { ...base, mode: 'from', fromTime: start, label: 'new' };
-      const t = Date.parse(from);
-      if (!Number.isFinite(t)) {
+      const t = parseIso(from);
+      if (t === undefined) {
         throw new QueenError('invalid_request', `subscriptionFrom must be "now" or an ISO-8601 timestamp, got ${JSON.stringify(from)}`);
       }
       return { ...base, mode: 'from', fromTime: t, label: 'timestamp' };

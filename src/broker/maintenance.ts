@@ -70,7 +70,8 @@ export class Maintenance {
   start(settings: ReadonlyMap<string, string>): void {
     this.pushMode = settings.get('maintenance.push') === 'true';
     this.pending = this.countPending();
-    this.broker.pushGate = (items, sub) => (this.pushMode || this.draining || this.pending > 0 ? this.spool(items, sub) : undefined);
+    this.broker.pushGate = (items, sub) => (this.diverting ? this.spool(items, sub) : undefined);
+    this.broker.pushesDiverted = () => this.diverting;
     if (!this.pushMode && this.pending > 0) void this.drain();
   }
 

@@ -75,6 +75,7 @@ export function planPush(engine: Engine, tx: StoreTx, items: readonly PushItem[]
     const explicitTxn = item.transactionId !== undefined && item.transactionId !== '';
     const transactionId = explicitTxn ? item.transactionId! : messageId;
     engine.checkName('transactionId', transactionId);
+    if (typeof item.traceId === 'string') engine.checkName('traceId', item.traceId);
     const p: Planned = {
       index, queue, partition, transactionId, messageId,
       traceId: typeof item.traceId === 'string' && item.traceId !== '' ? item.traceId : null,

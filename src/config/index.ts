@@ -36,6 +36,8 @@ export interface Limits {
   maxPayloadBytes: number;
   /** Largest request header section in bytes (`QUEEN_MAX_HEADER_BYTES`, 16 KiB). */
   maxHeaderBytes: number;
+  /** Deepest nesting of objects/arrays in a JSON body (`QUEEN_MAX_JSON_DEPTH`, 512). */
+  maxJsonDepth: number;
 }
 
 export interface Config {
@@ -97,6 +99,7 @@ export function loadConfig(env: Env = process.env): Config {
     maxNameBytes: int(env, 'QUEEN_MAX_NAME_BYTES', 512, 16, 65_536),
     maxPayloadBytes: int(env, 'QUEEN_MAX_PAYLOAD_BYTES', 16 * 1024 * 1024, 16, 1024 * 1024 * 1024),
     maxHeaderBytes: int(env, 'QUEEN_MAX_HEADER_BYTES', 16 * 1024, 1024, 1024 * 1024),
+    maxJsonDepth: int(env, 'QUEEN_MAX_JSON_DEPTH', 512, 8, 2048),
   };
   const subRaw = str(env, 'DEFAULT_SUBSCRIPTION_MODE', 'all').trim().toLowerCase();
   let defaultSubscriptionMode: SubscriptionDefault;

@@ -8,8 +8,9 @@ import type { Logger } from 'pino';
 import type { Broker } from '../broker/broker.js';
 import type { Config } from '../config/index.js';
 import { QueenError } from '../errors.js';
+import { jsonDeeperThan } from '../util/json-depth.js';
 import { registerAuth } from '../auth/index.js';
-import { frameworkError, installErrorHandling } from './errors.js';
+import { clientError, frameworkError, installErrorHandling } from './errors.js';
 import { authRoutes } from './routes/auth.js';
 import { ackRoutes } from './routes/ack.js';
 import { configureRoutes } from './routes/configure.js';
@@ -39,9 +40,11 @@ export async function buildApp(config: Config, broker: Broker, log: Logger): Pro
     loggerInstance: log as unknown as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: config.limits.maxBodyBytes,
-    routerOptions: { maxParamLength: config.limits.maxNameBytes * 3 + 16 },
+    // Long names must reach the handlers' name check (400 name_too_long), not the router's cap (404).
+    routerOptions: { maxParamLength: config.limits.maxHeaderBytes },
     return503OnClosing: true,
     frameworkErrors: frameworkError,
+    clientErrorHandler: clientError,
     forceCloseConnections: 'idle',
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
     serverFactory: (handler) => {
@@ -54,6 +57,9 @@ export async function buildApp(config: Config, broker: Broker, log: Logger): Pro
   app.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => {
     const text = typeof body === 'string' ? body : body.toString('utf8');
     if (text.trim() === '') return done(null, undefined);
+    if (jsonDeeperThan(text, config.limits.maxJsonDepth)) {
+      return done(new QueenError('json_too_deep', `bad body: JSON nested deeper than ${config.limits.maxJsonDepth} levels (QUEEN_MAX_JSON_DEPTH)`), undefined);
+    }
     try {
       done(null, JSON.parse(text));
     } catch (e) {

@@ -3,6 +3,7 @@
  * arrive as strings; booleans accept only `true`/`false` as the typed pop parameters do.
  */
 import { QueenError } from '../errors.js';
+import { parseIso } from '../util/time.js';
 
 export type Query = Record<string, string | string[] | undefined>;
 
@@ -54,7 +55,7 @@ export function qBool(q: Query, name: string, fallback: boolean): boolean {
 export function qTime(q: Query, name: string): number | undefined {
   const v = one(q, name);
   if (v === undefined || v === '') return undefined;
-  const t = Date.parse(v);
-  if (!Number.isFinite(t)) throw new QueenError('invalid_request', `${name} must be an ISO-8601 timestamp, got ${JSON.stringify(v)}`);
+  const t = parseIso(v);
+  if (t === undefined) throw new QueenError('invalid_request', `${name} must be an ISO-8601 timestamp, got ${JSON.stringify(v)}`);
   return t;
 }

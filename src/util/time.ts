@@ -11,10 +11,21 @@ export function isoOrNull(ms: number | null | undefined): string | null {
 }
 
 /**
+ * An ISO-8601 date or date-time: `2026-11-29`, `2026-11-29T16:10`, `…:15`, `…:15.123456`, with an
+ * optional `Z` or `±hh:mm` offset (no offset = UTC). Free text such as `"1"` or `"yesterday"`,
+ * which `Date.parse` would accept, is refused.
+ */
+const ISO_RE = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/i;
+
+/**
  * Parses an ISO-8601 timestamp to epoch ms.
- * @returns undefined when `s` is not a parseable date.
+ * @returns undefined when `s` is not a valid ISO-8601 date or date-time
  */
 export function parseIso(s: string): number | undefined {
-  const ms = Date.parse(s);
+  const t = s.trim();
+  if (!ISO_RE.test(t)) return undefined;
+  // Without an offset a date-time is UTC here (Date.parse would read it as local time).
+  const withZone = /T|\s/i.test(t) && !/(?:Z|[+-]\d{2}:?\d{2})$/i.test(t) ? `${t}Z` : t;
+  const ms = Date.parse(withZone.replace(' ', 'T'));
   return Number.isFinite(ms) ? ms : undefined;
 }

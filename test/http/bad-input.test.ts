@@ -117,6 +117,21 @@ describe('bad input gets a clear 4xx, never a 500', () => {
     assert.equal((await raw('/api/v1/pop/queue/a%2Fb')).status, 204, 'an encoded slash in a name is a name, not a separator');
   });
 
+  test('oversized headers answer 431 in the registry shape', async () => {
+    const r = await new Promise<{ status: number; body: any }>((resolve, reject) => {
+      const u = new URL(b.url);
+      const req = http.request({ host: u.hostname, port: u.port, path: '/health', method: 'GET', headers: { 'x-big': 'y'.repeat(20_000) } }, (res) => {
+        let text = '';
+        res.on('data', (c) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    assert.equal(r.status, 431);
+    assert.equal(r.body.code, 'headers_too_large');
+  });
+
   test('the broker stays healthy after all of the above', async () => {
     const r = await call(b.url, 'GET', '/health');
     assert.equal(r.status, 200);

@@ -5,6 +5,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { AckInput } from '../../broker/ack.js';
 import { QUEUE_MODE } from '../../broker/broker.js';
+import { QueenError } from '../../errors.js';
 import type { RouteContext } from '../app.js';
 
 const nullableString = { type: ['string', 'null'] } as const;
@@ -45,6 +46,12 @@ export async function ackRoutes(app: FastifyInstance, { broker, config }: RouteC
   });
 
   app.post<{ Body: { consumerGroup?: string | null; acknowledgments: RawAck[] } }>('/api/v1/ack/batch', {
+    preValidation: async (req) => {
+      const acks = (req.body as { acknowledgments?: unknown } | undefined)?.acknowledgments;
+      if (Array.isArray(acks) && acks.length > config.limits.maxPushItems) {
+        throw new QueenError('batch_too_large', `acknowledgments has ${acks.length} entries; the limit is ${config.limits.maxPushItems} (QUEEN_MAX_PUSH_ITEMS)`);
+      }
+    },
     schema: {
       body: {
         type: 'object',

@@ -9,6 +9,7 @@ import {
 import { QueenError } from '../../errors.js';
 import { qBool, qInt, type Query } from '../query.js';
 import { bodyObject, type OpsContext } from './ops.js';
+import { parseIso } from '../../util/time.js';
 
 /**
  * Reads a seek body: `{toEnd:true}` or `{timestamp: ISO}`; `emptyIsEnd` for the partition route.
@@ -19,8 +20,8 @@ function seekTarget(body: unknown, emptyIsEnd: boolean): SeekTarget {
   if (b.toEnd !== undefined && typeof b.toEnd !== 'boolean') throw new QueenError('invalid_request', 'toEnd must be a boolean');
   if (b.toEnd === true) return { toEnd: true };
   if (b.timestamp !== undefined && b.timestamp !== null) {
-    const t = typeof b.timestamp === 'string' ? Date.parse(b.timestamp) : NaN;
-    if (!Number.isFinite(t)) throw new QueenError('invalid_request', 'timestamp must be an ISO-8601 timestamp');
+    const t = typeof b.timestamp === 'string' ? parseIso(b.timestamp) : undefined;
+    if (t === undefined) throw new QueenError('invalid_request', 'timestamp must be an ISO-8601 timestamp');
     return { timestamp: t };
   }
   if (emptyIsEnd && Object.keys(b).length === 0) return { toEnd: true };
@@ -44,9 +45,10 @@ export async function consumerGroupRoutes(app: FastifyInstance, { broker, ops }:
     deleteGroup(broker, req.params.group, req.params.queue, qBool(req.query, 'deleteMetadata', true), ops.cursorMoved));
 
   app.post<{ Params: { group: string } }>('/api/v1/consumer-groups/:group/subscription', async (req) => {
+    engine.checkName('consumerGroup', req.params.group);
     const b = bodyObject(req.body);
-    const ts = typeof b.subscriptionTimestamp === 'string' ? Date.parse(b.subscriptionTimestamp) : NaN;
-    if (!Number.isFinite(ts)) throw new QueenError('invalid_request', 'subscriptionTimestamp (ISO-8601) is required', { success: false });
+    const ts = typeof b.subscriptionTimestamp === 'string' ? parseIso(b.subscriptionTimestamp) : undefined;
+    if (ts === undefined) throw new QueenError('invalid_request', 'subscriptionTimestamp (ISO-8601) is required', { success: false });
     return setSubscriptionTimestamp(broker, req.params.group, ts);
   });
 

@@ -7,6 +7,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { QUEUE_MODE } from '../../broker/broker.js';
 import type { PopRequest } from '../../broker/pop.js';
 import { QueenError } from '../../errors.js';
+import { parseIso } from '../../util/time.js';
 import type { RouteContext } from '../app.js';
 import { qBool, qInt, qIntOpt, qString, type Query } from '../query.js';
 
@@ -15,9 +16,15 @@ export async function popRoutes(app: FastifyInstance, { broker, config }: RouteC
 
   function parse(q: Query, queue: string | undefined, partition: string | undefined): PopRequest {
     const group = qString(q, 'consumerGroup');
-    if (group !== undefined) broker.engine.checkName('consumerGroup', group);
+    for (const [kind, v] of [['consumerGroup', group], ['namespace', qString(q, 'namespace')], ['task', qString(q, 'task')]] as const) {
+      if (v !== undefined) broker.engine.checkName(kind, v);
+    }
     if (qBool(q, 'conflation', false)) {
       throw new QueenError('invalid_request', 'conflation is not supported by this broker');
+    }
+    const from = qString(q, 'subscriptionFrom');
+    if (from && from.trim().toLowerCase() !== 'now' && parseIso(from) === undefined) {
+      throw new QueenError('invalid_request', `subscriptionFrom must be "now" or an ISO-8601 timestamp, got ${JSON.stringify(from)}`);
     }
     const wait = qBool(q, 'wait', false);
     return {
@@ -32,7 +39,7 @@ export async function popRoutes(app: FastifyInstance, { broker, config }: RouteC
       timeoutMs: qInt(q, 'timeout', config.popDefaultTimeoutMs, 0, L.maxPopTimeoutMs),
       autoAck: qBool(q, 'autoAck', false),
       leaseSeconds: qIntOpt(q, 'leaseSeconds', 1, 2_147_483),
-      subscription: { mode: qString(q, 'subscriptionMode'), from: qString(q, 'subscriptionFrom') },
+      subscription: { mode: qString(q, 'subscriptionMode'), from },
     };
   }
 
@@ -50,13 +57,18 @@ export async function popRoutes(app: FastifyInstance, { broker, config }: RouteC
     }
   }
 
-  app.get<{ Params: { queue: string }; Querystring: Query }>('/api/v1/pop/queue/:queue', async (req, reply) => {
+  // Pops change state (leases, auto-acks): no automatic HEAD twin, so a `curl -I` or a monitor's
+  // HEAD can never claim or consume anything (it answers 404 no_such_route).
+  const noHead = { exposeHeadRoute: false };
+
+  app.get<{ Params: { queue: string }; Querystring: Query }>('/api/v1/pop/queue/:queue', noHead, async (req, reply) => {
     broker.engine.checkName('queue', req.params.queue);
     return answer(req, reply, parse(req.query, req.params.queue, undefined));
   });
 
   app.get<{ Params: { queue: string; partition: string }; Querystring: Query }>(
     '/api/v1/pop/queue/:queue/partition/:partition',
+    noHead,
     async (req, reply) => {
       broker.engine.checkName('queue', req.params.queue);
       broker.engine.checkName('partition', req.params.partition);
@@ -64,7 +76,7 @@ export async function popRoutes(app: FastifyInstance, { broker, config }: RouteC
     },
   );
 
-  app.get<{ Querystring: Query }>('/api/v1/pop', async (req, reply) => {
+  app.get<{ Querystring: Query }>('/api/v1/pop', noHead, async (req, reply) => {
     const pop = parse(req.query, undefined, undefined);
     if (!pop.namespace && !pop.task) {
       throw new QueenError('namespace_or_task_required', undefined, { success: false, messages: [] });
