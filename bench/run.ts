@@ -195,7 +195,7 @@ async function main(): Promise<void> {
         rows.push(ours);
       }
     }
-    if (want('popack')) rows.push(await benchPopAck(plain, 'pop+ack (batch 100)', 'bench-popack', 50_000, 100, 8));
+    if (want('popack')) rows.push(await benchPopAck(plain, 'pop+ack (batch 100)', 'bench-popack', 30_000, 100, 8));
     if (want('popack1')) rows.push(await benchPopAck(plain, 'pop+ack (batch 1)', 'bench-popack1', 5_000, 1, 16));
     if (want('fanout')) rows.push(await benchFanout(plain, 4, 20_000));
     if (want('wakeup')) rows.push(await benchWakeup(plain, 300));
@@ -219,7 +219,7 @@ async function main(): Promise<void> {
         const p = await benchPush(b, `push 1/request, JWT ${alg}`, 1, 32, h, 'bench-jwt');
         if (base) p.note = `${(p.msgPerSec / base.msgPerSec * 100).toFixed(0)}% of JWT off`;
         rows.push(p);
-        const pa = await benchPopAck(b, `pop+ack (batch 100), JWT ${alg}`, 'bench-jwt-pa', 20_000, 100, 8, h);
+        const pa = await benchPopAck(b, `pop+ack (batch 100), JWT ${alg}`, 'bench-jwt-pa', 30_000, 100, 8, h);
         const paBase = rows.find((r) => r.shape === 'pop+ack (batch 100)');
         if (paBase) pa.note = `${(pa.msgPerSec / paBase.msgPerSec * 100).toFixed(0)}% of JWT off`;
         rows.push(pa);
@@ -238,7 +238,7 @@ async function main(): Promise<void> {
       const base = rows.find((r) => r.shape === 'push 1/request');
       if (base) p.note = `${(p.msgPerSec / base.msgPerSec * 100).toFixed(0)}% of a plain queue`;
       rows.push(p);
-      const pa = await benchPopAck(b, 'pop+ack (batch 100), encrypted queue', 'bench-enc-pa', 20_000, 100, 8);
+      const pa = await benchPopAck(b, 'pop+ack (batch 100), encrypted queue', 'bench-enc-pa', 30_000, 100, 8);
       const paBase = rows.find((r) => r.shape === 'pop+ack (batch 100)');
       if (paBase) pa.note = `${(pa.msgPerSec / paBase.msgPerSec * 100).toFixed(0)}% of a plain queue`;
       rows.push(pa);
