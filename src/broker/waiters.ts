@@ -17,21 +17,20 @@ export interface Waiter {
   wake(): void;
 }
 
-function key(queue: string, group: string): string {
-  return `${queue}\u0000${group}`;
-}
-
 export class Waiters {
-  private readonly byQueueGroup = new Map<string, Set<Waiter>>();
+  /** queue name → group → parked waiters (so a push looks only at its own queue's waiters). */
+  private readonly byQueue = new Map<string, Map<string, Set<Waiter>>>();
   private readonly perQueue = new Map<string, number>();
-  private readonly discovery = new Set<Waiter>();
+  /** Discovery waiters by `namespace\u0000task` as they asked (either may be empty). */
+  private readonly discovery = new Map<string, Set<Waiter>>();
+  private discoveryCount = 0;
 
   constructor(private readonly maxPerQueue: number) {}
 
   /** Number of parked consumers (all queues). */
   get size(): number {
-    let n = this.discovery.size;
-    for (const s of this.byQueueGroup.values()) n += s.size;
+    let n = this.discoveryCount;
+    for (const c of this.perQueue.values()) n += c;
     return n;
   }
 
@@ -43,26 +42,39 @@ export class Waiters {
   /** @throws QueenError `too_many_waiters` when the queue's limit is reached. */
   add(w: Waiter): void {
     if (w.queue === undefined) {
-      if (this.discovery.size >= this.maxPerQueue) throw new QueenError('too_many_waiters');
-      this.discovery.add(w);
+      if (this.discoveryCount >= this.maxPerQueue) throw new QueenError('too_many_waiters');
+      const k = discoveryKey(w.namespace ?? '', w.task ?? '');
+      let set = this.discovery.get(k);
+      if (!set) this.discovery.set(k, (set = new Set()));
+      set.add(w);
+      this.discoveryCount++;
       return;
     }
     const n = this.perQueue.get(w.queue) ?? 0;
     if (n >= this.maxPerQueue) throw new QueenError('too_many_waiters');
-    const k = key(w.queue, w.group);
-    let set = this.byQueueGroup.get(k);
-    if (!set) this.byQueueGroup.set(k, (set = new Set()));
+    let groups = this.byQueue.get(w.queue);
+    if (!groups) this.byQueue.set(w.queue, (groups = new Map()));
+    let set = groups.get(w.group);
+    if (!set) groups.set(w.group, (set = new Set()));
     set.add(w);
     this.perQueue.set(w.queue, n + 1);
   }
 
   /** Removes `w` if still parked; returns true when it was. */
   remove(w: Waiter): boolean {
-    if (w.queue === undefined) return this.discovery.delete(w);
-    const k = key(w.queue, w.group);
-    const set = this.byQueueGroup.get(k);
-    if (!set || !set.delete(w)) return false;
-    if (set.size === 0) this.byQueueGroup.delete(k);
+    if (w.queue === undefined) {
+      const k = discoveryKey(w.namespace ?? '', w.task ?? '');
+      const set = this.discovery.get(k);
+      if (!set || !set.delete(w)) return false;
+      if (set.size === 0) this.discovery.delete(k);
+      this.discoveryCount--;
+      return true;
+    }
+    const groups = this.byQueue.get(w.queue);
+    const set = groups?.get(w.group);
+    if (!groups || !set || !set.delete(w)) return false;
+    if (set.size === 0) groups.delete(w.group);
+    if (groups.size === 0) this.byQueue.delete(w.queue);
     const n = (this.perQueue.get(w.queue) ?? 1) - 1;
     if (n <= 0) this.perQueue.delete(w.queue);
     else this.perQueue.set(w.queue, n);
@@ -79,7 +91,7 @@ export class Waiters {
    * wakes the next itself).
    */
   notify(q: QueueState, group: string, p: PartitionState): void {
-    const set = this.byQueueGroup.get(key(q.name, group));
+    const set = this.byQueue.get(q.name)?.get(group);
     let wildcardWoken = false;
     if (set) {
       for (const w of [...set]) {
@@ -98,33 +110,49 @@ export class Waiters {
    * claim registers them) and matching discovery waiters.
    */
   notifyQueue(q: QueueState, p: PartitionState): void {
-    const prefix = `${q.name}\u0000`;
-    for (const [k, set] of this.byQueueGroup) {
-      if (!k.startsWith(prefix)) continue;
-      const group = k.slice(prefix.length);
-      if (q.groups.has(group)) continue;
-      for (const w of [...set]) if (w.partition === undefined || w.partition === p.name) this.fire(w);
+    const groups = this.byQueue.get(q.name);
+    if (groups) {
+      for (const [group, set] of [...groups]) {
+        if (q.groups.has(group)) continue;
+        for (const w of [...set]) if (w.partition === undefined || w.partition === p.name) this.fire(w);
+      }
     }
-    for (const w of [...this.discovery]) if (matches(w, q)) this.fire(w);
+    for (const w of this.discoveryCandidates(q)) this.fire(w);
   }
 
   private notifyDiscovery(q: QueueState, group: string): void {
-    for (const w of [...this.discovery]) {
-      if (w.group === group && matches(w, q)) { this.fire(w); return; }
+    for (const w of this.discoveryCandidates(q)) {
+      if (w.group === group) { this.fire(w); return; }
     }
   }
 
-  /** Wakes every waiter of `q` (any group): used when a wake-worthy change has no single partition. */
+  /** Discovery waiters interested in `q`: keyed lookups, never a walk over every waiter. */
+  private discoveryCandidates(q: QueueState): Waiter[] {
+    if (this.discoveryCount === 0) return [];
+    const out: Waiter[] = [];
+    const keys = new Set([discoveryKey(q.namespace, q.task), discoveryKey(q.namespace, ''), discoveryKey('', q.task)]);
+    for (const k of keys) {
+      const set = this.discovery.get(k);
+      if (set) for (const w of set) if (matches(w, q)) out.push(w);
+    }
+    return out;
+  }
+
+  /** Wakes every waiter of `queueName` (any group): used when a wake-worthy change has no single partition. */
   wakeQueue(queueName: string): void {
-    const prefix = `${queueName}\u0000`;
-    for (const [k, set] of this.byQueueGroup) if (k.startsWith(prefix)) for (const w of [...set]) this.fire(w);
+    const groups = this.byQueue.get(queueName);
+    if (groups) for (const set of [...groups.values()]) for (const w of [...set]) this.fire(w);
   }
 
   /** Wakes everybody (shutdown, pop maintenance). */
   wakeAll(): void {
-    for (const set of [...this.byQueueGroup.values()]) for (const w of [...set]) this.fire(w);
-    for (const w of [...this.discovery]) this.fire(w);
+    for (const groups of [...this.byQueue.values()]) for (const set of [...groups.values()]) for (const w of [...set]) this.fire(w);
+    for (const set of [...this.discovery.values()]) for (const w of [...set]) this.fire(w);
   }
+}
+
+function discoveryKey(namespace: string, task: string): string {
+  return `${namespace}\u0000${task}`;
 }
 
 /** True when discovery waiter `w` is interested in queue `q`. */

@@ -74,3 +74,23 @@ describe('ready sets', () => {
     assert.deepEqual(r.messages.map((m) => m.data), ['late']);
   });
 });
+
+describe('parked consumers', () => {
+  test('a push wakes only waiters of its queue, and discovery waiters by label', async () => {
+    const woken: string[] = [];
+    const w = (name: string, queue: string | undefined, namespace?: string, task?: string) => ({
+      queue, group: QUEUE_MODE, partition: undefined, namespace, task, wake: () => woken.push(name),
+    });
+    const waiters = broker.engine.waiters;
+    const a = w('a', 'wq-a');
+    const b = w('b', 'wq-b');
+    const d1 = w('ns-only', undefined, 'wq', undefined);
+    const d2 = w('other-ns', undefined, 'elsewhere', undefined);
+    for (const x of [a, b, d1, d2]) waiters.add(x);
+    await broker.push([{ queue: 'wq.job', payload: 1 }], null);
+    await broker.push([{ queue: 'wq-a', payload: 1 }], null);
+    assert.deepEqual(woken.sort(), ['a', 'ns-only']);
+    assert.equal(waiters.remove(b), true, 'b is still parked');
+    assert.equal(waiters.remove(d2), true, 'the other namespace is still parked');
+  });
+});
