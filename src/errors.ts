@@ -12,6 +12,7 @@ export interface ErrorSpec {
   readonly message: string;
 }
 
+/** Every error code the broker answers with: HTTP status and default message. */
 export const ERRORS = {
   // 4xx: the caller's mistake
   bad_json: { status: 400, message: 'bad body: malformed JSON' },

@@ -43,6 +43,7 @@ export interface Bucket {
 
 export type Counter = Exclude<keyof Bucket, 'minute' | 'lagMax'>;
 
+/** Start (epoch ms) of the minute holding `ms`. */
 export const minuteOf = (ms: number): number => Math.floor(ms / 60_000) * 60_000;
 
 function emptyBucket(minute: number): Bucket {
@@ -104,6 +105,7 @@ export function mergeSeries(series: readonly Series[], from: number, to: number)
   return [...byMinute.values()].sort((a, b) => a.minute - b.minute);
 }
 
+/** Per-queue per-minute counters and DLQ depth, updated as work happens (observer of the broker). */
 export class Activity implements BrokerObserver {
   /** Per queue name. */
   readonly queues = new Map<string, Series>();

@@ -75,6 +75,7 @@ export interface ConfigureRequest {
   mode: 'merge' | 'replace';
 }
 
+/** The broker: one instance per process, over one {@link Store}. Methods map 1:1 to API operations. */
 export class Broker {
   readonly engine: Engine;
   readonly counters: BrokerCounters = {

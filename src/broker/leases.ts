@@ -12,6 +12,7 @@ interface Entry {
   leaseId: string;
 }
 
+/** Fires a callback when each scheduled lease expiry (epoch ms) is reached; one timer for the earliest. */
 export class LeaseClock {
   private readonly heap = new MinHeap<Entry>();
   private timer: NodeJS.Timeout | undefined;

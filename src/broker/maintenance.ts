@@ -45,6 +45,7 @@ export interface MaintenanceStatus {
   bufferStats: { pending: number; failed: number; replayed: number; draining: boolean; file: string };
 }
 
+/** Push and pop maintenance modes with the on-disk push spool (see the module comment). */
 export class Maintenance {
   private pushMode = false;
   private draining = false;

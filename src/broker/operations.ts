@@ -13,6 +13,7 @@ import { Retention } from './retention.js';
 
 const attached = new WeakMap<Broker, Operations>();
 
+/** Background operator work attached to one broker: activity, retention, maintenance, metrics. */
 export class Operations {
   readonly activity: Activity;
   readonly retention: Retention;

@@ -41,6 +41,7 @@ export interface QueueOptions {
   retentionSinkHoldMaxSeconds: number;
 }
 
+/** Defaults applied on create, on `replace`, and for an explicit `null` (spec §3.1). */
 export const QUEUE_DEFAULTS: Readonly<QueueOptions> = Object.freeze({
   priority: 0,
   leaseTime: 300,

@@ -106,10 +106,12 @@ function groupBy(engine: Engine, activity: Activity, key: 'namespace' | 'task', 
   }));
 }
 
+/** `GET /api/v1/resources/namespaces`: queues, partitions and message counts per namespace. */
 export function namespaces(engine: Engine, activity: Activity, now: number): Record<string, unknown> {
   return { namespaces: groupBy(engine, activity, 'namespace', now) };
 }
 
+/** `GET /api/v1/resources/tasks`: queues, partitions and message counts per task. */
 export function tasks(engine: Engine, activity: Activity, now: number): Record<string, unknown> {
   return { tasks: groupBy(engine, activity, 'task', now) };
 }

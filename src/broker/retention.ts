@@ -41,6 +41,7 @@ function completedRuleOn(q: QueueState): boolean {
   return q.options.retentionEnabled && q.options.completedRetentionSeconds > 0;
 }
 
+/** The retention and eviction sweep (see the module comment); cost follows what is due. */
 export class Retention {
   /** Partitions whose consumed prefix may be removable now. */
   private readonly dirty = new Set<number>();

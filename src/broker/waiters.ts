@@ -17,6 +17,7 @@ export interface Waiter {
   wake(): void;
 }
 
+/** Registry of parked long-poll pops, indexed by queue and group and by discovery label. */
 export class Waiters {
   /** queue name → group → parked waiters (so a push looks only at its own queue's waiters). */
   private readonly byQueue = new Map<string, Map<string, Set<Waiter>>>();

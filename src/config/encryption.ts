@@ -13,6 +13,7 @@
 import { createSecretKey, type KeyObject } from 'node:crypto';
 import { ConfigError, type Env } from './env.js';
 
+/** Names of the encryption variables (seed 000, "Encryption at rest"). */
 export const KEY_VAR = 'QUEEN_ENCRYPTION_KEY';
 export const PREVIOUS_VAR = 'QUEEN_ENCRYPTION_KEY_PREVIOUS';
 

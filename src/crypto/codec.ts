@@ -11,6 +11,7 @@ import { KeyRing } from './keyring.js';
 
 export { PayloadIntegrityError } from '../broker/codec.js';
 
+/** Payload codec that seals flagged queues' payloads with AES-256-GCM and opens them on read. */
 export class EncryptingCodec implements PayloadCodec {
   readonly canEncrypt = true;
   /** Envelopes that failed to open since boot (tampering, corruption, missing key). */

@@ -20,6 +20,7 @@ import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { PayloadIntegrityError } from '../broker/codec.js';
 import { KEY_ID_BYTES, type KeyRing, type RingKey } from './keyring.js';
 
+/** Envelope layout: version byte, key id, 96-bit nonce, ciphertext, 128-bit tag (sizes in bytes). */
 export const ENVELOPE_VERSION = 1;
 export const HEADER_BYTES = 1 + KEY_ID_BYTES;
 export const NONCE_BYTES = 12;

@@ -18,6 +18,7 @@ import type { Retention } from '../broker/retention.js';
 /** Label value standing for the queues beyond the cap. */
 export const OTHER_QUEUES = '__other__';
 
+/** The Prometheus registry of one broker; values are read at scrape time. */
 export class PromMetrics {
   readonly registry = new Registry();
   private readonly loop = monitorEventLoopDelay({ resolution: 20 });

@@ -38,6 +38,7 @@ export function toAckInput(a: RawAck, group: string | null | undefined): AckInpu
   };
 }
 
+/** Fastify plugin registering the routes this module describes. */
 export async function ackRoutes(app: FastifyInstance, { broker, config }: RouteContext): Promise<void> {
   app.post<{ Body: RawAck }>('/api/v1/ack', {
     schema: { body: { type: 'object', required: ['transactionId', 'partitionId'], properties: ackItemProperties } },

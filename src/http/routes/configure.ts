@@ -23,6 +23,7 @@ interface ConfigureBody {
   [k: string]: unknown;
 }
 
+/** Fastify plugin registering the routes this module describes. */
 export async function configureRoutes(app: FastifyInstance, { broker }: RouteContext): Promise<void> {
   app.post<{ Body: ConfigureBody }>('/api/v1/configure', {
     preValidation: async (req) => {

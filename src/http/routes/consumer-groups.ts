@@ -28,6 +28,7 @@ function seekTarget(body: unknown, emptyIsEnd: boolean): SeekTarget {
   throw new QueenError('invalid_request', 'Must specify toEnd=true or a timestamp', { success: false });
 }
 
+/** Fastify plugin registering the routes this module describes. */
 export async function consumerGroupRoutes(app: FastifyInstance, { broker, ops }: OpsContext): Promise<void> {
   const engine = broker.engine;
 

@@ -8,6 +8,7 @@ import { QueenError } from '../../errors.js';
 import { qString, type Query } from '../query.js';
 import { bodyObject, type OpsContext } from './ops.js';
 
+/** Fastify plugin registering the routes this module describes. */
 export async function dlqAdminRoutes(app: FastifyInstance, { broker, ops }: OpsContext): Promise<void> {
   app.delete<{ Querystring: Query }>('/api/v1/dlq', async (req) => {
     const queue = qString(req.query, 'queue');

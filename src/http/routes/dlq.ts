@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { RouteContext } from '../app.js';
 import { qInt, qString, qTime, type Query } from '../query.js';
 
+/** Fastify plugin registering the routes this module describes. */
 export async function dlqRoutes(app: FastifyInstance, { broker }: RouteContext): Promise<void> {
   app.get<{ Querystring: Query }>('/api/v1/dlq', async (req) => {
     const q = req.query;

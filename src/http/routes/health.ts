@@ -4,6 +4,7 @@ import type { RouteContext } from '../app.js';
 
 const VERSION = '0.1.0';
 
+/** Fastify plugin registering the routes this module describes. */
 export async function healthRoutes(app: FastifyInstance, { broker }: RouteContext): Promise<void> {
   app.get('/health', async (_req, reply) => {
     const ok = broker.healthy();

@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { QueenError } from '../../errors.js';
 import type { RouteContext } from '../app.js';
 
+/** Fastify plugin registering the routes this module describes. */
 export async function leaseRoutes(app: FastifyInstance, { broker }: RouteContext): Promise<void> {
   app.post<{ Params: { leaseId: string } }>('/api/v1/lease/:leaseId/extend', async (req) => {
     const body = req.body as { seconds?: unknown } | undefined | null;

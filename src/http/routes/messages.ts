@@ -11,6 +11,7 @@ import type { OpsContext } from './ops.js';
 
 const STATUSES: readonly MessageStatus[] = ['pending', 'processing', 'completed'];
 
+/** Fastify plugin registering the routes this module describes. */
 export async function messageRoutes(app: FastifyInstance, { broker, ops }: OpsContext): Promise<void> {
   const engine = broker.engine;
 

@@ -11,6 +11,7 @@ import { parseIso } from '../../util/time.js';
 import type { RouteContext } from '../app.js';
 import { qBool, qInt, qIntOpt, qString, type Query } from '../query.js';
 
+/** Fastify plugin registering the routes this module describes. */
 export async function popRoutes(app: FastifyInstance, { broker, config }: RouteContext): Promise<void> {
   const L = config.limits;
 

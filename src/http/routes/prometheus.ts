@@ -2,6 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { OpsContext } from './ops.js';
 
+/** Fastify plugin registering the routes this module describes. */
 export async function prometheusRoutes(app: FastifyInstance, { ops }: OpsContext): Promise<void> {
   app.get('/metrics/prometheus', async (_req, reply) => {
     const { contentType, body } = await ops.metrics.render();

@@ -46,6 +46,7 @@ export function toPushItem(raw: RawItem, where: string): PushItem {
   };
 }
 
+/** Fastify plugin registering the routes this module describes. */
 export async function pushRoutes(app: FastifyInstance, { broker, config }: RouteContext): Promise<void> {
   const schema = {
     body: {

@@ -8,6 +8,7 @@ import { allPartitions, depth, namespaces, overview, partitionsOf, tasks } from 
 import { qInt, qString, type Query } from '../query.js';
 import type { OpsContext } from './ops.js';
 
+/** Fastify plugin registering the routes this module describes. */
 export async function resourceAdminRoutes(app: FastifyInstance, { broker, ops }: OpsContext): Promise<void> {
   const engine = broker.engine;
 

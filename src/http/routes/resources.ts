@@ -4,6 +4,7 @@ import { Operations } from '../../broker/operations.js';
 import { listQueues, queueDetail } from '../../broker/resources.js';
 import type { RouteContext } from '../app.js';
 
+/** Fastify plugin registering the routes this module describes. */
 export async function resourceRoutes(app: FastifyInstance, { broker }: RouteContext): Promise<void> {
   const ops = Operations.for(broker);
 

@@ -16,6 +16,7 @@ function filter(q: Query): StatusFilter {
   };
 }
 
+/** Fastify plugin registering the routes this module describes. */
 export async function statusRoutes(app: FastifyInstance, { broker, ops }: OpsContext): Promise<void> {
   const engine = broker.engine;
 

@@ -9,6 +9,7 @@ function enabledOf(body: unknown): boolean {
   return b.enabled;
 }
 
+/** Fastify plugin registering the routes this module describes. */
 export async function systemRoutes(app: FastifyInstance, { broker, ops }: OpsContext): Promise<void> {
   const m = ops.maintenance;
 

@@ -15,6 +15,7 @@ function str(b: Record<string, unknown>, k: string, required: boolean): string |
   return v;
 }
 
+/** Fastify plugin registering the routes this module describes. */
 export async function traceRoutes(app: FastifyInstance, { broker }: OpsContext): Promise<void> {
   app.post('/api/v1/traces', async (req, reply) => {
     const b = bodyObject(req.body);

@@ -82,6 +82,7 @@ function parseOps(body: unknown, maxItems: number): { ops: TransactionOp[]; requ
   return { ops, requiredLeases };
 }
 
+/** Fastify plugin registering the routes this module describes. */
 export async function transactionRoutes(app: FastifyInstance, { broker, config }: RouteContext): Promise<void> {
   app.post('/api/v1/transaction', async (req) => {
     const { ops, requiredLeases } = parseOps(req.body, config.limits.maxPushItems);

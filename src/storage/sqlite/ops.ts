@@ -34,6 +34,7 @@ function toTrace(r: Row): TraceRow {
 /** The order and keyset of a message listing: newest first by (created_at, partition_pk, offset). */
 const KEYSET = `(created_at < @t OR (created_at = @t AND (partition_pk < @p OR (partition_pk = @p AND offset < @o))))`;
 
+/** Operator queries and writes (messages browser, traces, DLQ admin) on the SQLite connection. */
 export class SqliteOps implements OpsStore {
   private readonly s: Record<string, Statement>;
   private readonly pages = new Map<string, Statement>();

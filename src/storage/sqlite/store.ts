@@ -40,6 +40,7 @@ export interface SqliteOptions {
   onCommitFailure?: (e: unknown) => void;
 }
 
+/** The embedded store: one SQLite file in the data directory, group-committed writes. */
 export class SqliteStore implements Store {
   readonly capabilities: StoreCapabilities = { listenNotify: false, singleWriter: true };
   /** Operator reads and writes (inspection, retention, traces) on the same connection. */
