@@ -197,6 +197,25 @@ const PATHS: Record<IconName, string> = {
   chevron: 'M9 6l6 6-6 6',
 };
 
+/** A labelled `<select>` over names with an "any" first option; picking it yields `undefined`. */
+export function NameSelect({ label, value, names, any, onPick, testid, disabled, display = (n) => n }: {
+  label: string; value: string | undefined; names: readonly string[]; any: string; onPick: (name: string | undefined) => void;
+  testid?: string; disabled?: boolean; display?: (name: string) => string;
+}) {
+  return (
+    <Field label={label}>
+      <select class="select" value={value ?? ''} disabled={disabled} onChange={(e) => onPick((e.target as HTMLSelectElement).value || undefined)} data-testid={testid}>
+        <option value="">{any}</option>
+        {names.map((n) => (
+          <option key={n} value={n}>
+            {display(n)}
+          </option>
+        ))}
+      </select>
+    </Field>
+  );
+}
+
 export function Icon({ name, size = 18 }: { name: IconName; size?: number }) {
   return (
     <svg class="icon" width={size} height={size} viewBox="0 0 24 24" fill="none" stroke="currentColor" stroke-width="1.8" stroke-linecap="round" stroke-linejoin="round" aria-hidden="true">

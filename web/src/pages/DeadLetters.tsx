@@ -2,7 +2,7 @@
 import { useState } from 'preact/hooks';
 import { api, ApiError, enc, obj, readDlq, str, type DeadLetter } from '../api';
 import { Confirm, Drawer, toast } from '../components/overlay';
-import { Card, Empty, Field, Icon, Json, Link, LoadError, Loading, Mono, PageHeader } from '../components/ui';
+import { Card, Empty, Field, Icon, Json, Link, LoadError, Loading, Mono, NameSelect, PageHeader } from '../components/ui';
 import { fmtAgo, fmtInt, fmtStamp, plural, preview, shortId } from '../format';
 import { refresh, snapshot, usePoll } from '../live';
 import { setQuery, useDebounced, useLocation } from '../router';
@@ -71,26 +71,9 @@ export function DeadLetters() {
       />
       <Card pad={false}>
         <div class="toolbar">
-          <Field label="Queue">
-            <select class="select" value={queue} onChange={(e) => setQuery({ queue: (e.target as HTMLSelectElement).value || undefined })} data-testid="dlq-queue">
-              <option value="">All queues</option>
-              {queues.map((n) => (
-                <option key={n} value={n}>
-                  {n}
-                </option>
-              ))}
-            </select>
-          </Field>
-          <Field label="Consumer group">
-            <select class="select" value={group} onChange={(e) => setQuery({ group: (e.target as HTMLSelectElement).value || undefined })}>
-              <option value="">Any group</option>
-              {groups.map((n) => (
-                <option key={n} value={n}>
-                  {n === '__QUEUE_MODE__' ? 'queue mode' : n}
-                </option>
-              ))}
-            </select>
-          </Field>
+          <NameSelect label="Queue" value={queue} names={queues} any="All queues" testid="dlq-queue" onPick={(q) => setQuery({ queue: q })} />
+          <NameSelect label="Consumer group" value={group} names={groups} any="Any group" onPick={(g) => setQuery({ group: g })}
+            display={(n) => (n === '__QUEUE_MODE__' ? 'queue mode' : n)} />
           <Field label="Search" class="field-grow">
             <input
               class="input"

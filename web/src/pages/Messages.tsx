@@ -2,7 +2,7 @@
 import { useState } from 'preact/hooks';
 import { api, enc, obj, readMessage, readMessages, readQueueDetail, str, type MessageRow } from '../api';
 import { Confirm, Drawer, toast } from '../components/overlay';
-import { Badge, Card, Empty, Field, Icon, Json, Link, LoadError, Loading, Mono, PageHeader } from '../components/ui';
+import { Badge, Card, Empty, Field, Icon, Json, Link, LoadError, Loading, Mono, NameSelect, PageHeader } from '../components/ui';
 import { fmtAgo, fmtInt, fmtStamp, preview, shortId } from '../format';
 import { snapshot, usePoll } from '../live';
 import { setQuery, useLocation } from '../router';
@@ -63,26 +63,10 @@ export function Messages() {
       <PageHeader title="Messages" subtitle="Browse what a queue holds. Newest first where the broker supports it." />
       <Card pad={false}>
         <div class="toolbar">
-          <Field label="Queue">
-            <select class="select" value={queue} onChange={(e) => pick({ queue: (e.target as HTMLSelectElement).value || undefined, partition: undefined })} data-testid="msg-queue">
-              <option value="">Choose a queue…</option>
-              {queues.map((n) => (
-                <option key={n} value={n}>
-                  {n}
-                </option>
-              ))}
-            </select>
-          </Field>
-          <Field label="Partition">
-            <select class="select" value={partition} disabled={!queue} onChange={(e) => pick({ partition: (e.target as HTMLSelectElement).value || undefined })} data-testid="msg-partition">
-              <option value="">All partitions</option>
-              {(detail.data?.partitions ?? []).map((p) => (
-                <option key={p.name} value={p.name}>
-                  {p.name} ({fmtInt(p.total)})
-                </option>
-              ))}
-            </select>
-          </Field>
+          <NameSelect label="Queue" value={queue} names={queues} any="Choose a queue…" testid="msg-queue" onPick={(q) => pick({ queue: q, partition: undefined })} />
+          <NameSelect label="Partition" value={partition} names={(detail.data?.partitions ?? []).map((p) => p.name)} any="All partitions" disabled={!queue}
+            testid="msg-partition" onPick={(p) => pick({ partition: p })}
+            display={(n) => { const p = detail.data?.partitions.find((x) => x.name === n); return p ? `${n} (${fmtInt(p.total)})` : n; }} />
           <Field label="Status">
             <select class="select select-narrow" value={status} disabled={!queue} onChange={(e) => pick({ status: (e.target as HTMLSelectElement).value || undefined })}>
               <option value="">Any status</option>
