@@ -300,4 +300,14 @@ describe('status', () => {
     const buf = await call(b.url, 'GET', '/api/v1/status/buffers');
     assert.deepEqual(Object.keys(buf.body).sort(), ['dbHealthy', 'failed', 'pending', 'worker']);
   });
+
+  test('PostgreSQL-only analytics answer neutral documents that say so, not 404s', async () => {
+    for (const name of ['postgres-stats', 'queue-parked-replicas', 'workload', 'retention', 'dlq-signatures', 'partition-liveness', 'queue-ops']) {
+      const r = await call(b.url, 'GET', `/api/v1/analytics/${name}`);
+      assert.equal(r.status, 200, name);
+      assert.equal(r.body.supported, false, name);
+    }
+    const lag = await call(b.url, 'GET', '/api/v1/analytics/queue-lag');
+    assert.deepEqual(lag.body, []);
+  });
 });

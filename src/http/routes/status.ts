@@ -56,4 +56,18 @@ export async function statusRoutes(app: FastifyInstance, { broker, ops }: OpsCon
     };
   });
   app.get('/api/v1/analytics/worker-metrics', async () => ({ timeSeries: [], workers: [] }));
+
+  // The reference's remaining analytics read PostgreSQL internals or its own stats tables; this
+  // broker has neither, so they answer neutral documents (spec §4.7) that say so, instead of 404s
+  // that make the official clients' admin helpers throw.
+  const neutral = (name: string, body: Record<string, unknown>) =>
+    app.get(`/api/v1/analytics/${name}`, async () => ({ ...body, engine: 'sqlite', supported: false }));
+  neutral('postgres-stats', { database: null, tables: [], connections: null });
+  neutral('queue-parked-replicas', { replicas: [] });
+  neutral('workload', { queues: [], timeSeries: [] });
+  neutral('retention', { queues: [], timeSeries: [] });
+  neutral('dlq-signatures', { signatures: [] });
+  neutral('partition-liveness', { partitions: [] });
+  neutral('queue-ops', { queues: [], timeSeries: [] });
+  app.get('/api/v1/analytics/queue-lag', async () => []);
 }
