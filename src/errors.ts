@@ -40,6 +40,8 @@ export const ERRORS = {
   invalid_path: { status: 400, message: 'invalid request path' },
   method_not_allowed: { status: 405, message: 'method not allowed' },
   too_many_waiters: { status: 429, message: 'too many parked consumers on this queue' },
+  timer_horizon_exceeded: { status: 400, message: 'timer delay exceeds the scheduling horizon' },
+  timer_unsupported: { status: 400, message: 'timer payload encoding not supported by this broker' },
   encryption_key_missing: {
     status: 400,
     message: 'encryptionEnabled needs QUEEN_ENCRYPTION_KEY to be set on the broker',

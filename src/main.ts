@@ -8,6 +8,7 @@ import { Broker } from './broker/broker.js';
 import { ConfigError, loadConfig } from './config/index.js';
 import { initEncryption } from './crypto/boot.js';
 import { Operations } from './broker/operations.js';
+import { Timers } from './broker/timers.js';
 import { buildApp } from './http/app.js';
 import { createLogger } from './observability/logger.js';
 import { prepareDataDir } from './storage/datadir.js';
@@ -44,6 +45,7 @@ async function main(): Promise<void> {
   broker = new Broker(store, config, codec, log);
   broker.start(snapshot);
   Operations.for(broker).start(snapshot.settings); // retention sweep, maintenance spool, metrics (issue 5)
+  Timers.for(broker).start(); // fires scheduled messages, including those due while the broker was down
   const app = await buildApp(config, broker, log);
   const host = config.bindAddr;
   try {
@@ -71,6 +73,7 @@ async function main(): Promise<void> {
     const sweep = setInterval(() => app.server.closeIdleConnections(), 25);
     await app.close();
     await Operations.for(b).stop();
+    await Timers.for(b).stop();
     clearInterval(sweep);
     await b.shutdown(config.shutdownGraceMs);
     log.info('stopped');

@@ -12,6 +12,7 @@
  */
 import type { QueueOptions } from '../broker/options.js';
 import type { OpsStore } from './ops.js';
+import type { TimerStore } from './timers.js';
 
 /** A queue as stored. `pk` is the store's internal key; `id` the public UUID. */
 export interface QueueRow {
@@ -178,6 +179,8 @@ export interface Store extends StoreReader {
   readonly capabilities: StoreCapabilities;
   /** Operator reads and writes: inspection, retention, dead-letter admin, traces (ops.ts). */
   readonly ops: OpsStore;
+  /** Scheduled messages (timers.ts). */
+  readonly timers: TimerStore;
   /** Loads the persistent state for boot (and for a rebuild after a failed commit). */
   loadSnapshot(): StoreSnapshot;
   /**

@@ -127,6 +127,27 @@ const MIGRATIONS: readonly string[] = [
   DROP INDEX messages_by_txn;
   CREATE INDEX messages_by_txn ON messages (partition_pk, transaction_id, offset);
   `,
+  // 4: timers (scheduled messages, spec §5.2): one row per (queue, timer key); the due-time index
+  // is what the firing loop reads (the next due time, and what is due now), never a scan.
+  `
+  CREATE TABLE timers (
+    queue TEXT NOT NULL,
+    timer_key TEXT NOT NULL,
+    partition TEXT NOT NULL,
+    deliver_at INTEGER NOT NULL,
+    txn TEXT NOT NULL,
+    message_id TEXT NOT NULL,
+    payload BLOB,
+    encrypted INTEGER NOT NULL DEFAULT 0,
+    producer_sub TEXT,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    last_error TEXT,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    PRIMARY KEY (queue, timer_key)
+  ) WITHOUT ROWID;
+  CREATE INDEX timers_by_due ON timers (deliver_at);
+  `,
 ];
 
 /** The schema version this build writes. */

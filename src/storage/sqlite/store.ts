@@ -16,6 +16,7 @@ import type {
 import { toDlq, toMessage, type Row } from './rows.js';
 import { migrate } from './schema.js';
 import { SqliteOps } from './ops.js';
+import { SqliteTimers } from './timers.js';
 
 interface Job {
   work: (tx: StoreTx) => unknown;
@@ -45,6 +46,8 @@ export class SqliteStore implements Store {
   readonly capabilities: StoreCapabilities = { listenNotify: false, singleWriter: true };
   /** Operator reads and writes (inspection, retention, traces) on the same connection. */
   readonly ops: SqliteOps;
+  /** Scheduled messages on the same connection. */
+  readonly timers: SqliteTimers;
   private readonly db: Db;
   private readonly s: Record<string, Statement>;
   private pending: Job[] = [];
@@ -58,6 +61,7 @@ export class SqliteStore implements Store {
     this.db = db;
     this.onCommitFailure = onCommitFailure;
     this.ops = new SqliteOps(db);
+    this.timers = new SqliteTimers(db);
     const p = (sql: string) => db.prepare(sql);
     this.s = {
       begin: p('BEGIN IMMEDIATE'),
