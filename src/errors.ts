@@ -42,6 +42,23 @@ export const ERRORS = {
   too_many_waiters: { status: 429, message: 'too many parked consumers on this queue' },
   timer_horizon_exceeded: { status: 400, message: 'timer delay exceeds the scheduling horizon' },
   timer_unsupported: { status: 400, message: 'timer payload encoding not supported by this broker' },
+  // KV and locks (spec §5.1, §5.3): 400s answer {"error":"kv_bad_request","code":<code>,"reason":…}
+  kv_bad_request: { status: 400, message: 'kv_bad_request' },
+  kv_unknown_op: { status: 400, message: 'kv_bad_request' },
+  kv_bad_namespace: { status: 400, message: 'kv_bad_request' },
+  kv_bad_key: { status: 400, message: 'kv_bad_request' },
+  kv_value_required: { status: 400, message: 'kv_bad_request' },
+  kv_expiry_not_specified: { status: 400, message: 'kv_bad_request' },
+  kv_bad_ttl: { status: 400, message: 'kv_bad_request' },
+  kv_bad_expect: { status: 400, message: 'kv_bad_request' },
+  kv_bad_incr: { status: 400, message: 'kv_bad_request' },
+  kv_prefix_required: { status: 400, message: 'kv_bad_request' },
+  kv_bad_limit: { status: 400, message: 'kv_bad_request' },
+  kv_too_many_operations: { status: 400, message: 'kv_bad_request' },
+  kv_query_not_allowed: { status: 400, message: 'kv_bad_request' },
+  /** Internal: a `required` precondition was lost; callers answer 200 `{ok:false, reason:"kv_precondition", …}`. */
+  kv_precondition: { status: 409, message: 'a required KV precondition was lost; nothing was written' },
+  locks_bad_request: { status: 400, message: 'locks_bad_request' },
   encryption_key_missing: {
     status: 400,
     message: 'encryptionEnabled needs QUEEN_ENCRYPTION_KEY to be set on the broker',

@@ -23,6 +23,7 @@ import { popRoutes } from './routes/pop.js';
 import { pushRoutes } from './routes/push.js';
 import { resourceRoutes } from './routes/resources.js';
 import { transactionRoutes } from './routes/transaction.js';
+import { kvRoutes } from './routes/kv.js';
 import { timerRoutes } from './routes/timers.js';
 
 /** What every route plugin receives. */
@@ -82,6 +83,7 @@ export async function buildApp(config: Config, broker: Broker, log: Logger): Pro
   await app.register(resourceRoutes, ctx);
   await app.register(dlqRoutes, ctx);
   await app.register(opsRoutes, ctx); // operator routes (issue 5)
+  await app.register(kvRoutes, ctx); // KV store and locks (spec §5.1, §5.3)
   await app.register(timerRoutes, ctx); // scheduled messages (spec §5.2)
   await app.register(dashboardRoutes, { jwtEnabled: config.jwt.enabled });
   return app;

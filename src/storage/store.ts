@@ -11,6 +11,7 @@
  * resolves each promise. A resolved promise means the change is durable.
  */
 import type { QueueOptions } from '../broker/options.js';
+import type { KvStore } from './kv.js';
 import type { OpsStore } from './ops.js';
 import type { TimerStore } from './timers.js';
 
@@ -179,6 +180,8 @@ export interface Store extends StoreReader {
   readonly capabilities: StoreCapabilities;
   /** Operator reads and writes: inspection, retention, dead-letter admin, traces (ops.ts). */
   readonly ops: OpsStore;
+  /** KV rows (spec §5.1) and the lock permits stored as KV rows (kv.ts). */
+  readonly kv: KvStore;
   /** Scheduled messages (timers.ts). */
   readonly timers: TimerStore;
   /** Loads the persistent state for boot (and for a rebuild after a failed commit). */

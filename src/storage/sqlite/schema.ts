@@ -148,6 +148,26 @@ const MIGRATIONS: readonly string[] = [
   ) WITHOUT ROWID;
   CREATE INDEX timers_by_due ON timers (deliver_at);
   `,
+  // 5: the KV store (spec §5.1; locks are KV rows too). Versions are fencing tokens: kv_meta.floor
+  // is the highest version any removed row had, so a re-created key never reuses a version.
+  // kv_by_expiry (only rows that expire) lets the expiry sweep cost what is due.
+  `
+  CREATE TABLE kv (
+    ns TEXT NOT NULL,
+    key TEXT NOT NULL,
+    value TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    expires_at INTEGER,
+    updated_at INTEGER NOT NULL,
+    PRIMARY KEY (ns, key)
+  ) WITHOUT ROWID;
+  CREATE INDEX kv_by_expiry ON kv (expires_at) WHERE expires_at IS NOT NULL;
+  CREATE TABLE kv_meta (
+    id INTEGER PRIMARY KEY,
+    floor INTEGER NOT NULL
+  );
+  INSERT INTO kv_meta (id, floor) VALUES (0, 0);
+  `,
 ];
 
 /** The schema version this build writes. */

@@ -16,6 +16,7 @@ import type {
 import { toDlq, toMessage, type Row } from './rows.js';
 import { migrate } from './schema.js';
 import { SqliteOps } from './ops.js';
+import { SqliteKv } from './kv.js';
 import { SqliteTimers } from './timers.js';
 
 interface Job {
@@ -46,6 +47,8 @@ export class SqliteStore implements Store {
   readonly capabilities: StoreCapabilities = { listenNotify: false, singleWriter: true };
   /** Operator reads and writes (inspection, retention, traces) on the same connection. */
   readonly ops: SqliteOps;
+  /** KV rows and lock permits on the same connection. */
+  readonly kv: SqliteKv;
   /** Scheduled messages on the same connection. */
   readonly timers: SqliteTimers;
   private readonly db: Db;
@@ -61,6 +64,7 @@ export class SqliteStore implements Store {
     this.db = db;
     this.onCommitFailure = onCommitFailure;
     this.ops = new SqliteOps(db);
+    this.kv = new SqliteKv(db);
     this.timers = new SqliteTimers(db);
     const p = (sql: string) => db.prepare(sql);
     this.s = {

@@ -1,0 +1,70 @@
+/**
+ * KV routes (spec http-api.md §5.1): `POST /api/v1/kv` (batch; the route the JS client uses),
+ * `GET|PUT|DELETE /api/v1/kv/:ns/*` (the key is the rest of the path and may contain `/`; query
+ * strings are refused), and the console reads `GET /api/v1/resources/kv/namespaces` and
+ * `POST /api/v1/resources/kv/list`. Registers the lock routes (locks.ts) too: locks are KV rows.
+ * Verdicts answer 200; only malformed input is a 4xx.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { Kv, KvView, rowOut, type KvOp } from '../../broker/kv.js';
+import type { RouteContext } from '../app.js';
+import { kvBad, kvKey, kvLimits, kvNamespace, page, parseKvBatch, parseKvOp } from './kv-input.js';
+import { lockRoutes } from './locks.js';
+
+type Obj = Record<string, unknown>;
+
+/** Namespaces listed by the console read. */
+const MAX_NAMESPACES = 1000;
+
+function noQuery(req: FastifyRequest): void {
+  if (req.url.includes('?')) throw kvBad('kv_query_not_allowed', 'query strings are not accepted on /api/v1/kv/:ns/<key>; percent-encode the key');
+}
+
+function objectBody(body: unknown): Obj {
+  if (body === undefined || body === null) return {};
+  if (typeof body !== 'object' || Array.isArray(body)) throw kvBad('kv_bad_request', 'body must be a JSON object');
+  return body as Obj;
+}
+
+/** Fastify plugin registering the routes this module describes. */
+export async function kvRoutes(app: FastifyInstance, ctx: RouteContext): Promise<void> {
+  const { broker, config } = ctx;
+  const kv = Kv.for(broker);
+  const limits = kvLimits(config.limits);
+  app.addHook('onClose', async () => kv.stop());
+
+  app.post('/api/v1/kv', async (req) => kv.batch(parseKvBatch(req.body, limits)));
+
+  type PathReq = FastifyRequest<{ Params: { ns: string; '*': string } }>;
+  const single = async (req: PathReq, build: (ns: string, key: string, body: Obj) => Obj) => {
+    noQuery(req);
+    const ns = kvNamespace(req.params.ns, 'path');
+    const key = kvKey(req.params['*'], 'path key');
+    const op: KvOp = parseKvOp(build(ns, key, objectBody(req.body)), 'body', limits);
+    const answer = await kv.batch([op]);
+    if (!answer.ok) return answer;
+    const { index: _index, ...result } = answer.results[0]!;
+    return { ns, ...result };
+  };
+  app.get('/api/v1/kv/:ns/*', (req: PathReq) => single(req, (ns, key) => ({ op: 'get', ns, key })));
+  app.put('/api/v1/kv/:ns/*', (req: PathReq) => single(req, (ns, key, body) => ({ ...body, op: 'put', ns, key })));
+  app.delete('/api/v1/kv/:ns/*', (req: PathReq) => single(req, (ns, key, body) => ({ ...body, op: 'delete', ns, key })));
+
+  app.get('/api/v1/resources/kv/namespaces', async () => ({
+    namespaces: broker.store.kv.namespaces('', MAX_NAMESPACES),
+  }));
+
+  app.post('/api/v1/resources/kv/list', async (req) => {
+    const body = objectBody(req.body);
+    const ns = kvNamespace(body.ns, 'body');
+    const prefix = body.prefix === undefined || body.prefix === null ? '' : body.prefix;
+    if (typeof prefix !== 'string') throw kvBad('kv_bad_request', 'body.prefix must be a string');
+    const p = page(body, 'body');
+    const got = new KvView(broker.store.kv, Date.now()).scan(ns, prefix, p.after, p.limit + 1);
+    const truncated = got.length > p.limit;
+    const rows = truncated ? got.slice(0, p.limit) : got;
+    return { ns, rows: rows.map((r) => rowOut(r, !p.keysOnly)), truncated, nextAfter: truncated ? rows[rows.length - 1]!.key : null };
+  });
+
+  await app.register(lockRoutes, ctx);
+}
