@@ -220,6 +220,7 @@ export class Activity implements BrokerObserver {
         if (!r.duplicate) this.add(r.queueName, 'pushMessages', 1, now);
         continue;
       }
+      if (r.type !== 'ack') continue; // timer rider verdicts: counted when the timers fire
       const op = acks[a++];
       const q = op && op.type === 'ack' ? this.engine.partitionsById.get(op.ack.partitionId)?.queue.name : undefined;
       if (q !== undefined) queues.add(q);

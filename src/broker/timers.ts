@@ -41,7 +41,14 @@ export class Timers {
   /** Lifetime count of messages pushed by timers. */
   fired = 0;
 
-  private constructor(readonly broker: Broker) {}
+  private constructor(readonly broker: Broker) {
+    // a committed transaction with a `timers` rider may have scheduled the earliest timer
+    broker.observers.push({
+      transacted: (req, result) => {
+        if (result.success && req.timers && req.timers.length > 0) this.arm(broker.store.timers.nextDueAt());
+      },
+    });
+  }
 
   /** The timers of `broker` (created on first use, not started). */
   static for(broker: Broker): Timers {

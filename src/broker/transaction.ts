@@ -8,6 +8,7 @@ import { newId } from '../util/ids.js';
 import { applyAcks, planAcks, type AckInput } from './ack.js';
 import type { Engine } from './engine.js';
 import { applyPush, hasStoredDuplicate, planPush, type PushItem } from './push.js';
+import { applyTimerOps, type TimerOp, type TimerResult } from './timer-ops.js';
 
 export type TransactionOp =
   | { type: 'ack'; ack: AckInput }
@@ -17,11 +18,14 @@ export interface TransactionRequest {
   operations: TransactionOp[];
   requiredLeases: string[];
   producerSub: string | null;
+  /** The `timers` rider (spec §3.5): timer operations applied in the same unit, checked beforehand. */
+  timers?: TimerOp[] | undefined;
 }
 
 export type TransactionResultItem =
   | { index: number; type: 'ack'; success: boolean; transactionId: string; error: string | null; dlq: boolean }
-  | { index: number; type: 'push'; success: true; transactionId: string; messageId: string; queueName: string; partition: string; duplicate?: true };
+  | { index: number; type: 'push'; success: true; transactionId: string; messageId: string; queueName: string; partition: string; duplicate?: true }
+  | ({ index: number; type: 'timer'; opIndex: number } & Omit<TimerResult, 'index'>);
 
 export type TransactionResult =
   | { transactionId: string; success: true; results: TransactionResultItem[] }
@@ -66,6 +70,7 @@ export function runTransaction(engine: Engine, tx: StoreTx, req: TransactionRequ
   }
   applyAcks(engine, tx, ackPlan, now);
   const pushed = applyPush(engine, tx, pushPlan, now);
+  const timed = req.timers && req.timers.length > 0 ? applyTimerOps(engine, tx, req.timers, req.producerSub, now).results : [];
 
   const results: TransactionResultItem[] = [];
   let a = 0;
@@ -84,5 +89,6 @@ export function runTransaction(engine: Engine, tx: StoreTx, req: TransactionRequ
       }
     }
   }
+  for (const { index: opIndex, ...t } of timed) results.push({ ...t, index: results.length, type: 'timer', opIndex });
   return { transactionId, success: true, results };
 }

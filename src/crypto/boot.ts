@@ -10,6 +10,7 @@ import { EncryptingCodec, createPayloadCodec } from './codec.js';
 import { envelopeKeyId } from './envelope.js';
 import { checkDataDirectoryKeys } from './keycheck.js';
 import { KeyRing } from './keyring.js';
+import { addTimerKeyIds } from './timer-keys.js';
 
 /** The boot line printed when a key is loaded (seed "Encryption at rest"; byte for byte). */
 export const BOOT_LINE = 'encryption service initialized (AES-256-GCM)';
@@ -68,7 +69,7 @@ export async function initEncryption(opts: InitEncryptionOptions): Promise<Paylo
   const result = checkDataDirectoryKeys({
     ring,
     settings: snap.settings,
-    findKeyIdsInUse: () => scanKeyIds(store, snap.partitions),
+    findKeyIdsInUse: () => addTimerKeyIds(store.timers, scanKeyIds(store, snap.partitions)),
   });
   if (result.record.length > 0) {
     await store.run((tx) => {

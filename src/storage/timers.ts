@@ -49,6 +49,11 @@ export interface TimerStore {
   dueTimers(now: number, limit: number): TimerKey[];
   /** The earliest deliverAt of any timer; undefined when there is none (one index seek). */
   nextDueAt(): number | undefined;
+  /**
+   * Every timer in key order, a page at a time (rows after `after`). A full walk: only for the boot
+   * key check, which runs it when a recorded encryption key is missing from the ring.
+   */
+  scanTimers(after: TimerKey | undefined, limit: number): TimerRow[];
 
   // ---------------------------------------------------------------- writes (inside Store.run)
 

@@ -15,7 +15,7 @@ import type { DlqRow, MessageRow, Store, StoreTx } from '../../src/storage/store
 
 const hexKey = () => randomBytes(32).toString('hex');
 
-/** A store fake with just what boot uses: snapshot, run/setSetting, readMessages, listDlq. */
+/** A store fake with just what boot uses: snapshot, run/setSetting, readMessages, listDlq, timers (none). */
 function fakeStore(parts: Map<number, MessageRow[]>, dlq: DlqRow[] = [], settings = new Map<string, string>()) {
   let reads = 0;
   const store = {
@@ -26,6 +26,7 @@ function fakeStore(parts: Map<number, MessageRow[]>, dlq: DlqRow[] = [], setting
     run: async <T>(work: (tx: StoreTx) => T) => work({ setSetting: (k: string, v: string) => void settings.set(k, v) } as unknown as StoreTx),
     readMessages: (pk: number, from: number, limit: number) => { reads++; return (parts.get(pk) ?? []).filter((m) => m.offset >= from).slice(0, limit); },
     listDlq: (f: { limit: number; offset: number }) => dlq.slice(f.offset, f.offset + f.limit),
+    timers: { scanTimers: () => [] },
   };
   return { store: store as unknown as Store, settings, reads: () => reads };
 }

@@ -4,11 +4,12 @@
  * stored in clear and are delivered in clear; without a key, scheduling into such a queue is 503.
  */
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
+import { createSecretKey, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import { startBroker } from '../helpers/broker.js';
+import { KeyRing } from '../../src/crypto/keyring.js';
+import { runBrokerExpectingExit, startBroker } from '../helpers/broker.js';
 import { call, uniqueName } from '../helpers/http.js';
 import { b64json, messagesOf, popWait, schedule, sleep, timers } from './helpers.js';
 
@@ -104,6 +105,31 @@ test('no key: scheduling into an encryptionEnabled queue answers 503 encryption_
     assert.deepEqual((await call(b2.url, 'GET', `/api/v1/timers/${q}`)).body.rows, []);
     // cancel needs no key
     assert.equal((await timers(b2.url, [{ op: 'cancel', queue: q, timerKey: 'k' }])).body.results[0].status, 'absent');
+  } finally {
+    await b2.stop();
+  }
+});
+
+test('a pending encrypted timer keeps its key in use: boot without it is refused naming the key id; listed as previous, it still fires', async () => {
+  const k1 = randomBytes(32).toString('hex');
+  const k2 = randomBytes(32).toString('hex');
+  const q = uniqueName('tkey');
+  const b = await startBroker({ env: { QUEEN_ENCRYPTION_KEY: k1 } });
+  try {
+    assert.equal((await call(b.url, 'POST', '/api/v1/configure', { queue: q, options: { encryptionEnabled: true } })).status, 200);
+    assert.equal((await timers(b.url, [schedule(q, 'k', { delayMs: 2500, payload: b64json({ kept: true }) })])).status, 200);
+  } finally {
+    await b.stop();
+  }
+  const keyId = new KeyRing(createSecretKey(Buffer.from(k1, 'hex'))).current.id;
+  const refused = await runBrokerExpectingExit({ QUEEN_DATA_DIR: b.dataDir });
+  assert.notEqual(refused.code, 0);
+  assert.match(refused.output, new RegExp(keyId), refused.output);
+  const b2 = await startBroker({ dataDir: b.dataDir, env: { QUEEN_ENCRYPTION_KEY: k2, QUEEN_ENCRYPTION_KEY_PREVIOUS: k1 } });
+  try {
+    const p = await popWait(b2.url, q, 5000);
+    assert.equal(p.status, 200, p.text);
+    assert.deepEqual(p.body.messages[0].data, { kept: true });
   } finally {
     await b2.stop();
   }

@@ -5,7 +5,9 @@
  * (cancel). Verdicts (`absent`, `too_late`) are 200 answers with `ok:false`.
  */
 import type { FastifyInstance } from 'fastify';
-import type { TimerOp } from '../../broker/timer-ops.js';
+import type { Engine } from '../../broker/engine.js';
+import { checkTimerOps, type TimerOp } from '../../broker/timer-ops.js';
+import type { Config } from '../../config/index.js';
 import { Timers } from '../../broker/timers.js';
 import { QueenError } from '../../errors.js';
 import type { RouteContext } from '../app.js';
@@ -77,6 +79,28 @@ export function toTimerOp(raw: unknown, at: string, maxPayloadBytes: number): Ti
     txn: o.txn as string | undefined,
     payloadJson: o.payload === undefined ? undefined : decodePayload(o.payload, at, maxPayloadBytes),
   };
+}
+
+/**
+ * The `timers` rider of `POST /api/v1/transaction` (spec §3.5): parsed and checked before the
+ * transaction runs; undefined when absent.
+ * @throws QueenError with the transaction failure body (`success:false`, `reason`, `results:[]`)
+ */
+export function parseTimerRider(engine: Engine, raw: unknown, limits: Pick<Config['limits'], 'maxPushItems' | 'maxPayloadBytes'>): TimerOp[] | undefined {
+  if (raw === undefined || raw === null) return undefined;
+  try {
+    if (!Array.isArray(raw)) throw bad('timers must be an array of timer operations');
+    if (raw.length > limits.maxPushItems) {
+      throw new QueenError('batch_too_large', `timers has ${raw.length} entries; the limit is ${limits.maxPushItems} (QUEEN_MAX_PUSH_ITEMS)`);
+    }
+    const ops = raw.map((r, i) => toTimerOp(r, `timers[${i}]`, limits.maxPayloadBytes));
+    checkTimerOps(engine, ops, 'timers');
+    return ops;
+  } catch (e) {
+    if (!(e instanceof QueenError)) throw e;
+    const reason = e.code === 'timer_horizon_exceeded' || e.code === 'payload_too_large' ? e.code : 'bad_request';
+    throw new QueenError(e.code, e.message, { success: false, reason, results: [] });
+  }
 }
 
 /** Fastify plugin registering the routes this module describes. */

@@ -37,6 +37,8 @@ export class SqliteTimers implements TimerStore {
       listAfter: p('SELECT * FROM timers WHERE queue = ? AND timer_key > ? ORDER BY timer_key LIMIT ?'),
       due: p('SELECT queue, timer_key FROM timers INDEXED BY timers_by_due WHERE deliver_at <= ? ORDER BY deliver_at LIMIT ?'),
       next: p('SELECT deliver_at FROM timers INDEXED BY timers_by_due ORDER BY deliver_at LIMIT 1'),
+      scanFirst: p('SELECT * FROM timers ORDER BY queue, timer_key LIMIT ?'),
+      scanAfter: p('SELECT * FROM timers WHERE (queue, timer_key) > (?, ?) ORDER BY queue, timer_key LIMIT ?'),
       put: p(`INSERT INTO timers (queue, timer_key, partition, deliver_at, txn, message_id, payload, encrypted, producer_sub,
                 attempts, last_error, created_at, updated_at)
               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -67,6 +69,11 @@ export class SqliteTimers implements TimerStore {
   nextDueAt(): number | undefined {
     const r = this.s.next!.get() as Row | undefined;
     return r ? (r.deliver_at as number) : undefined;
+  }
+
+  scanTimers(after: TimerKey | undefined, limit: number): TimerRow[] {
+    const rows = (after === undefined ? this.s.scanFirst!.all(limit) : this.s.scanAfter!.all(after.queue, after.timerKey, limit)) as Row[];
+    return rows.map(toTimer);
   }
 
   putTimer(t: TimerRow): void {
