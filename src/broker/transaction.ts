@@ -8,7 +8,7 @@ import { newId } from '../util/ids.js';
 import { applyAcks, planAcks, type AckInput } from './ack.js';
 import type { Engine } from './engine.js';
 import { applyPush, hasStoredDuplicate, planPush, type PushItem } from './push.js';
-import { applyTimerOps, type TimerOp, type TimerResult } from './timer-ops.js';
+import { applyKvOps, KvView, type KvOp } from './kv.js';
 
 export type TransactionOp =
   | { type: 'ack'; ack: AckInput }
@@ -18,14 +18,18 @@ export interface TransactionRequest {
   operations: TransactionOp[];
   requiredLeases: string[];
   producerSub: string | null;
-  /** The `timers` rider (spec §3.5): timer operations applied in the same unit, checked beforehand. */
-  timers?: TimerOp[] | undefined;
+  /**
+   * The `kv` rider (spec §3.5): KV operations applied in the same unit, before any ack or push is
+   * applied; a lost `required` precondition throws KvPreconditionLost and rolls everything back.
+   * `committed` runs once the unit is durable (re-arms the KV expiry sweep).
+   */
+  kv?: { ops: KvOp[]; committed?: (view: KvView) => void } | undefined;
 }
 
 export type TransactionResultItem =
   | { index: number; type: 'ack'; success: boolean; transactionId: string; error: string | null; dlq: boolean }
   | { index: number; type: 'push'; success: true; transactionId: string; messageId: string; queueName: string; partition: string; duplicate?: true }
-  | ({ index: number; type: 'timer'; opIndex: number } & Omit<TimerResult, 'index'>);
+  | { index: number; type: 'kv'; opIndex: number; [field: string]: unknown };
 
 export type TransactionResult =
   | { transactionId: string; success: true; results: TransactionResultItem[] }
@@ -68,9 +72,12 @@ export function runTransaction(engine: Engine, tx: StoreTx, req: TransactionRequ
   if (dup) {
     return { transactionId, success: false, reason: 'duplicate', error: `QDUP duplicate message ${dup.transactionId} in queue ${dup.queue} partition ${dup.partition}; transaction rolled back`, results: [] };
   }
+  const kv = req.kv && req.kv.ops.length > 0 ? req.kv : undefined;
+  const kvView = kv ? new KvView(engine.store.kv, now) : undefined;
+  const kvResults = kv ? applyKvOps(kvView!, kv.ops) : []; // nothing in memory changed yet: a throw rolls back cleanly
+  if (kv?.committed) tx.afterCommit(() => kv.committed!(kvView!));
   applyAcks(engine, tx, ackPlan, now);
   const pushed = applyPush(engine, tx, pushPlan, now);
-  const timed = req.timers && req.timers.length > 0 ? applyTimerOps(engine, tx, req.timers, req.producerSub, now).results : [];
 
   const results: TransactionResultItem[] = [];
   let a = 0;
@@ -89,6 +96,6 @@ export function runTransaction(engine: Engine, tx: StoreTx, req: TransactionRequ
       }
     }
   }
-  for (const { index: opIndex, ...t } of timed) results.push({ ...t, index: results.length, type: 'timer', opIndex });
+  for (const { index: opIndex, ...r } of kvResults) results.push({ ...r, index: results.length, type: 'kv', opIndex });
   return { transactionId, success: true, results };
 }

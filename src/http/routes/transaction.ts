@@ -10,7 +10,7 @@ import type { RouteContext } from '../app.js';
 import { producerSubOf } from '../identity.js';
 import { toAckInput } from './ack.js';
 import { toPushItem } from './push.js';
-import { parseTimerRider } from './timers.js';
+import { kvPreconditionAnswer, kvRider } from './kv-rider.js';
 
 type Obj = Record<string, unknown>;
 
@@ -87,7 +87,7 @@ function parseOps(body: unknown, maxItems: number): { ops: TransactionOp[]; requ
 export async function transactionRoutes(app: FastifyInstance, { broker, config }: RouteContext): Promise<void> {
   app.post('/api/v1/transaction', async (req) => {
     const { ops, requiredLeases } = parseOps(req.body, config.limits.maxPushItems);
-    const timers = parseTimerRider(broker.engine, (req.body as Obj).timers, config.limits);
-    return broker.transaction({ operations: ops, requiredLeases, producerSub: producerSubOf(req), timers });
+    const kv = kvRider(broker, (req.body as Obj).kv, config.limits);
+    return broker.transaction({ operations: ops, requiredLeases, producerSub: producerSubOf(req), kv }).catch(kvPreconditionAnswer);
   });
 }

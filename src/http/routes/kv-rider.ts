@@ -1,0 +1,38 @@
+/**
+ * The `kv` rider of `POST /api/v1/transaction` (spec §3.5): KV operations (no `getPrefix`)
+ * applied in the transaction's unit of work; results are appended as `type:"kv"` with `opIndex`.
+ * A lost `required` precondition rolls the whole transaction back and answers 200 with
+ * `success:false, reason:"kv_precondition", ok:false, failedIndex, kvReason, version, value`.
+ */
+import type { Broker } from '../../broker/broker.js';
+import { Kv, KvPreconditionLost } from '../../broker/kv.js';
+import type { TransactionRequest } from '../../broker/transaction.js';
+import { isQueenError, QueenError } from '../../errors.js';
+import { newId } from '../../util/ids.js';
+import { kvLimits, parseKvRider } from './kv-input.js';
+
+/**
+ * Parses the rider (`undefined` when absent).
+ * @throws QueenError with a `kv_*` code and the transaction failure fields (`success:false`, `reason:"bad_request"`, `detail`)
+ */
+export function kvRider(broker: Broker, raw: unknown, limits: { maxPushItems: number; maxPayloadBytes: number }): TransactionRequest['kv'] {
+  if (raw === undefined || raw === null) return undefined;
+  try {
+    const ops = parseKvRider(raw, kvLimits(limits));
+    const kv = Kv.for(broker);
+    return { ops, committed: (view) => kv.committed(view) };
+  } catch (e) {
+    if (!isQueenError(e)) throw e;
+    throw new QueenError(e.code, e.message, { detail: e.extra?.reason ?? e.message, success: false, reason: 'bad_request', results: [] });
+  }
+}
+
+/** Maps a lost precondition to the transaction's 200 failure answer; rethrows anything else. */
+export function kvPreconditionAnswer(e: unknown): Record<string, unknown> {
+  if (!(e instanceof KvPreconditionLost)) throw e;
+  return {
+    transactionId: newId(), success: false, results: [],
+    error: `kv precondition at kv[${e.failedIndex}] lost (${e.kvReason}); transaction rolled back`,
+    ...e.answer(),
+  };
+}
