@@ -9,6 +9,7 @@ import { applyAcks, planAcks, type AckInput } from './ack.js';
 import type { Engine } from './engine.js';
 import { applyPush, hasStoredDuplicate, planPush, type PushItem } from './push.js';
 import { applyKvOps, KvView, type KvOp } from './kv.js';
+import { applyTimerOps, type TimerOp, type TimerResult } from './timer-ops.js';
 
 export type TransactionOp =
   | { type: 'ack'; ack: AckInput }
@@ -24,12 +25,15 @@ export interface TransactionRequest {
    * `committed` runs once the unit is durable (re-arms the KV expiry sweep).
    */
   kv?: { ops: KvOp[]; committed?: (view: KvView) => void } | undefined;
+  /** The `timers` rider (spec §3.5): timer operations applied in the same unit, checked beforehand. */
+  timers?: TimerOp[] | undefined;
 }
 
 export type TransactionResultItem =
   | { index: number; type: 'ack'; success: boolean; transactionId: string; error: string | null; dlq: boolean }
   | { index: number; type: 'push'; success: true; transactionId: string; messageId: string; queueName: string; partition: string; duplicate?: true }
-  | { index: number; type: 'kv'; opIndex: number; [field: string]: unknown };
+  | { index: number; type: 'kv'; opIndex: number; [field: string]: unknown }
+  | ({ index: number; type: 'timer'; opIndex: number } & Omit<TimerResult, 'index'>);
 
 export type TransactionResult =
   | { transactionId: string; success: true; results: TransactionResultItem[] }
@@ -78,6 +82,7 @@ export function runTransaction(engine: Engine, tx: StoreTx, req: TransactionRequ
   if (kv?.committed) tx.afterCommit(() => kv.committed!(kvView!));
   applyAcks(engine, tx, ackPlan, now);
   const pushed = applyPush(engine, tx, pushPlan, now);
+  const timed = req.timers && req.timers.length > 0 ? applyTimerOps(engine, tx, req.timers, req.producerSub, now).results : [];
 
   const results: TransactionResultItem[] = [];
   let a = 0;
@@ -96,6 +101,7 @@ export function runTransaction(engine: Engine, tx: StoreTx, req: TransactionRequ
       }
     }
   }
+  for (const { index: opIndex, ...t } of timed) results.push({ ...t, index: results.length, type: 'timer', opIndex });
   for (const { index: opIndex, ...r } of kvResults) results.push({ ...r, index: results.length, type: 'kv', opIndex });
   return { transactionId, success: true, results };
 }

@@ -11,6 +11,7 @@ import { producerSubOf } from '../identity.js';
 import { toAckInput } from './ack.js';
 import { toPushItem } from './push.js';
 import { kvPreconditionAnswer, kvRider } from './kv-rider.js';
+import { parseTimerRider } from './timers.js';
 
 type Obj = Record<string, unknown>;
 
@@ -87,7 +88,8 @@ function parseOps(body: unknown, maxItems: number): { ops: TransactionOp[]; requ
 export async function transactionRoutes(app: FastifyInstance, { broker, config }: RouteContext): Promise<void> {
   app.post('/api/v1/transaction', async (req) => {
     const { ops, requiredLeases } = parseOps(req.body, config.limits.maxPushItems);
+    const timers = parseTimerRider(broker.engine, (req.body as Obj).timers, config.limits);
     const kv = kvRider(broker, (req.body as Obj).kv, config.limits);
-    return broker.transaction({ operations: ops, requiredLeases, producerSub: producerSubOf(req), kv }).catch(kvPreconditionAnswer);
+    return broker.transaction({ operations: ops, requiredLeases, producerSub: producerSubOf(req), timers, kv }).catch(kvPreconditionAnswer);
   });
 }
