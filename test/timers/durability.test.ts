@@ -134,3 +134,33 @@ test('a pending encrypted timer keeps its key in use: boot without it is refused
     await b2.stop();
   }
 });
+
+test('a firing that fails is retried with a backoff and recorded (attempts, lastError); it fires once the cause is gone', async () => {
+  const q = uniqueName('tf');
+  const b = await startBroker();
+  try {
+    assert.equal((await timers(b.url, [schedule(q, 'big', { delayMs: 300, payload: b64json('x'.repeat(200)) })])).status, 200);
+  } finally {
+    await b.stop();
+  }
+  // restarted with a payload limit the timer's message exceeds: every firing attempt is refused
+  const b2 = await startBroker({ dataDir: b.dataDir, env: { QUEEN_MAX_PAYLOAD_BYTES: '64' } });
+  try {
+    await sleep(1500);
+    const peek = await call(b2.url, 'GET', `/api/v1/timers/${q}/big`);
+    assert.equal(peek.body.found, true);
+    assert.ok(peek.body.attempts >= 1 && peek.body.attempts <= 3, `attempts ${peek.body.attempts} (backoff, no hot loop)`);
+    assert.match(peek.body.lastError, /exceeds 64 bytes/);
+    assert.equal((await call(b2.url, 'GET', `/api/v1/pop/queue/${q}`)).status, 204, 'nothing was pushed');
+  } finally {
+    await b2.stop();
+  }
+  const b3 = await startBroker({ dataDir: b.dataDir });
+  try {
+    const p = await popWait(b3.url, q, 5000);
+    assert.equal(p.status, 200, p.text);
+    assert.equal(p.body.messages[0].data, 'x'.repeat(200));
+  } finally {
+    await b3.stop();
+  }
+});
