@@ -80,9 +80,11 @@ export function runTransaction(engine: Engine, tx: StoreTx, req: TransactionRequ
   const kvView = kv ? new KvView(engine.store.kv, now) : undefined;
   const kvResults = kv ? applyKvOps(kvView!, kv.ops) : []; // nothing in memory changed yet: a throw rolls back cleanly
   if (kv?.committed) tx.afterCommit(() => kv.committed!(kvView!));
+  // Timer ops write only to the store and may still refuse (encryption_unavailable): run them
+  // before anything touches the in-memory indexes, so a refusal rolls back cleanly.
+  const timed = req.timers && req.timers.length > 0 ? applyTimerOps(engine, tx, req.timers, req.producerSub, now).results : [];
   applyAcks(engine, tx, ackPlan, now);
   const pushed = applyPush(engine, tx, pushPlan, now);
-  const timed = req.timers && req.timers.length > 0 ? applyTimerOps(engine, tx, req.timers, req.producerSub, now).results : [];
 
   const results: TransactionResultItem[] = [];
   let a = 0;

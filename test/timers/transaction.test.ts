@@ -69,3 +69,40 @@ describe('transaction timers rider', () => {
     assert.equal((await call(b.url, 'GET', `/api/v1/pop/queue/${q}`)).status, 204, 'nothing of the refused transactions was pushed');
   });
 });
+
+describe('transaction timers rider refused by encryption', () => {
+  it('a timer into an encrypted queue without a key refuses the whole transaction and leaves the broker consistent', async () => {
+    const key = 'ab'.repeat(32);
+    const first = await startBroker({ env: { QUEEN_ENCRYPTION_KEY: key } });
+    const qenc = uniqueName('enc');
+    await call(first.url, 'POST', '/api/v1/configure', { queue: qenc, options: { encryptionEnabled: true } });
+    await first.stop();
+    const b = await startBroker({ dataDir: first.dataDir });
+    try {
+      const qin = uniqueName('in');
+      const qout = uniqueName('out');
+      await call(b.url, 'POST', '/api/v1/push', { items: [{ queue: qin, payload: 1, transactionId: 'in-1' }] });
+      const popped = await call(b.url, 'GET', `/api/v1/pop/queue/${qin}`);
+      const m = popped.body.messages[0];
+      const r = await call(b.url, 'POST', '/api/v1/transaction', {
+        operations: [
+          { type: 'ack', transactionId: m.transactionId, partitionId: m.partitionId, status: 'completed' },
+          { type: 'push', items: [{ queue: qout, payload: 'x', transactionId: 'out-1' }] },
+        ],
+        requiredLeases: [popped.body.leaseId],
+        timers: [schedule(qenc, 'k', { delayMs: 100, txn: 't', payload: b64json({ secret: true }) })],
+      });
+      assert.equal(r.status, 503, r.text);
+      assert.equal(r.body.code, 'encryption_unavailable');
+      assert.equal((await call(b.url, 'GET', `/api/v1/pop/queue/${qout}`)).status, 204, 'the push was rolled back');
+      const ext = await call(b.url, 'POST', `/api/v1/lease/${popped.body.leaseId}/extend`, {});
+      assert.equal(ext.body.renewed, 1, 'the ack was rolled back: the lease is still held');
+      const ack = await call(b.url, 'POST', '/api/v1/ack', { transactionId: m.transactionId, partitionId: m.partitionId, leaseId: popped.body.leaseId });
+      assert.equal(ack.body[0].success, true, 'memory and store still agree: a normal ack works');
+      const again = await call(b.url, 'POST', '/api/v1/push', { items: [{ queue: qout, payload: 'y', transactionId: 'out-1' }] });
+      assert.equal(again.body[0].status, 'queued', 'out-1 was never stored, so it is not a duplicate');
+    } finally {
+      await b.stop();
+    }
+  });
+});
