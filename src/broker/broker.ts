@@ -11,6 +11,7 @@ import { iso } from '../util/time.js';
 import { applyAcks, planAcks, type AckInput, type AckOutcome } from './ack.js';
 import type { PayloadCodec } from './codec.js';
 import { Engine } from './engine.js';
+import { KvPreconditionLost } from './kv.js';
 import { applyOptions } from './options.js';
 import { decodeForDelivery, type PayloadIntegrityIssue } from '../crypto/delivery.js';
 import { claim, Parker, type ClaimedPartition, type PopRequest } from './pop.js';
@@ -95,6 +96,15 @@ export class Broker {
 
   constructor(readonly store: Store, readonly config: Config, codec: PayloadCodec, readonly log: Logger) {
     this.engine = new Engine(store, config, codec, log);
+    // Safety net for the "validate, then write, then change memory" rule: a unit that refused
+    // (QueenError) after writing may have changed the indexes too; rebuild them from the store.
+    // A lost KV precondition is expected to come after KV writes and touches no index.
+    // Other failures are handled (and rebuilt) by run().
+    store.onUnitFailedAfterWrites((e) => {
+      if (!isQueenError(e) || e instanceof KvPreconditionLost || this.stopping) return;
+      log.error({ code: e.code }, 'a unit of work refused after writing; rebuilding indexes from the store');
+      this.engine.load();
+    });
   }
 
   /**

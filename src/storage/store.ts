@@ -193,6 +193,12 @@ export interface Store extends StoreReader {
    * commit itself failed.
    */
   run<T>(work: (tx: StoreTx) => T): Promise<T>;
+  /**
+   * Calls `listener` with the error of every unit of work that failed after it had written (its
+   * writes were rolled back). Units validate before they write, so this means in-memory state
+   * built alongside those writes may be stale: the broker rebuilds it.
+   */
+  onUnitFailedAfterWrites(listener: (e: unknown) => void): void;
   /** Commits what is pending and closes the store. */
   close(): Promise<void>;
   /** Health probe: true when the store answers. */

@@ -72,6 +72,18 @@ for (const backend of backends) {
       });
     });
 
+    test('a unit that fails after writing is reported (its writes rolled back); one that fails before writing is not', async () => {
+      await withStore(backend, async (s) => {
+        const { queuePk, partitionPk } = await seedQueue(s);
+        const reported: string[] = [];
+        s.onUnitFailedAfterWrites((e) => reported.push((e as Error).message));
+        await assert.rejects(s.run(() => { throw new Error('before'); }));
+        await assert.rejects(s.run((tx) => { tx.insertMessage(queuePk, msg(partitionPk, 0)); throw new Error('after'); }));
+        assert.deepEqual(reported, ['after']);
+        assert.equal(s.readMessages(partitionPk, 0, 10).length, 0);
+      });
+    });
+
     test('afterCommit hooks run once the unit is durable, and never for a failed unit', async () => {
       await withStore(backend, async (s) => {
         const seen: string[] = [];

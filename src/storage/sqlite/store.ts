@@ -59,6 +59,7 @@ export class SqliteStore implements Store {
   private hooks: (() => void)[] = [];
   private readonly tx: StoreTx;
   private readonly onCommitFailure: ((e: unknown) => void) | undefined;
+  private failedAfterWrites: ((e: unknown) => void) | undefined;
 
   private constructor(db: Db, onCommitFailure?: (e: unknown) => void) {
     this.db = db;
@@ -106,6 +107,7 @@ export class SqliteStore implements Store {
       countDlqQueue: p('SELECT count(*) AS n FROM dlq WHERE queue_pk = ?'),
       setSetting: p('INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value'),
       ping: p('SELECT 1 AS ok'),
+      totalChanges: p('SELECT total_changes()').pluck(),
     };
     const self = this;
     this.tx = {
@@ -261,20 +263,22 @@ export class SqliteStore implements Store {
     const batch = this.pending;
     this.pending = [];
     if (batch.length === 0) return;
-    const outcomes: { ok: boolean; value: unknown; hooks: (() => void)[] }[] = [];
+    const outcomes: { ok: boolean; value: unknown; hooks: (() => void)[]; wrote: boolean }[] = [];
     try {
       this.s.begin!.run();
       for (const job of batch) {
         this.hooks = [];
         this.s.savepoint!.run();
+        const before = this.s.totalChanges!.get();
         try {
           const value = job.work(this.tx);
           this.s.release!.run();
-          outcomes.push({ ok: true, value, hooks: this.hooks });
+          outcomes.push({ ok: true, value, hooks: this.hooks, wrote: true });
         } catch (e) {
+          const wrote = this.s.totalChanges!.get() !== before;
           this.s.rollbackTo!.run();
           this.s.release!.run();
-          outcomes.push({ ok: false, value: e, hooks: [] });
+          outcomes.push({ ok: false, value: e, hooks: [], wrote });
         }
       }
       this.s.commit!.run();
@@ -292,7 +296,12 @@ export class SqliteStore implements Store {
       if (o.ok) batch[i]!.resolve(o.value);
       else batch[i]!.reject(o.value);
     }
+    for (const o of outcomes) if (!o.ok && o.wrote) this.failedAfterWrites?.(o.value);
     for (const o of outcomes) for (const h of o.hooks) h();
+  }
+
+  onUnitFailedAfterWrites(listener: (e: unknown) => void): void {
+    this.failedAfterWrites = listener;
   }
 
   healthy(): boolean {
