@@ -151,7 +151,7 @@ export interface StoreReader {
 export interface StoreTx extends StoreReader {
   insertQueue(q: Omit<QueueRow, 'pk'>): number;
   updateQueue(pk: number, namespace: string, task: string, options: QueueOptions): void;
-  /** Removes the queue and everything under it (partitions, messages, cursors, subscriptions, DLQ rows). */
+  /** Removes the queue and everything under it (partitions, messages, cursors, subscriptions, DLQ rows, traces, pending timers). */
   deleteQueue(pk: number): void;
   insertPartition(p: Omit<PartitionRow, 'pk'>): number;
   /** Records a new head after appends. */

@@ -266,3 +266,20 @@ describe('timers with JWT', () => {
     assert.equal(p.body.messages[0].producerSub, 'svc-scheduler');
   });
 });
+
+describe('timers and queue deletion', () => {
+  let b: BrokerHandle;
+  before(async () => { b = await startBroker(); });
+  after(async () => { await b?.stop(); });
+
+  it('deleting a queue cancels its pending timers: they never recreate it', async () => {
+    const q = uniqueName('deleted');
+    await call(b.url, 'POST', '/api/v1/push', { items: [{ queue: q, payload: 'exists' }] });
+    const s = await timers(b.url, [schedule(q, 'k', { delayMs: 400, txn: 'later', payload: b64json({ late: true }) })]);
+    assert.equal(s.status, 200, s.text);
+    assert.equal((await call(b.url, 'DELETE', `/api/v1/resources/queues/${q}`)).body.deleted, true);
+    await sleep(1000);
+    assert.equal((await call(b.url, 'GET', `/api/v1/resources/queues/${q}`)).status, 404);
+    assert.equal((await call(b.url, 'GET', `/api/v1/timers/${q}`)).body.rows.length, 0);
+  });
+});

@@ -243,6 +243,7 @@ export class SqliteStore implements Store {
     db.prepare('DELETE FROM dlq WHERE queue_pk = ?').run(pk);
     db.prepare('DELETE FROM trace_names WHERE trace_pk IN (SELECT pk FROM traces WHERE queue_pk = ?)').run(pk);
     db.prepare('DELETE FROM traces WHERE queue_pk = ?').run(pk);
+    db.prepare('DELETE FROM timers WHERE queue = (SELECT name FROM queues WHERE pk = ?)').run(pk);
     db.prepare('DELETE FROM queues WHERE pk = ?').run(pk);
   }
 
