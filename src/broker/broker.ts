@@ -66,6 +66,23 @@ export interface PopResponse {
   consumerGroup: string;
   messages: PoppedMessage[];
   partitionsClaimed: number;
+  /** Echoed when the group conflates (spec §3.3); the JS client requires the echo. */
+  conflation?: true;
+  /** The request's conflation flag disagreed with the group's stored policy (which applied). */
+  conflationConflict?: true;
+}
+
+/** The answer of a conflating pop with nothing to deliver: 200 with an empty list, never 204. */
+export interface EmptyConflationResponse {
+  success: true;
+  queue: string;
+  consumerGroup: string;
+  messages: [];
+  partitionsClaimed: 0;
+  conflation: true;
+  conflationConflict?: true;
+  /** Pop maintenance is on. */
+  paused?: true;
 }
 
 export interface ConfigureRequest {
@@ -223,9 +240,9 @@ export class Broker {
    * passes. Resolves null for "nothing" (the HTTP layer answers 204).
    * @param signal aborted when the client disconnects: nothing is claimed for it afterwards
    */
-  async pop(req: PopRequest, signal?: AbortSignal): Promise<PopResponse | null> {
+  async pop(req: PopRequest, signal?: AbortSignal): Promise<PopResponse | EmptyConflationResponse | null> {
     this.counters.popRequests++;
-    if (this.popMaintenance) return null;
+    if (this.popMaintenance) return req.conflation ? { ...this.emptyConflation(req), conflation: true, paused: true } : null;
     const arrived = Date.now();
     const deadline = arrived + (req.wait ? req.timeoutMs : 0);
     if (req.subscription.since === undefined) req = { ...req, subscription: { ...req.subscription, since: arrived } };
@@ -254,16 +271,32 @@ export class Broker {
       if (claimed.length > 0) {
         if (signal?.aborted) this.log.debug('client left after its pop was claimed; the lease will expire');
         this.notify((o) => o.popped?.(req, claimed, Date.now()));
-        return this.render(req, claimed);
+        return { ...this.render(req, claimed), ...this.conflationEcho(req) };
       }
       if (!req.wait || Date.now() >= deadline) {
         this.engine.waiters.remove(parker.waiter);
         this.counters.popEmpty++;
         this.notify((o) => o.popped?.(req, [], Date.now()));
-        return null;
+        const echo = this.conflationEcho(req);
+        return echo.conflation ? { ...this.emptyConflation(req), ...echo, conflation: true } : null;
       }
       await parker.wait(this.engine, deadline, signal);
     }
+  }
+
+  /**
+   * Conflation echo (spec §3.3): the group's stored policy wins; a request that disagrees with it
+   * is told so with `conflationConflict`.
+   */
+  private conflationEcho(req: PopRequest): { conflation?: true; conflationConflict?: true } {
+    const asked = req.conflation === true;
+    const stored = req.queue === undefined ? undefined : this.engine.queues.get(req.queue)?.groups.get(req.group)?.subscription.conflation;
+    const effective = stored ?? asked;
+    return { ...(effective ? { conflation: true as const } : {}), ...(stored !== undefined && stored !== asked ? { conflationConflict: true as const } : {}) };
+  }
+
+  private emptyConflation(req: PopRequest): Omit<EmptyConflationResponse, 'conflation'> {
+    return { success: true, queue: req.queue ?? '', consumerGroup: req.group, messages: [], partitionsClaimed: 0 };
   }
 
   private render(req: PopRequest, claimed: ClaimedPartition[]): PopResponse {

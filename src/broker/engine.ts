@@ -30,6 +30,8 @@ export interface SubscriptionRequest {
    * long-poll parked before the queue existed still gets the push that wakes it.
    */
   since?: number | undefined;
+  /** Ask for a conflating group (newest message per partition); recorded on first contact only. */
+  conflation?: boolean | undefined;
 }
 
 /** NUL, or a surrogate half without its partner. */
@@ -83,7 +85,7 @@ export class Engine {
       let g = p.queue.groups.get(c.group);
       if (!g) {
         // A cursor without subscription metadata (deleted metadata): treat as `all`.
-        const sub: SubscriptionRow = { queuePk: p.queue.pk, group: c.group, mode: 'all', fromTime: null, label: 'all', createdAt: Date.now() };
+        const sub: SubscriptionRow = { queuePk: p.queue.pk, group: c.group, mode: 'all', fromTime: null, label: 'all', createdAt: Date.now(), conflation: false };
         g = { name: c.group, queue: p.queue, subscription: sub, cursors: new Map(), ready: new Set() };
         p.queue.groups.set(c.group, g);
       }
@@ -191,7 +193,7 @@ export class Engine {
   }
 
   private resolveSubscription(q: QueueState, name: string, req: SubscriptionRequest, now: number): SubscriptionRow {
-    const base = { queuePk: q.pk, group: name, createdAt: now };
+    const base = { queuePk: q.pk, group: name, createdAt: now, conflation: name !== QUEUE_MODE && req.conflation === true };
     // Inclusive of the millisecond the consumer arrived in (`fromTime` is exclusive).
     const start = Math.min(now, req.since ?? now) - 1;
     if (name === QUEUE_MODE) return { ...base, mode: 'all', fromTime: null, label: 'all' };

@@ -29,6 +29,8 @@ export interface PopRequest {
   autoAck: boolean;
   /** Lease override in s; default the queue's `leaseTime`. */
   leaseSeconds: number | undefined;
+  /** The caller asked for conflation (it takes effect only on the group's first contact). */
+  conflation?: boolean | undefined;
   subscription: SubscriptionRequest;
 }
 
@@ -106,7 +108,9 @@ function claimPartition(
     engine.scheduleReady(g, p, p.lastMessageAt + windowMs);
     return undefined;
   }
-  let rows = tx.readMessages(p.pk, c.nextOffset, budget);
+  // A conflating group gets only the newest message; its ack commits everything behind it.
+  const newest = g.subscription.conflation ? tx.readMessage(p.pk, p.nextOffset - 1) : undefined;
+  let rows = newest ? [newest] : tx.readMessages(p.pk, c.nextOffset, budget);
   const delayMs = q.options.delayedProcessing * 1000;
   if (delayMs > 0) {
     const visible = rows.findIndex((r) => r.createdAt + delayMs > now);

@@ -180,7 +180,8 @@ export function depth(engine: Engine, queue: string, group: string | undefined, 
   }
   rows.sort((a, b) => b.pending - a.pending || a.partition.localeCompare(b.partition));
   return {
-    queue: q.name, group: name, pending, partitionsPending: rows.length, conflation: false, effectivePending: pending,
+    queue: q.name, group: name, pending, partitionsPending: rows.length, conflation: g?.subscription.conflation ?? false,
+    effectivePending: g?.subscription.conflation ? rows.length : pending,
     partitions: rows.slice(0, DEPTH_ROWS), ...(rows.length > DEPTH_ROWS ? { partitionsTruncated: true } : {}),
   };
 }

@@ -70,6 +70,8 @@ export interface SubscriptionRow {
   fromTime: number | null;
   /** Original mode text the caller used, echoed by listings (`all`, `new`, `timestamp`). */
   label: string;
+  /** Conflation: the group gets only the newest message of each partition (fixed at registration). */
+  conflation: boolean;
   createdAt: number;
 }
 

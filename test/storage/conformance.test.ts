@@ -124,7 +124,7 @@ for (const backend of backends) {
       await s.run((tx) => {
         tx.upsertCursor({ partitionPk, group: 'g', nextOffset: 5, leaseId: 'L', leaseExpiresAt: 99, leaseEndOffset: 7, retryCount: 2, deliveryCount: 1 });
         tx.upsertCursor({ partitionPk, group: 'g', nextOffset: 6, leaseId: null, leaseExpiresAt: null, leaseEndOffset: 7, retryCount: 0, deliveryCount: 1 });
-        tx.upsertSubscription({ queuePk, group: 'g', mode: 'from', fromTime: 123, label: 'new', createdAt: 5 });
+        tx.upsertSubscription({ queuePk, group: 'g', mode: 'from', fromTime: 123, label: 'new', createdAt: 5, conflation: true });
         tx.updatePartitionHead(partitionPk, 8, 456);
         tx.setSetting('k', 'v');
       });
@@ -134,6 +134,7 @@ for (const backend of backends) {
         const snap = s.loadSnapshot();
         assert.deepEqual(snap.cursors, [{ partitionPk, group: 'g', nextOffset: 6, leaseId: null, leaseExpiresAt: null, leaseEndOffset: 7, retryCount: 0, deliveryCount: 1 }]);
         assert.equal(snap.subscriptions[0]?.fromTime, 123);
+        assert.equal(snap.subscriptions[0]?.conflation, true);
         assert.equal(snap.partitions[0]?.nextOffset, 8);
         assert.equal(snap.partitions[0]?.lastMessageAt, 456);
         assert.equal(snap.settings.get('k'), 'v');

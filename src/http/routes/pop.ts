@@ -20,8 +20,13 @@ export async function popRoutes(app: FastifyInstance, { broker, config }: RouteC
     for (const [kind, v] of [['consumerGroup', group], ['namespace', qString(q, 'namespace')], ['task', qString(q, 'task')]] as const) {
       if (v !== undefined) broker.engine.checkName(kind, v);
     }
-    if (qBool(q, 'conflation', false)) {
-      throw new QueenError('invalid_request', 'conflation is not supported by this broker');
+    const conflation = qBool(q, 'conflation', false);
+    const autoAck = qBool(q, 'autoAck', false);
+    if (conflation && (group === undefined || group === '')) {
+      throw new QueenError('invalid_request', 'conflation requires a consumerGroup', { success: false, messages: [] });
+    }
+    if (conflation && autoAck) {
+      throw new QueenError('invalid_request', 'conflation cannot be combined with autoAck', { success: false, messages: [] });
     }
     const from = qString(q, 'subscriptionFrom');
     if (from && from.trim().toLowerCase() !== 'now' && parseIso(from) === undefined) {
@@ -38,9 +43,10 @@ export async function popRoutes(app: FastifyInstance, { broker, config }: RouteC
       partitions: qInt(q, 'partitions', 1, 1, L.maxPopPartitions),
       wait,
       timeoutMs: qInt(q, 'timeout', config.popDefaultTimeoutMs, 0, L.maxPopTimeoutMs),
-      autoAck: qBool(q, 'autoAck', false),
+      autoAck,
+      conflation,
       leaseSeconds: qIntOpt(q, 'leaseSeconds', 1, 2_147_483),
-      subscription: { mode: qString(q, 'subscriptionMode'), from },
+      subscription: { mode: qString(q, 'subscriptionMode'), from, conflation },
     };
   }
 

@@ -168,6 +168,10 @@ const MIGRATIONS: readonly string[] = [
   );
   INSERT INTO kv_meta (id, floor) VALUES (0, 0);
   `,
+  // 6: conflation is a property of a consumer group's subscription, fixed at its first contact.
+  `
+  ALTER TABLE subscriptions ADD COLUMN conflation INTEGER NOT NULL DEFAULT 0;
+  `,
 ];
 
 /** The schema version this build writes. */

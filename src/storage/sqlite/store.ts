@@ -94,9 +94,9 @@ export class SqliteStore implements Store {
                          lease_end_offset = excluded.lease_end_offset, retry_count = excluded.retry_count,
                          delivery_count = excluded.delivery_count`),
       deleteCursor: p('DELETE FROM cursors WHERE partition_pk = ? AND consumer_group = ?'),
-      upsertSub: p(`INSERT INTO subscriptions (queue_pk, consumer_group, mode, from_time, label, created_at) VALUES (?, ?, ?, ?, ?, ?)
+      upsertSub: p(`INSERT INTO subscriptions (queue_pk, consumer_group, mode, from_time, label, created_at, conflation) VALUES (?, ?, ?, ?, ?, ?, ?)
                     ON CONFLICT (queue_pk, consumer_group) DO UPDATE SET mode = excluded.mode, from_time = excluded.from_time,
-                      label = excluded.label`),
+                      label = excluded.label, conflation = excluded.conflation`),
       deleteSub: p('DELETE FROM subscriptions WHERE queue_pk = ? AND consumer_group = ?'),
       insertDlq: p(`INSERT INTO dlq (id, queue_pk, queue, partition_pk, partition, partition_id, consumer_group, message_id, transaction_id,
                       offset, payload, encrypted, trace_id, producer_sub, error, retry_count, created_at, failed_at)
@@ -132,7 +132,7 @@ export class SqliteStore implements Store {
         void self.s.upsertCursor!.run(c.partitionPk, c.group, c.nextOffset, c.leaseId, c.leaseExpiresAt, c.leaseEndOffset, c.retryCount, c.deliveryCount),
       deleteCursor: (pk, g) => void self.s.deleteCursor!.run(pk, g),
       upsertSubscription: (x: SubscriptionRow) =>
-        void self.s.upsertSub!.run(x.queuePk, x.group, x.mode, x.fromTime, x.label, x.createdAt),
+        void self.s.upsertSub!.run(x.queuePk, x.group, x.mode, x.fromTime, x.label, x.createdAt, x.conflation ? 1 : 0),
       deleteSubscription: (q, g) => void self.s.deleteSub!.run(q, g),
       insertDlq: (d: DlqRow) =>
         void self.s.insertDlq!.run(d.id, d.queuePk, d.queue, d.partitionPk, d.partition, d.partitionId, d.group, d.messageId,
@@ -178,6 +178,7 @@ export class SqliteStore implements Store {
     const subscriptions = (this.db.prepare('SELECT * FROM subscriptions').all() as Row[]).map((r): SubscriptionRow => ({
       queuePk: r.queue_pk as number, group: r.consumer_group as string, mode: r.mode as 'all' | 'from',
       fromTime: (r.from_time as number | null) ?? null, label: r.label as string, createdAt: r.created_at as number,
+      conflation: r.conflation === 1,
     }));
     const settings = new Map<string, string>();
     for (const r of this.db.prepare('SELECT key, value FROM settings').all() as Row[]) settings.set(r.key as string, r.value as string);
