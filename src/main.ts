@@ -56,29 +56,41 @@ async function main(): Promise<void> {
   }
   log.info({ port: config.port, host, dataDir: config.dataDir, sync: config.sync }, 'queen-ts listening');
 
+  // A log line must never stop the shutdown (e.g. stdout became a closed pipe).
+  const say = (fn: () => void) => { try { fn(); } catch { /* logging is best effort here */ } };
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    log.info({ signal }, 'shutting down');
-    const b = broker!;
-    b.stopAccepting();
     const timer = setTimeout(() => {
-      log.error('shutdown grace period passed; exiting');
+      say(() => log.error('shutdown grace period passed; exiting'));
       process.exit(1);
     }, config.shutdownGraceMs + 2000);
     timer.unref();
-    // Parked pops were just answered; keep closing connections as they turn idle (keep-alive)
-    // so close() does not wait for the clients' keep-alive timers.
-    const sweep = setInterval(() => app.server.closeIdleConnections(), 25);
-    await app.close();
-    await Operations.for(b).stop();
-    await Timers.for(b).stop();
-    clearInterval(sweep);
-    await b.shutdown(config.shutdownGraceMs);
-    log.info('stopped');
-    process.exit(0);
+    let code = 0;
+    try {
+      say(() => log.info({ signal }, 'shutting down'));
+      const b = broker!;
+      b.stopAccepting();
+      // Parked pops were just answered; keep closing connections as they turn idle (keep-alive)
+      // so close() does not wait for the clients' keep-alive timers.
+      const sweep = setInterval(() => app.server.closeIdleConnections(), 25);
+      await app.close();
+      await Operations.for(b).stop();
+      await Timers.for(b).stop();
+      clearInterval(sweep);
+      await b.shutdown(config.shutdownGraceMs);
+      say(() => log.info('stopped'));
+    } catch (e) {
+      code = 1;
+      process.stderr.write(`shutdown failed: ${(e as Error)?.message ?? String(e)}\n`);
+    } finally {
+      process.exit(code);
+    }
   };
+  // Writing logs to a pipe whose reader went away must not crash or wedge the broker.
+  process.stdout.on('error', () => undefined);
+  process.stderr.on('error', () => undefined);
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
 }

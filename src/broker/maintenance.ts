@@ -35,6 +35,8 @@ interface SpoolLine {
   /** payload as stored: JSON text, or base64 of an encryption envelope when `e` */
   d: string;
   e: boolean;
+  /** message id announced in the `buffered` answer (kept on replay) */
+  m?: string;
 }
 
 export interface MaintenanceStatus {
@@ -171,7 +173,7 @@ export class Maintenance {
       engine.checkName('transactionId', t);
       const stored = engine.codec.encode(engine.codec.canEncrypt, json);
       const d = stored.encrypted ? Buffer.from(stored.payload as Buffer).toString('base64') : String(stored.payload);
-      const line: SpoolLine = { q: item.queue, p: partition, t, tr: typeof item.traceId === 'string' && item.traceId ? item.traceId : null, s: producerSub, d, e: stored.encrypted };
+      const line: SpoolLine = { q: item.queue, p: partition, t, tr: typeof item.traceId === 'string' && item.traceId ? item.traceId : null, s: producerSub, d, e: stored.encrypted, m: messageId };
       lines.push(JSON.stringify(line));
       results.push({ index, message_id: messageId, transaction_id: t, queueName: item.queue, partition, status: 'buffered' });
     });
@@ -267,7 +269,7 @@ export class Maintenance {
       while (j < items.length && items[j]!.s === items[i]!.s) j++;
       const run = items.slice(i, j);
       const pushItems: PushItem[] = run.map((l) => ({
-        queue: l.q, partition: l.p, transactionId: l.t, traceId: l.tr,
+        queue: l.q, partition: l.p, transactionId: l.t, traceId: l.tr, messageId: l.m,
         payload: JSON.parse(engine.codec.decode(l.e ? Buffer.from(l.d, 'base64') : l.d, l.e)) as unknown,
       }));
       let results: PushResult[];

@@ -18,6 +18,11 @@ export interface PushItem {
   payload: unknown;
   transactionId?: string | undefined;
   traceId?: string | null | undefined;
+  /**
+   * Server-internal: the id already announced for this message (a spooled push answered
+   * `buffered`). Never taken from a request body.
+   */
+  messageId?: string | undefined;
 }
 
 /** Per-item answer, in the wire's mixed casing (spec §3.2). */
@@ -71,7 +76,7 @@ export function planPush(engine: Engine, tx: StoreTx, items: readonly PushItem[]
       throw new QueenError('payload_too_large', `items[${index}].payload exceeds ${maxPayload} bytes`);
     }
     const q = engine.queues.get(queue);
-    const messageId = newId();
+    const messageId = item.messageId ?? newId();
     const explicitTxn = item.transactionId !== undefined && item.transactionId !== '';
     const transactionId = explicitTxn ? item.transactionId! : messageId;
     engine.checkName('transactionId', transactionId);

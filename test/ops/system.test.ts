@@ -139,3 +139,26 @@ describe('prometheus', () => {
     }
   });
 });
+
+describe('push maintenance keeps announced ids', () => {
+  test('the message_id answered with `buffered` is the id the replayed message carries', async () => {
+    const b = await startBroker();
+    try {
+      const q = uniqueName('ids');
+      await call(b.url, 'POST', '/api/v1/system/maintenance', { enabled: true });
+      const r = await call(b.url, 'POST', '/api/v1/push', { items: [{ queue: q, payload: 1 }, { queue: q, payload: 2, transactionId: 'own' }] });
+      assert.deepEqual(r.body.map((x: any) => x.status), ['buffered', 'buffered']);
+      await call(b.url, 'POST', '/api/v1/system/maintenance', { enabled: false });
+      let popped: any;
+      for (let i = 0; i < 50 && !popped; i++) {
+        const p = await call(b.url, 'GET', `/api/v1/pop/queue/${q}?batch=10`);
+        if (p.status === 200) popped = p.body;
+        else await new Promise((res) => setTimeout(res, 50));
+      }
+      assert.deepEqual(popped.messages.map((m: any) => m.id), r.body.map((x: any) => x.message_id));
+      assert.equal(popped.messages[0].transactionId, r.body[0].message_id, 'no transactionId: it defaults to the announced id');
+    } finally {
+      await b.stop();
+    }
+  });
+});
