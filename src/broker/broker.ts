@@ -408,18 +408,10 @@ export class Broker {
     const rows = this.store.listDlq(filter);
     const messages = rows.map((r) => ({
       id: r.id, transactionId: r.transactionId, partitionId: r.partitionId, queue: r.queue, partition: r.partition,
-      consumerGroup: r.group, errorMessage: r.error, retryCount: r.retryCount, data: this.decodeSafe({ ...r, id: r.messageId }),
+      consumerGroup: r.group, errorMessage: r.error, retryCount: r.retryCount, data: decodeForDelivery(this.engine.codec, { ...r, id: r.messageId }, r, this.log, this.counters).data,
       messageId: r.messageId, traceId: r.traceId, producerSub: r.producerSub, createdAt: iso(r.createdAt), failedAt: iso(r.failedAt),
     }));
     return { messages, pagination: { limit: filter.limit, offset: filter.offset }, total: messages.length };
-  }
-
-  private decodeSafe(r: { id: string; payload: string | Buffer; encrypted: boolean; queue: string; partition: string }): unknown {
-    try {
-      return decodeForDelivery(this.engine.codec, r, r, this.log, this.counters).data;
-    } catch {
-      return null;
-    }
   }
 
   // ------------------------------------------------------------------ health and lifecycle

@@ -11,13 +11,13 @@ import type { Config } from '../config/index.js';
 import { QueenError } from '../errors.js';
 import type { Store, StoreSnapshot, StoreTx, SubscriptionRow } from '../storage/store.js';
 import { newRandomId } from '../util/ids.js';
-import { parseIso } from '../util/time.js';
 import type { PayloadCodec } from './codec.js';
 import { applyOptions, QUEUE_DEFAULTS } from './options.js';
 import {
   leaseLive, namesFromQueue, QUEUE_MODE,
   type CursorState, type GroupState, type PartitionState, type QueueState,
 } from './state.js';
+import { isNewMode, parseSubscriptionFrom } from './subscription.js';
 import { Waiters } from './waiters.js';
 import { LeaseClock } from './leases.js';
 
@@ -197,18 +197,14 @@ export class Engine {
     // Inclusive of the millisecond the consumer arrived in (`fromTime` is exclusive).
     const start = Math.min(now, req.since ?? now) - 1;
     if (name === QUEUE_MODE) return { ...base, mode: 'all', fromTime: null, label: 'all' };
-    const from = req.from?.trim();
-    if (from) {
-      if (from.toLowerCase() === 'now') return { ...base, mode: 'from', fromTime: start, label: 'new' };
-      const t = parseIso(from);
-      if (t === undefined) {
-        throw new QueenError('invalid_request', `subscriptionFrom must be "now" or an ISO-8601 timestamp, got ${JSON.stringify(from)}`);
-      }
-      return { ...base, mode: 'from', fromTime: t, label: 'timestamp' };
+    if (req.from?.trim()) {
+      const from = parseSubscriptionFrom(req.from);
+      return from === 'now'
+        ? { ...base, mode: 'from', fromTime: start, label: 'new' }
+        : { ...base, mode: 'from', fromTime: from, label: 'timestamp' };
     }
-    const mode = (req.mode ?? '').trim().toLowerCase();
-    const isNew = ['new', 'new-only', 'new_only', 'newonly'].includes(mode) ||
-      (mode === '' && this.config.defaultSubscriptionMode === 'new');
+    const mode = (req.mode ?? '').trim();
+    const isNew = isNewMode(mode) || (mode === '' && this.config.defaultSubscriptionMode === 'new');
     return isNew ? { ...base, mode: 'from', fromTime: start, label: 'new' } : { ...base, mode: 'all', fromTime: null, label: 'all' };
   }
 

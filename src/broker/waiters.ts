@@ -95,7 +95,8 @@ export class Waiters {
     const set = this.byQueue.get(q.name)?.get(group);
     let wildcardWoken = false;
     if (set) {
-      for (const w of [...set]) {
+      // Deleting from a Set while iterating it is safe: no copy on this push hot path.
+      for (const w of set) {
         if (w.partition === undefined) {
           if (!wildcardWoken) { wildcardWoken = true; this.fire(w); }
         } else if (w.partition === p.name) {

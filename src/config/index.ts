@@ -7,6 +7,7 @@
  */
 import { isIP } from 'node:net';
 import path from 'node:path';
+import { isNewMode } from '../broker/subscription.js';
 import { loadEncryptionConfig, type EncryptionConfig } from './encryption.js';
 import { ConfigError, int, oneOf, str, type Env } from './env.js';
 import { loadJwtConfig, type JwtConfig } from './jwt.js';
@@ -103,7 +104,7 @@ export function loadConfig(env: Env = process.env): Config {
   };
   const subRaw = str(env, 'DEFAULT_SUBSCRIPTION_MODE', 'all').trim().toLowerCase();
   let defaultSubscriptionMode: SubscriptionDefault;
-  if (['new', 'new-only', 'new_only', 'newonly'].includes(subRaw)) defaultSubscriptionMode = 'new';
+  if (isNewMode(subRaw)) defaultSubscriptionMode = 'new';
   else if (subRaw === 'all' || subRaw === '') defaultSubscriptionMode = 'all';
   else throw new ConfigError(`DEFAULT_SUBSCRIPTION_MODE=${JSON.stringify(env.DEFAULT_SUBSCRIPTION_MODE)} is not one of new, new-only, all`);
 

@@ -5,15 +5,14 @@
  * test-output/screenshots/ (git-ignored), on a laptop-sized and a phone-sized viewport.
  *
  * Needs Debian's chromium (`.ci/run` installs it); skips with the reason only when no browser
- * binary exists. Views whose routes the broker does not serve yet (`404 no_such_route`) are
- * photographed in their "not served yet" state and their assertions are skipped with the reason.
+ * binary exists. Every API route the pages read must be served: a missing one fails the test.
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { after, before, describe, test, type TestContext } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { BrowserContext, Page } from 'playwright-core';
 import { startBroker, type BrokerHandle } from '../helpers/broker.js';
@@ -89,11 +88,10 @@ describe('dashboard', { skip: chromiumMissing }, () => {
     return !gone;
   }
 
-  function skipIfMissing(t: TestContext, ...routes: string[]): boolean {
+  /** Every route the dashboard reads must be served: a missing one fails the test, never skips it. */
+  function assertServed(...routes: string[]): void {
     const absent = routes.filter((r) => missing.has(r));
-    if (absent.length === 0) return false;
-    t.skip(`broker does not serve ${absent.join(', ')} yet (issue 5); screenshot taken of the page's own "not served yet" state`);
-    return true;
+    assert.deepEqual(absent, [], `the broker does not serve ${absent.join(', ')}`);
   }
 
   async function shot(name: string, viewport = LAPTOP, fullPage = true): Promise<void> {
@@ -180,10 +178,8 @@ describe('dashboard', { skip: chromiumMissing }, () => {
       if (!(await serves('POST', '/api/v1/traces', { ...facts.analyticsMsg, consumerGroup: 'analytics', traceNames: ['order-flow'], ...e }))) break;
       await new Promise((res) => setTimeout(res, 15));
     }
-    if (!missing.has('POST /api/v1/traces')) {
-      const second = analytics.messages[1];
-      await api('POST', '/api/v1/traces', { partitionId: second.partitionId, transactionId: second.transactionId, consumerGroup: 'analytics', traceNames: ['order-flow'], eventType: 'info', data: { step: 'received' } });
-    }
+    const second = analytics.messages[1];
+    await api('POST', '/api/v1/traces', { partitionId: second.partitionId, transactionId: second.transactionId, consumerGroup: 'analytics', traceNames: ['order-flow'], eventType: 'info', data: { step: 'received' } });
 
     for (const [method, p] of [
       ['GET', '/api/v1/consumer-groups'],
@@ -238,7 +234,7 @@ describe('dashboard', { skip: chromiumMissing }, () => {
     assert.equal(post.body.code, 'no_such_route');
   });
 
-  test('overview shows the seeded queues, dead letters and lag', async (t) => {
+  test('overview shows the seeded queues, dead letters and lag', async () => {
     await open('/');
     await poll('three queues', async () => (await text('[data-testid=stat-queues]')) === '3');
     await poll('two dead letters', async () => (await text('[data-testid=stat-dlq]')) === '2');
@@ -260,7 +256,7 @@ describe('dashboard', { skip: chromiumMissing }, () => {
     await shot('11-phone-overview', PHONE);
     await page.setViewportSize(LAPTOP);
     await page.getByLabel('Refresh period').selectOption('5000');
-    if (skipIfMissing(t, 'GET /api/v1/consumer-groups')) return;
+    assertServed('GET /api/v1/consumer-groups');
     await poll('total lag 8 (analytics 3 + fulfilment 5)', async () => (await text('[data-testid=stat-lag]')) === '8');
   });
 
@@ -299,14 +295,9 @@ describe('dashboard', { skip: chromiumMissing }, () => {
     await shot('12-phone-queue-detail', PHONE);
   });
 
-  test('messages page browses a partition and pretty-prints a payload', async (t) => {
+  test('messages page browses a partition and pretty-prints a payload', async () => {
+    assertServed('GET /api/v1/messages');
     await open('/messages?queue=orders&partition=us-east');
-    if (missing.has('GET /api/v1/messages')) {
-      await page.getByText('does not serve message listings yet').waitFor();
-      await shot('04-messages');
-      skipIfMissing(t, 'GET /api/v1/messages');
-      return;
-    }
     await page.locator('[data-testid=messages-table] tr[data-txn="order-1004"]').waitFor();
     const rows = await page.locator('[data-testid=messages-table] tbody tr').evaluateAll((rs) => rs.map((r) => r.getAttribute('data-txn')));
     assert.deepEqual([...rows].sort(), ['order-1004', 'order-1005', 'order-1006']);
@@ -319,7 +310,7 @@ describe('dashboard', { skip: chromiumMissing }, () => {
     await page.keyboard.press('Escape');
   });
 
-  test('dead letters: filter, inspect the error, replay puts it back in its queue', async (t) => {
+  test('dead letters: filter, inspect the error, replay puts it back in its queue', async () => {
     await open('/dead-letters');
     await page.getByTestId('dlq-table').waitFor();
     await poll('two dead letters', async () => (await page.locator('[data-testid=dlq-table] tbody tr').count()) === 2);
@@ -340,10 +331,6 @@ describe('dashboard', { skip: chromiumMissing }, () => {
     assert.equal(before.body.totals.pending, 0);
     await page.getByTestId('drawer-replay').click();
     const toast = await page.getByTestId('toast').first().textContent();
-    if (/no such route|404/i.test(toast ?? '')) {
-      t.skip(`replay routes are not served yet (issue 5): ${toast}`);
-      return;
-    }
     assert.match(toast ?? '', /Replayed into payments/);
     const afterQ = await poll('payments has the replayed message', async () => {
       const r = await api('GET', '/api/v1/resources/queues/payments');
@@ -371,7 +358,7 @@ describe('dashboard', { skip: chromiumMissing }, () => {
     assert.ok(dlq.body.messages.length >= 1, 'cancel purges nothing');
   });
 
-  test('consumer groups: lag per group, seek dialog, delete removes the group', async (t) => {
+  test('consumer groups: lag per group, seek dialog, delete removes the group', async () => {
     await open('/consumer-groups');
     const row = (g: string) => page.locator(`[data-testid=groups-table] tr[data-group="${g}"][data-queue="orders"]`);
     await row('analytics').waitFor();
@@ -398,19 +385,13 @@ describe('dashboard', { skip: chromiumMissing }, () => {
     ]);
     if (outcome !== 'closed') {
       await page.keyboard.press('Escape');
-      if (/no such route/i.test(outcome)) {
-        t.skip(`DELETE /api/v1/consumer-groups/:group/queues/:queue is not served yet (issue 5): ${outcome}`);
-        return;
-      }
       assert.fail(`delete failed in the UI: ${outcome}`);
     }
     await row('fulfilment').waitFor({ state: 'detached' });
     const detail = await api('GET', '/api/v1/resources/queues/orders');
     assert.ok(!detail.body.consumerGroups.some((g: any) => g.name === 'fulfilment'), 'fulfilment is gone from the queue');
-    if (!missing.has('GET /api/v1/consumer-groups')) {
-      const groups = await api('GET', '/api/v1/consumer-groups');
-      assert.ok(!JSON.stringify(groups.body).includes('"fulfilment"'), 'fulfilment is gone from the group list');
-    }
+    const groups = await api('GET', '/api/v1/consumer-groups');
+    assert.ok(!JSON.stringify(groups.body).includes('"fulfilment"'), 'fulfilment is gone from the group list');
     assert.equal(await row('analytics').count(), 1, 'the other group stays');
 
     // seek the remaining group to the end from the UI: its lag drops to 0
@@ -422,20 +403,15 @@ describe('dashboard', { skip: chromiumMissing }, () => {
     assert.equal(detail2.body.consumerGroups.find((g: any) => g.name === 'analytics')?.totalLag, 0);
   });
 
-  test('traces page draws the timeline of a trace', async (t) => {
+  test('traces page draws the timeline of a trace', async () => {
+    assertServed('POST /api/v1/traces', 'GET /api/v1/traces/by-name/:name', 'GET /api/v1/traces/names');
     await open('/traces?name=order-flow');
-    if (missing.has('GET /api/v1/traces/by-name/:name') || missing.has('POST /api/v1/traces')) {
-      await page.locator('.empty').first().waitFor();
-      await shot('10-traces');
-      skipIfMissing(t, 'POST /api/v1/traces', 'GET /api/v1/traces/by-name/:name', 'GET /api/v1/traces/names');
-      return;
-    }
     await page.getByTestId('timeline').waitFor();
     const types = await page.locator('.event').evaluateAll((els) => els.map((e) => e.getAttribute('data-event-type')));
     assert.deepEqual(types.slice(0, 4), ['info', 'processing', 'error', 'completed']);
     assert.equal(types.length, 5);
     assert.match(await text('[data-testid=timeline]'), /model timeout/);
-    if (!missing.has('GET /api/v1/traces/names')) assert.match(await text('[data-testid=trace-names]'), /order-flow/);
+    assert.match(await text('[data-testid=trace-names]'), /order-flow/);
     await shot('10-traces');
     await shot('16-phone-traces', PHONE);
     // the same events by message address

@@ -126,6 +126,11 @@ export interface QueueRow {
   options: Obj;
 }
 
+/** The identifying fields every queue answer carries (list and detail shapes alike). */
+function queueIdentity(q: Obj): { id: string; name: string; namespace: string; task: string; createdAt: string } {
+  return { id: str(q.id), name: str(q.name, q.queue), namespace: str(q.namespace), task: str(q.task), createdAt: str(q.createdAt) };
+}
+
 export function readQueues(body: unknown): QueueRow[] {
   const list = Array.isArray(body) ? body : arr(obj(body).queues);
   return list.map((x) => {
@@ -134,11 +139,7 @@ export function readQueues(body: unknown): QueueRow[] {
     const parts = Array.isArray(q.partitions) ? q.partitions.length : num(q.partitions, q.partitionCount);
     const groups = arr(q.consumerGroups).map((g) => (typeof g === 'string' ? g : str(obj(g).name))).filter((g) => g !== '');
     return {
-      id: str(q.id),
-      name: str(q.name, q.queue),
-      namespace: str(q.namespace),
-      task: str(q.task),
-      createdAt: str(q.createdAt),
+      ...queueIdentity(q),
       partitions: parts,
       total: num(m.total, q.total),
       pending: num(m.pending, q.pending, q.depth),
@@ -212,11 +213,7 @@ export function readQueueDetail(body: unknown): QueueDetail {
   const t = obj(q.totals ?? q.messages);
   const sum = (k: keyof PartitionRow) => partitions.reduce((a, p) => a + (p[k] as number), 0);
   return {
-    id: str(q.id),
-    name: str(q.name, q.queue),
-    namespace: str(q.namespace),
-    task: str(q.task),
-    createdAt: str(q.createdAt),
+    ...queueIdentity(q),
     options: obj(q.options ?? q.config),
     partitions,
     totals: {

@@ -7,7 +7,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { QUEUE_MODE } from '../../broker/broker.js';
 import type { PopRequest } from '../../broker/pop.js';
 import { QueenError } from '../../errors.js';
-import { parseIso } from '../../util/time.js';
+import { parseSubscriptionFrom } from '../../broker/subscription.js';
 import type { RouteContext } from '../app.js';
 import { qBool, qInt, qIntOpt, qString, type Query } from '../query.js';
 
@@ -29,9 +29,7 @@ export async function popRoutes(app: FastifyInstance, { broker, config }: RouteC
       throw new QueenError('invalid_request', 'conflation cannot be combined with autoAck', { success: false, messages: [] });
     }
     const from = qString(q, 'subscriptionFrom');
-    if (from && from.trim().toLowerCase() !== 'now' && parseIso(from) === undefined) {
-      throw new QueenError('invalid_request', `subscriptionFrom must be "now" or an ISO-8601 timestamp, got ${JSON.stringify(from)}`);
-    }
+    if (from?.trim()) parseSubscriptionFrom(from); // a bad value is a 400 now, not only at the group's first contact
     const wait = qBool(q, 'wait', false);
     return {
       queue,
