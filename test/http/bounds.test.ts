@@ -111,6 +111,13 @@ describe('limits and offsets outside their bounds are refused with the bound sta
     }
   });
 
+  test('a repeated query parameter is refused by the query schema with the error envelope', async () => {
+    const r = await call(b.url, 'GET', '/api/v1/status/queues?limit=1&limit=2');
+    assert.equal(r.status, 400, r.text);
+    assert.equal(r.body.code, 'invalid_request', r.text);
+    assert.match(r.body.error, /querystring\.limit/, r.text);
+  });
+
   test('pop batch, partitions, timeout and lagging minLagSeconds', async () => {
     for (const path of [
       `/api/v1/pop/queue/${q}?batch=1000000000000000`, `/api/v1/pop/queue/${q}?batch=-1`, `/api/v1/pop/queue/${q}?batch=1e15`,
