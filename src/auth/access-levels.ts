@@ -60,6 +60,7 @@ export const ROUTE_RULES: readonly RouteRule[] = [
   { level: 'public', exact: ['/health', '/metrics', '/metrics/prometheus'], source: 'S4 public: health and metrics' },
   { level: 'public', exact: ['/'], prefix: ['/assets/', '/favicon'], source: 'S4 public: /, /assets/*, /favicon*' },
   { level: 'public', exact: ['/auth/me', '/auth/login', '/auth/logout'], source: 'S4 public: /auth/me, /auth/login, /auth/logout' },
+  { level: 'public', exact: ['/openapi.json', '/openapi'], source: 'R: the API description (docs/openapi.json) and its page' },
   // admin (seed 004 row 2; seed 000 adds deletes of dead letters)
   { level: 'admin', prefix: ['/api/v1/system/', '/internal/'], source: 'S4 admin: /api/v1/system/ and /internal/' },
   { level: 'admin', method: 'DELETE', prefix: ['/api/v1/consumer-groups/'], source: 'S4 admin: DELETE /api/v1/consumer-groups/*' },

@@ -411,7 +411,9 @@ export class Broker {
       consumerGroup: r.group, errorMessage: r.error, retryCount: r.retryCount, data: decodeForDelivery(this.engine.codec, { ...r, id: r.messageId }, r, this.log, this.counters).data,
       messageId: r.messageId, traceId: r.traceId, producerSub: r.producerSub, createdAt: iso(r.createdAt), failedAt: iso(r.failedAt),
     }));
-    return { messages, pagination: { limit: filter.limit, offset: filter.offset }, total: messages.length };
+    const { limit, offset, ...match } = filter;
+    const total = this.store.countDlqMatching(match);
+    return { messages, pagination: { limit, offset, total }, total };
   }
 
   // ------------------------------------------------------------------ health and lifecycle

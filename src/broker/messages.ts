@@ -158,7 +158,7 @@ export function listMessages(engine: Engine, q: MessageListQuery): Record<string
   }
   const nextCursor = more && last !== undefined ? encodeCursor(last) : null;
   return {
-    messages: out, total: out.length,
+    messages: out,
     pagination: { limit: q.limit, nextCursor, hasMore: nextCursor !== null },
   };
 }

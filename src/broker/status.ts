@@ -2,7 +2,7 @@
  * Status and analytics for the dashboard (spec http-api.md §4.6; shapes are ours, the reference
  * leaves them to the dashboard). Everything comes from the activity buckets (per queue, per
  * minute) and the in-memory indexes: no scan of the messages. History is what the activity keeps
- * (last hour per queue, last day broker-wide); older `from` values are clamped.
+ * (last hour per queue, last day broker-wide): `from` and `to` are clamped to that history and to now.
  */
 import { QueenError } from '../errors.js';
 import { iso, isoOrNull } from '../util/time.js';
@@ -32,10 +32,18 @@ function selectQueues(engine: Engine, f: StatusFilter): QueueState[] {
 /** Window of the series when `from` is absent. */
 const DEFAULT_WINDOW_MINUTES = 60;
 
+/**
+ * The series window: `[from, to]` in epoch ms, clamped to what the activity keeps (`minutes` back
+ * from now) and never past now, so an answer holds at most `minutes + 1` points whatever the
+ * request names. Defaults to the last {@link DEFAULT_WINDOW_MINUTES} minutes before `to`.
+ * @throws QueenError `invalid_request` when the requested `from` is after the requested `to`
+ */
 function window(f: StatusFilter, now: number, minutes: number): { from: number; to: number } {
-  const to = f.to ?? now;
-  const from = Math.max(f.from ?? to - DEFAULT_WINDOW_MINUTES * 60_000, now - minutes * 60_000);
-  if (from > to) throw new QueenError('invalid_request', 'from must not be after to');
+  if (f.from !== undefined && f.to !== undefined && f.from > f.to) throw new QueenError('invalid_request', 'from must not be after to');
+  const oldest = now - minutes * 60_000;
+  const clamp = (t: number): number => Math.min(Math.max(t, oldest), now);
+  const to = clamp(f.to ?? now);
+  const from = Math.min(clamp(f.from ?? to - DEFAULT_WINDOW_MINUTES * 60_000), to);
   return { from, to };
 }
 

@@ -88,7 +88,7 @@ export function tracesByName(broker: Broker, name: string, limit: number, offset
       ...view(t), transaction_id: t.transactionId, partition_id: t.partitionId, queue_name: t.queue, partition_name: t.partition,
       message_id: t.messageId,
     })),
-    total: rows.length, pagination: { limit, offset },
+    total: broker.store.ops.countTracesByName(name), pagination: { limit, offset },
   };
 }
 
@@ -97,6 +97,6 @@ export function traceNames(broker: Broker, limit: number, offset: number): Recor
   const rows = broker.store.ops.traceNames(limit, offset);
   return {
     trace_names: rows.map((r) => ({ trace_name: r.name, trace_count: r.traceCount, message_count: r.messageCount, last_seen: iso(r.lastSeen) })),
-    total: rows.length, pagination: { limit, offset },
+    total: broker.store.ops.countTraceNames(), pagination: { limit, offset },
   };
 }

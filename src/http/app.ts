@@ -11,13 +11,14 @@ import { QueenError } from '../errors.js';
 import { jsonDeeperThan } from '../util/json-depth.js';
 import { registerAuth } from '../auth/index.js';
 import { clientError, frameworkError, installErrorHandling } from './errors.js';
+import { attachRouteSchemas, registerOpenApi } from './schemas/index.js';
 import { authRoutes } from './routes/auth.js';
 import { ackRoutes } from './routes/ack.js';
 import { configureRoutes } from './routes/configure.js';
 import { dashboardRoutes } from './routes/dashboard.js';
 import { dlqRoutes } from './routes/dlq.js';
 import { opsRoutes } from './routes/ops.js';
-import { healthRoutes } from './routes/health.js';
+import { healthRoutes, VERSION } from './routes/health.js';
 import { leaseRoutes } from './routes/lease.js';
 import { popRoutes } from './routes/pop.js';
 import { pushRoutes } from './routes/push.js';
@@ -70,6 +71,8 @@ export async function buildApp(config: Config, broker: Broker, log: Logger): Pro
   });
 
   installErrorHandling(app);
+  const coverage = attachRouteSchemas(app); // every route gets its schema; see src/http/schemas
+  await registerOpenApi(app, VERSION);
   const auth = await registerAuth(app, config.jwt, log); // JWT hook on every route (issue 3)
   await app.register(authRoutes, { jwtEnabled: auth.config.enabled });
   const ctx: RouteContext = { broker, config };
@@ -86,5 +89,7 @@ export async function buildApp(config: Config, broker: Broker, log: Logger): Pro
   await app.register(kvRoutes, ctx); // KV store and locks (spec §5.1, §5.3)
   await app.register(timerRoutes, ctx); // scheduled messages (spec §5.2)
   await app.register(dashboardRoutes, { jwtEnabled: config.jwt.enabled });
+  const missing = coverage.missing();
+  if (missing.length > 0) throw new Error(`routes without a schema (add them to src/http/schemas): ${missing.join(', ')}`);
   return app;
 }

@@ -87,6 +87,10 @@ export interface OpsStore {
   tracesByName(name: string, limit: number, offset: number): TraceRow[];
   /** Trace names with counts, most recently seen first. */
   traceNames(limit: number, offset: number): TraceNameRow[];
+  /** Trace events carrying `name` (the true total of {@link tracesByName}). */
+  countTracesByName(name: string): number;
+  /** Distinct trace names (the true total of {@link traceNames}). */
+  countTraceNames(): number;
 
   // ---------------------------------------------------------------- writes (inside Store.run)
 

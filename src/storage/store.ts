@@ -145,6 +145,8 @@ export interface StoreReader {
   /** Lowest offset ≥ `fromOffset` whose message was created after `timeMs`; undefined if none. */
   firstOffsetAfter(partitionPk: number, fromOffset: number, timeMs: number): number | undefined;
   listDlq(filter: DlqFilter): DlqRow[];
+  /** Dead letters matching `filter` (its queue, group and failedAt range; paging ignored): the listing's true total. */
+  countDlqMatching(filter: Omit<DlqFilter, 'limit' | 'offset'>): number;
   getDlq(id: string): DlqRow | undefined;
   countDlq(queuePk?: number): number;
 }

@@ -89,6 +89,8 @@ export const SEED_ROUTES: readonly (readonly [method: string, path: string, leve
   ['GET', '/auth/me', 'public', 'S4 public /auth/me'],
   ['GET', '/auth/login', 'public', 'S4 public /auth/login'],
   ['POST', '/auth/logout', 'public', 'S4 public /auth/logout'],
+  ['GET', '/openapi.json', 'public', 'R public: the API description'],
+  ['GET', '/openapi', 'public', 'R public: the API description page'],
   // admin
   ['GET', '/api/v1/system/maintenance', 'admin', 'S4 admin /api/v1/system/'],
   ['POST', '/api/v1/system/maintenance', 'admin', 'S4 admin /api/v1/system/'],

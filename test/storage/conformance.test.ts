@@ -159,6 +159,9 @@ for (const backend of backends) {
         assert.deepEqual(s.listDlq({ group: 'g', limit: 10, offset: 0 }).map((d) => d.id), ['d1', 'd0']);
         assert.deepEqual(s.listDlq({ from: 101, to: 101, limit: 10, offset: 0 }).map((d) => d.id), ['d1']);
         assert.equal(s.countDlq(queuePk), 3);
+        assert.equal(s.countDlqMatching({ queue: 'q' }), 3, 'the true total, whatever the page');
+        assert.equal(s.countDlqMatching({ group: 'g', from: 101 }), 1);
+        assert.equal(s.countDlqMatching({ queue: 'other-queue' }), 0);
         assert.equal(await s.run((tx) => tx.deleteDlq('d1')), true);
         assert.equal(await s.run((tx) => tx.deleteDlq('d1')), false);
         assert.equal(s.countDlq(), 2);

@@ -2,7 +2,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { RouteContext } from '../app.js';
 
-const VERSION = '0.1.0';
+/** The broker's version, as /health and the OpenAPI document report it. */
+export const VERSION = '0.1.0';
 
 /** Fastify plugin registering the routes this module describes. */
 export async function healthRoutes(app: FastifyInstance, { broker }: RouteContext): Promise<void> {

@@ -61,6 +61,8 @@ export class SqliteOps implements OpsStore {
       tracesByMessage: p('SELECT * FROM traces WHERE partition_id = ? AND transaction_id = ? ORDER BY pk LIMIT ?'),
       tracesByName: p(`SELECT t.* FROM trace_names n JOIN traces t ON t.pk = n.trace_pk WHERE n.name = ?
                        ORDER BY n.trace_pk DESC LIMIT ? OFFSET ?`),
+      countTracesByName: p('SELECT count(*) AS n FROM trace_names WHERE name = ?'),
+      countTraceNames: p('SELECT count(DISTINCT name) AS n FROM trace_names'),
       traceNames: p(`SELECT n.name AS name, count(*) AS trace_count,
                        count(DISTINCT t.partition_id || char(0) || t.transaction_id) AS message_count, max(n.created_at) AS last_seen
                      FROM trace_names n JOIN traces t ON t.pk = n.trace_pk
@@ -130,6 +132,14 @@ export class SqliteOps implements OpsStore {
     return (this.s.traceNames!.all(limit, offset) as Row[]).map((r) => ({
       name: r.name as string, traceCount: r.trace_count as number, messageCount: r.message_count as number, lastSeen: r.last_seen as number,
     }));
+  }
+
+  countTracesByName(name: string): number {
+    return (this.s.countTracesByName!.get(name) as Row).n as number;
+  }
+
+  countTraceNames(): number {
+    return (this.s.countTraceNames!.get() as Row).n as number;
   }
 
   deleteMessagesBelow(partitionPk: number, endOffset: number): number {

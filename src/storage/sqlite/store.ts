@@ -116,6 +116,7 @@ export class SqliteStore implements Store {
       readMessage: (a, b) => self.readMessage(a, b),
       firstOffsetAfter: (a, b, c) => self.firstOffsetAfter(a, b, c),
       listDlq: (f) => self.listDlq(f),
+      countDlqMatching: (f) => self.countDlqMatching(f),
       getDlq: (id) => self.getDlq(id),
       countDlq: (q) => self.countDlq(q),
       insertQueue: (q) =>
@@ -214,15 +215,25 @@ export class SqliteStore implements Store {
     return lo > (last.o as number) ? undefined : lo;
   }
 
-  listDlq(f: DlqFilter): DlqRow[] {
+  private dlqWhere(f: Omit<DlqFilter, 'limit' | 'offset'>): { where: string; args: unknown[] } {
     const where: string[] = [];
     const args: unknown[] = [];
     if (f.queue !== undefined) { where.push('queue = ?'); args.push(f.queue); }
     if (f.group !== undefined) { where.push('consumer_group = ?'); args.push(f.group); }
     if (f.from !== undefined) { where.push('failed_at >= ?'); args.push(f.from); }
     if (f.to !== undefined) { where.push('failed_at <= ?'); args.push(f.to); }
-    const sql = `SELECT * FROM dlq ${where.length ? 'WHERE ' + where.join(' AND ') : ''} ORDER BY failed_at DESC, id DESC LIMIT ? OFFSET ?`;
+    return { where: where.length ? 'WHERE ' + where.join(' AND ') : '', args };
+  }
+
+  listDlq(f: DlqFilter): DlqRow[] {
+    const { where, args } = this.dlqWhere(f);
+    const sql = `SELECT * FROM dlq ${where} ORDER BY failed_at DESC, id DESC LIMIT ? OFFSET ?`;
     return (this.db.prepare(sql).all(...args, f.limit, f.offset) as Row[]).map(toDlq);
+  }
+
+  countDlqMatching(f: Omit<DlqFilter, 'limit' | 'offset'>): number {
+    const { where, args } = this.dlqWhere(f);
+    return (this.db.prepare(`SELECT count(*) AS n FROM dlq ${where}`).get(...args) as Row).n as number;
   }
 
   getDlq(id: string): DlqRow | undefined {

@@ -1,0 +1,176 @@
+/**
+ * Schemas of the operator routes: resources, status and analytics, consumer groups, dead letters,
+ * message browsing, traces, maintenance, health and metrics, auth and the dashboard.
+ */
+import { answers, anyValue, arr, bool, handBody, int, isoTime, nullableStr, num, obj, offsetPage, params, query, str, type RouteTable, type RouteSchema } from './common.js';
+
+const counts = obj({ total: int, pending: int, processing: int, completed: int, failed: int, deadLetter: int });
+const window = { from: 'ISO-8601; clamped to the retained activity', to: 'ISO-8601; clamped to now' };
+const statusFilter = { ...window, queue: 'queue name', namespace: 'namespace', task: 'task' };
+const point = obj({ timestamp: isoTime, ingested: int, processed: int, ingestedPerSecond: num, processedPerSecond: num });
+const qp = params({ queue: 'queue name' });
+const group = params({ group: 'consumer group' });
+const address = params({ partitionId: 'partition id', transactionId: 'transaction id' });
+const seekBody = handBody(obj({ toEnd: bool, timestamp: isoTime }, 'toEnd:true or an ISO-8601 timestamp'));
+const deadLetter = obj({
+  id: str(), transactionId: str(), partitionId: str(), queue: str(), partition: str(), consumerGroup: str(), errorMessage: nullableStr,
+  retryCount: int, data: anyValue, messageId: str(), createdAt: isoTime, failedAt: isoTime,
+});
+const trace = obj({ event_type: str(), data: anyValue, trace_names: arr(str()), consumer_group: str(), created_at: isoTime });
+const partitionView = obj({ id: str(), name: str(), queue: str(), messages: obj({ total: int, pending: int, processing: int, completed: int }) });
+const neutral: RouteSchema = {
+  tags: ['analytics'], summary: 'Neutral document (the statistic needs PostgreSQL internals this broker does not have)',
+  response: answers(obj({ engine: str(), supported: bool }), 'supported:false'),
+};
+const staticFile: RouteSchema = { hide: true, response: { 200: { description: 'Dashboard file' } } };
+const groupsDelete = query({ deleteMetadata: 'true|false (true): also remove the subscription' });
+
+/** Operator route schemas. */
+export const adminSchemas: RouteTable = {
+  // queues and resources
+  'GET /api/v1/resources/queues': {
+    tags: ['queues'], summary: 'Queues with counts, options and group lag',
+    response: answers(obj({ queues: arr(obj({ id: str(), name: str(), namespace: str(), task: str(), partitions: int, messages: counts, options: obj() })) }), 'Every queue'),
+  },
+  'GET /api/v1/resources/queues/:queue': {
+    tags: ['queues'], summary: 'One queue: options, partitions, totals, groups', params: qp,
+    response: answers(obj({ name: str(), options: obj(), partitions: arr(partitionView), totals: counts }), 'The queue'),
+  },
+  'DELETE /api/v1/resources/queues/:queue': {
+    tags: ['queues'], summary: 'Delete a queue and everything under it', params: qp, response: answers(obj({ deleted: bool }), 'Deleted'),
+  },
+  'GET /api/v1/resources/overview': { tags: ['queues'], summary: 'Inventory, depth, lag and throughput', response: answers(obj({ queues: int, partitions: int, messages: counts }), 'Overview') },
+  'GET /api/v1/resources/namespaces': { tags: ['queues'], summary: 'Namespaces with counts', response: answers(obj({ namespaces: arr(obj()) }), 'Namespaces') },
+  'GET /api/v1/resources/tasks': { tags: ['queues'], summary: 'Tasks with counts', response: answers(obj({ tasks: arr(obj()) }), 'Tasks') },
+  'GET /api/v1/resources/partitions': {
+    tags: ['queues'], summary: 'Partitions (of every queue, or of `queue`)',
+    querystring: query({ queue: 'queue name', limit: 'rows per page, 1..10000 (100)', after: 'previous page nextAfter' }),
+    response: answers(obj({ partitions: arr(partitionView), total: { type: 'integer', description: 'partitions of the queue (with queue)' }, pagination: obj({ limit: int, nextAfter: nullableStr }) }), 'One keyset page'),
+  },
+  'GET /api/v1/resources/queues/:queue/partitions': {
+    tags: ['queues'], summary: 'Partitions of a queue', params: qp, querystring: query({ limit: 'rows per page, 1..10000 (100)', after: 'previous page nextAfter' }),
+    response: answers(obj({ queue: str(), partitions: arr(partitionView), total: int, pagination: obj({ limit: int, nextAfter: nullableStr }) }), 'One keyset page'),
+  },
+  'GET /api/v1/resources/queues/:queue/depth': {
+    tags: ['queues'], summary: 'Queue depth (for a group)', params: qp, querystring: query({ group: 'consumer group', consumerGroup: 'alias of group' }),
+    response: answers(obj({ queue: str(), depth: int }), 'Depth'),
+  },
+  'POST /api/v1/stats/refresh': { tags: ['queues'], summary: 'No-op: stats are live', response: answers(obj({ success: bool, refreshed: bool }), 'refreshed:false') },
+
+  // status and analytics
+  'GET /api/v1/status': {
+    tags: ['status'], summary: 'Totals now and per-minute throughput of the window', querystring: query(statusFilter),
+    response: answers(obj({ timeRange: obj({ from: isoTime, to: isoTime }), queues: int, partitions: int, messages: counts, throughput: arr(point), leases: obj({ active: int }) }), 'Status'),
+  },
+  'GET /api/v1/status/queues': {
+    tags: ['status'], summary: 'One row per queue', querystring: query({ ...statusFilter, limit: 'rows per page, 1..1000 (100)', offset: '0..1000000' }),
+    response: answers(obj({ queues: arr(obj({ name: str(), messages: counts })), pagination: offsetPage }), 'One page with the true total'),
+  },
+  'GET /api/v1/status/queues/:queue': {
+    tags: ['status'], summary: 'One queue, its partitions and its last hour', params: qp,
+    response: answers(obj({ queue: obj(), partitions: arr(obj()), totalPartitions: int, partitionsTruncated: bool, throughput: arr(point) }), 'Queue status'),
+  },
+  'GET /api/v1/status/analytics': {
+    tags: ['status'], summary: 'Per-minute or per-hour series', querystring: query({ ...statusFilter, interval: 'minute | hour' }),
+    response: answers(obj({ interval: str(), from: isoTime, to: isoTime, queues: int, series: arr(point), totals: obj() }), 'Series'),
+  },
+  'GET /api/v1/status/buffers': { tags: ['status'], summary: 'Maintenance spool', response: answers(obj({ pending: int, failed: int, dbHealthy: bool }), 'Spool') },
+  'GET /api/v1/analytics/system-metrics': { tags: ['analytics'], summary: 'Process CPU and memory', response: answers(obj({ current: obj(), timeSeries: arr(obj()), replicas: arr(obj()) }), 'Metrics') },
+  'GET /api/v1/analytics/worker-metrics': { tags: ['analytics'], summary: 'No workers in this broker', response: answers(obj({ timeSeries: arr(obj()), workers: arr(obj()) }), 'Empty') },
+  'GET /api/v1/analytics/queue-lag': { tags: ['analytics'], summary: 'Empty list (neutral)', response: answers(arr(obj()), 'Empty') },
+  'GET /api/v1/analytics/postgres-stats': neutral,
+  'GET /api/v1/analytics/queue-parked-replicas': neutral,
+  'GET /api/v1/analytics/workload': neutral,
+  'GET /api/v1/analytics/retention': neutral,
+  'GET /api/v1/analytics/dlq-signatures': neutral,
+  'GET /api/v1/analytics/partition-liveness': neutral,
+  'GET /api/v1/analytics/queue-ops': neutral,
+
+  // consumer groups
+  'GET /api/v1/consumer-groups': { tags: ['groups'], summary: 'One row per (group, queue) with lag', response: answers(arr(obj({ name: str(), queueName: str(), members: int, state: str() })), 'Groups') },
+  'GET /api/v1/consumer-groups/lagging': {
+    tags: ['groups'], summary: 'Partitions lagging more than minLagSeconds (at most 10000 rows)', querystring: query({ minLagSeconds: 'seconds, 0..315360000 (3600)' }),
+    response: answers(arr(obj({ consumerGroup: str(), queueName: str(), partition: str(), offsetLag: int, timeLagSeconds: int })), 'Lagging partitions'),
+  },
+  'GET /api/v1/consumer-groups/:group': { tags: ['groups'], summary: 'One group: queues and partitions', params: group, response: answers(obj({ name: str(), queues: arr(obj()) }), 'The group') },
+  'DELETE /api/v1/consumer-groups/:group': { tags: ['groups'], summary: "Delete a group's cursors (every queue)", params: group, querystring: groupsDelete, response: answers(obj({ success: bool }), 'Deleted') },
+  'DELETE /api/v1/consumer-groups/:group/queues/:queue': {
+    tags: ['groups'], summary: "Delete a group's cursors on one queue", params: params({ group: 'consumer group', queue: 'queue name' }), querystring: groupsDelete,
+    response: answers(obj({ success: bool }), 'Deleted'),
+  },
+  'POST /api/v1/consumer-groups/:group/subscription': {
+    tags: ['groups'], summary: 'Change the subscription timestamp', params: group, body: handBody(obj({ subscriptionTimestamp: isoTime }, undefined, ['subscriptionTimestamp'])),
+    response: answers(obj({ success: bool }), 'Updated'),
+  },
+  'POST /api/v1/consumer-groups/:group/queues/:queue/seek': {
+    tags: ['groups'], summary: 'Seek a group on a queue', params: params({ group: 'consumer group', queue: 'queue name' }), body: seekBody,
+    response: answers(obj({ success: bool }), 'Moved'),
+  },
+  'POST /api/v1/consumer-groups/:group/queues/:queue/partitions/:partition/seek': {
+    tags: ['groups'], summary: 'Seek a group on one partition (empty body: to the end)', params: params({ group: 'consumer group', queue: 'queue name', partition: 'partition name' }),
+    body: seekBody, response: answers(obj({ success: bool }), 'Moved'),
+  },
+
+  // dead letters and browsing
+  'GET /api/v1/dlq': {
+    tags: ['dlq'], summary: 'Dead letters, newest first',
+    querystring: query({ queue: 'queue name', consumerGroup: 'consumer group', ...window, limit: 'rows per page, 1..1000 (100)', offset: '0..1000000' }),
+    response: answers(obj({ messages: arr(deadLetter), pagination: offsetPage, total: { type: 'integer', description: 'dead letters matching the filter, not the page length' } }), 'One page'),
+  },
+  'DELETE /api/v1/dlq': {
+    tags: ['dlq'], summary: "Purge a queue's dead letters", querystring: query({ queue: 'queue name (required)', consumerGroup: 'consumer group' }),
+    response: answers(obj({ success: bool, deleted: int }), 'Purged'),
+  },
+  'POST /api/v1/dlq/:id/replay': { tags: ['dlq'], summary: 'Replay one dead letter exactly once', params: params({ id: 'dead letter id' }), response: answers(obj({ success: bool }), 'Replayed') },
+  'GET /api/v1/messages': {
+    tags: ['messages'], summary: 'Browse messages, newest first (keyset pages)',
+    querystring: query({ queue: 'queue name', partition: 'partition (needs queue)', namespace: 'namespace', ns: 'alias of namespace', task: 'task', ...window, status: 'pending | processing | completed', limit: 'rows per page, 1..1000 (200)', cursor: 'previous page pagination.nextCursor', offset: 'refused unless 0: use cursor' }),
+    response: answers(obj({ messages: arr(obj({ id: str(), transactionId: str(), partitionId: str(), queue: str(), partition: str(), data: anyValue, offset: int, status: str() })), pagination: obj({ limit: int, nextCursor: nullableStr, hasMore: bool }) }), 'One page (no total: keyset pages)'),
+  },
+  'GET /api/v1/messages/:partitionId/:transactionId': { tags: ['messages'], summary: 'One message by address', params: address, response: answers(obj({ data: anyValue, status: str() }), 'The message') },
+  'DELETE /api/v1/messages/:partitionId/:transactionId': { tags: ['messages'], summary: 'Delete the dead letter at this address', params: address, response: answers(obj({ success: bool }), 'Deleted') },
+  'POST /api/v1/messages/:partitionId/:transactionId/retry': { tags: ['messages'], summary: 'Replay the newest dead letter at this address', params: address, response: answers(obj({ success: bool }), 'Replayed') },
+
+  // traces
+  'POST /api/v1/traces': {
+    tags: ['traces'], summary: 'Record a processing event',
+    body: handBody(obj({ transactionId: str(), partitionId: str(), consumerGroup: str(), eventType: str(), workerId: str(), traceNames: { oneOf: [str(), arr(str())] }, data: anyValue }, undefined, ['transactionId', 'partitionId', 'data'])),
+    response: answers(obj({ success: bool, traceId: str() }), 'Recorded', 201),
+  },
+  'GET /api/v1/traces/:partitionId/:transactionId': { tags: ['traces'], summary: 'Events of one message', params: address, response: answers(obj({ traces: arr(trace) }), 'Events') },
+  'GET /api/v1/traces/by-name/:traceName': {
+    tags: ['traces'], summary: 'Events carrying a trace name', params: params({ traceName: 'trace name' }), querystring: query({ limit: '1..1000 (100)', offset: '0..1000000' }),
+    response: answers(obj({ traces: arr(trace), total: { type: 'integer', description: 'events carrying the name' }, pagination: obj({ limit: int, offset: int }) }), 'One page'),
+  },
+  'GET /api/v1/traces/names': {
+    tags: ['traces'], summary: 'Trace names with counts', querystring: query({ limit: '1..1000 (50)', offset: '0..1000000' }),
+    response: answers(obj({ trace_names: arr(obj({ trace_name: str(), trace_count: int, message_count: int, last_seen: isoTime })), total: { type: 'integer', description: 'distinct names' }, pagination: obj({ limit: int, offset: int }) }), 'One page'),
+  },
+
+  // system
+  'GET /api/v1/system/maintenance': { tags: ['system'], summary: 'Maintenance state', response: answers(obj({ maintenanceMode: bool, popMaintenanceMode: bool, bufferedMessages: int }), 'State') },
+  'POST /api/v1/system/maintenance': { tags: ['system'], summary: 'Push maintenance on/off', body: handBody(obj({ enabled: bool }, undefined, ['enabled'])), response: answers(obj({ maintenanceMode: bool }), 'New state') },
+  'GET /api/v1/system/maintenance/pop': { tags: ['system'], summary: 'Pop maintenance state', response: answers(obj({ popMaintenanceMode: bool }), 'State') },
+  'POST /api/v1/system/maintenance/pop': { tags: ['system'], summary: 'Pop maintenance on/off', body: handBody(obj({ enabled: bool }, undefined, ['enabled'])), response: answers(obj({ popMaintenanceMode: bool }), 'New state') },
+  'GET /api/v1/system/shared-state': { tags: ['system'], summary: 'Cluster shared state (single node)', response: answers(obj(), 'State') },
+  'GET /health': { tags: ['system'], summary: 'Health: 503 when storage is unreachable', response: answers(obj({ status: str(), database: str() }), 'Healthy') },
+  'GET /metrics': { tags: ['system'], summary: 'JSON counters', response: answers(obj({ uptime: num, requests: obj(), messages: obj() }), 'Counters') },
+  'GET /metrics/prometheus': { tags: ['system'], summary: 'Prometheus text format', response: { 200: { description: 'text/plain; version=0.0.4', type: 'string' } } },
+  'GET /openapi.json': { tags: ['system'], summary: 'This document', response: { 200: { description: 'OpenAPI 3 document', type: 'object', additionalProperties: true } } },
+  'GET /openapi': { tags: ['system'], summary: 'Human-readable page of this document (self-contained)', response: { 200: { description: 'text/html', type: 'string' } } },
+
+  // auth and dashboard
+  'GET /auth/me': { tags: ['auth'], summary: 'The caller (JWT claims) or 401', response: answers(obj({ sub: str(), roles: arr(str()) }), 'The caller') },
+  'GET /auth/login': { tags: ['auth'], summary: 'Login hint for the dashboard', response: answers(obj(), 'Hint') },
+  'GET /auth/logout': { tags: ['auth'], summary: 'Clear the dashboard session', response: answers(obj({ success: bool }), 'Logged out') },
+  'POST /auth/logout': { tags: ['auth'], summary: 'Clear the dashboard session', response: answers(obj({ success: bool }), 'Logged out') },
+  'GET /': staticFile,
+  'GET /index.html': staticFile,
+  'GET /assets/*': staticFile,
+  'GET /*': staticFile,
+};
+
+/** Schema of a top-level dashboard build file (favicon and the like): `GET /<name>.<ext>`. */
+export function staticFileSchema(method: string, url: string): RouteSchema | undefined {
+  return method === 'GET' && /^\/[^/]+\.[A-Za-z0-9]+$/.test(url) ? staticFile : undefined;
+}
