@@ -13,6 +13,7 @@ import { buildApp } from './http/app.js';
 import { createLogger } from './observability/logger.js';
 import { prepareDataDir } from './storage/datadir.js';
 import { SqliteStore } from './storage/sqlite/store.js';
+import { systemClock } from './util/clock.js';
 
 function fatal(message: string): never {
   process.stderr.write(`fatal: ${message}\n`);
@@ -42,7 +43,7 @@ async function main(): Promise<void> {
     if (e instanceof ConfigError) fatal(e.message);
     throw e;
   });
-  broker = new Broker(store, config, codec, log);
+  broker = new Broker(store, config, codec, log, systemClock);
   broker.start(snapshot);
   Operations.for(broker).start(snapshot.settings); // retention sweep, maintenance spool, metrics (issue 5)
   Timers.for(broker).start(); // fires scheduled messages, including those due while the broker was down

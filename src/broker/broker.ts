@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
 import { isQueenError, QueenError } from '../errors.js';
 import type { Store, StoreSnapshot, StoreTx } from '../storage/store.js';
+import { systemClock, type Clock } from '../util/clock.js';
 import { iso } from '../util/time.js';
 import { applyAcks, planAcks, type AckInput, type AckOutcome } from './ack.js';
 import type { PayloadCodec } from './codec.js';
@@ -111,8 +112,9 @@ export class Broker {
   /** True while pushes are diverted (push maintenance, or its spool still draining). */
   pushesDiverted: (() => boolean) | undefined;
 
-  constructor(readonly store: Store, readonly config: Config, codec: PayloadCodec, readonly log: Logger) {
-    this.engine = new Engine(store, config, codec, log);
+  /** @param clock the source of time for leases, delays, timers, retention and KV TTL (default: wall clock) */
+  constructor(readonly store: Store, readonly config: Config, codec: PayloadCodec, readonly log: Logger, clock: Clock = systemClock) {
+    this.engine = new Engine(store, config, codec, log, clock);
     // Safety net for the "validate, then write, then change memory" rule: a unit that refused
     // (QueenError) after writing may have changed the indexes too; rebuild them from the store.
     // A lost KV precondition is expected to come after KV writes and touches no index.
@@ -191,7 +193,7 @@ export class Broker {
       if (typeof v === 'string') this.engine.checkName(kind, v);
     }
     const q = await this.run((tx) => {
-      const now = Date.now();
+      const now = this.engine.clock.now();
       const existing = this.engine.queues.get(req.queue);
       const base = req.mode === 'merge' && existing ? existing.options : undefined;
       const options = applyOptions(base, req.options);
@@ -225,7 +227,7 @@ export class Broker {
     const diverted = this.pushGate?.(items, producerSub);
     if (diverted) return diverted;
     const results = await this.run((tx) => {
-      const now = Date.now();
+      const now = this.engine.clock.now();
       return applyPush(this.engine, tx, planPush(this.engine, tx, items, producerSub, now), now);
     });
     for (const r of results) if (r.status === 'queued') this.counters.pushMessages++;
@@ -243,7 +245,7 @@ export class Broker {
   async pop(req: PopRequest, signal?: AbortSignal): Promise<PopResponse | EmptyConflationResponse | null> {
     this.counters.popRequests++;
     if (this.popMaintenance) return req.conflation ? { ...this.emptyConflation(req), conflation: true, paused: true } : null;
-    const arrived = Date.now();
+    const arrived = this.engine.clock.now();
     const deadline = arrived + (req.wait ? req.timeoutMs : 0);
     if (req.subscription.since === undefined) req = { ...req, subscription: { ...req.subscription, since: arrived } };
     const parker = new Parker(req);
@@ -254,7 +256,7 @@ export class Broker {
       let claimed: ClaimedPartition[];
       try {
         claimed = await this.run((tx) => {
-          const now = Date.now();
+          const now = this.engine.clock.now();
           const got = claim(this.engine, tx, req, now);
           // Park inside the unit of work so no wake-up between this empty claim and the park is
           // missed; a full waiter list is answered after the commit (the claim's writes stand).
@@ -273,7 +275,7 @@ export class Broker {
         this.notify((o) => o.popped?.(req, claimed, Date.now()));
         return { ...this.render(req, claimed), ...this.conflationEcho(req) };
       }
-      if (!req.wait || Date.now() >= deadline) {
+      if (!req.wait || this.engine.clock.now() >= deadline) {
         this.engine.waiters.remove(parker.waiter);
         this.counters.popEmpty++;
         this.notify((o) => o.popped?.(req, [], Date.now()));
@@ -327,7 +329,7 @@ export class Broker {
     this.counters.ackRequests++;
     if (inputs.length === 0) return [];
     const outcomes = await this.run((tx) => {
-      const now = Date.now();
+      const now = this.engine.clock.now();
       const plan = planAcks(this.engine, tx, inputs, now);
       applyAcks(this.engine, tx, plan, now);
       return plan.outcomes;
@@ -352,7 +354,7 @@ export class Broker {
       throw new QueenError('maintenance_mode', 'push maintenance is on: transactions that push are refused until it is off',
         { success: false, reason: 'maintenance', results: [] });
     }
-    const result = await this.run((tx) => runTransaction(this.engine, tx, req, Date.now()));
+    const result = await this.run((tx) => runTransaction(this.engine, tx, req, this.engine.clock.now()));
     if (result.success) for (const r of result.results) if (r.type === 'ack' && r.dlq) this.counters.dlqMessages++;
     this.notify((o) => o.transacted?.(req, result, Date.now()));
     return result;
@@ -366,7 +368,7 @@ export class Broker {
    */
   async extendLease(leaseId: string, seconds: number): Promise<Record<string, unknown>> {
     const renewed = await this.run((tx) => {
-      const now = Date.now();
+      const now = this.engine.clock.now();
       const live = this.engine.liveLeases(leaseId, now);
       const expiries: number[] = [];
       for (const { cursor: c, group, partition } of live) {
@@ -374,7 +376,7 @@ export class Broker {
         if (next !== c.leaseExpiresAt) {
           c.leaseExpiresAt = next;
           tx.upsertCursor(c);
-          this.engine.clock.schedule(next, group, partition, leaseId);
+          this.engine.extendLease(group, partition, c, next);
         }
         expiries.push(next);
       }

@@ -19,7 +19,15 @@ import {
 } from './state.js';
 import { isNewMode, parseSubscriptionFrom } from './subscription.js';
 import { Waiters } from './waiters.js';
-import { LeaseClock } from './leases.js';
+import { LeaseExpiry } from './leases.js';
+import { systemClock, type Clock } from '../util/clock.js';
+import { Scheduler, type SchedulerLane } from '../util/scheduler.js';
+
+/**
+ * Longest single wait of the broker's scheduler, ms: far due times re-check the clock at least
+ * this often (a wall-clock jump delays a due time by at most this much).
+ */
+const SCHEDULER_MAX_DELAY_MS = 60_000;
 
 /** What a group asks for on first contact (spec §2.4). */
 export interface SubscriptionRequest {
@@ -43,20 +51,30 @@ export class Engine {
   readonly queuesByPk = new Map<number, QueueState>();
   readonly partitionsById = new Map<string, PartitionState>();
   readonly partitionsByPk = new Map<number, PartitionState>();
-  /** lease id → the (group, partition) pairs it was granted on. */
+  /** lease id → the (group, partition) pairs it holds now (an ended lease leaves at once). */
   readonly leases = new Map<string, Set<{ group: GroupState; partition: PartitionState }>>();
   readonly waiters: Waiters;
-  readonly clock: LeaseClock;
-  private readonly readyTimers = new Map<string, { at: number; timer: NodeJS.Timeout }>();
+  /** Every due time of the broker (leases, readiness, timers, KV TTL, retention, long polls). */
+  readonly scheduler: Scheduler;
+  readonly leaseExpiry: LeaseExpiry;
+  /** Partitions re-marked ready when a delay or window buffer elapses, keyed by (queue, group, partition). */
+  private readonly readyAt: SchedulerLane<string>;
 
+  /** @param clock the source of time for every rule decided here (default: wall clock) */
   constructor(
     readonly store: Store,
     readonly config: Config,
     readonly codec: PayloadCodec,
     readonly log: Logger,
+    readonly clock: Clock = systemClock,
   ) {
     this.waiters = new Waiters(config.limits.maxWaitersPerQueue);
-    this.clock = new LeaseClock((group, partition, leaseId) => this.onLeaseExpired(group, partition, leaseId));
+    this.scheduler = new Scheduler(clock, {
+      maxDelayMs: SCHEDULER_MAX_DELAY_MS,
+      onError: (err, lane) => log.error({ err, lane }, 'scheduled callback failed'),
+    });
+    this.leaseExpiry = new LeaseExpiry(this.scheduler, (group, partition, leaseId) => this.onLeaseExpired(group, partition, leaseId));
+    this.readyAt = this.scheduler.lane<string>('ready');
   }
 
   /** Rebuilds every index from the store (boot, and after a failed commit). */
@@ -85,15 +103,14 @@ export class Engine {
       let g = p.queue.groups.get(c.group);
       if (!g) {
         // A cursor without subscription metadata (deleted metadata): treat as `all`.
-        const sub: SubscriptionRow = { queuePk: p.queue.pk, group: c.group, mode: 'all', fromTime: null, label: 'all', createdAt: Date.now(), conflation: false };
+        const sub: SubscriptionRow = { queuePk: p.queue.pk, group: c.group, mode: 'all', fromTime: null, label: 'all', createdAt: this.clock.now(), conflation: false };
         g = { name: c.group, queue: p.queue, subscription: sub, cursors: new Map(), ready: new Set() };
         p.queue.groups.set(c.group, g);
       }
       const cs: CursorState = { ...c, materialized: true };
       g.cursors.set(p.pk, cs);
       if (cs.leaseId !== null && cs.leaseExpiresAt !== null) {
-        this.trackLease(cs.leaseId, g, p);
-        this.clock.schedule(cs.leaseExpiresAt, g, p, cs.leaseId);
+        this.grantLease(cs.leaseId, g, p, cs, cs.leaseExpiresAt);
       }
     }
     for (const q of this.queues.values()) for (const g of q.groups.values()) this.seedReady(g);
@@ -105,16 +122,13 @@ export class Engine {
     this.partitionsById.clear();
     this.partitionsByPk.clear();
     this.leases.clear();
-    this.clock.clear();
-    for (const t of this.readyTimers.values()) clearTimeout(t.timer);
-    this.readyTimers.clear();
+    this.leaseExpiry.clear();
+    this.readyAt.clear();
   }
 
-  /** Stops timers; parked consumers are answered by the caller. */
+  /** Cancels every scheduled due time and the scheduler's timer; parked consumers are answered by the caller. */
   stop(): void {
-    this.clock.clear();
-    for (const t of this.readyTimers.values()) clearTimeout(t.timer);
-    this.readyTimers.clear();
+    this.scheduler.clear();
   }
 
   // ---------------------------------------------------------------- names and limits
@@ -243,7 +257,7 @@ export class Engine {
   }
 
   private seedReady(g: GroupState): void {
-    const now = Date.now();
+    const now = this.clock.now();
     for (const p of g.queue.partitions.values()) if (this.maybeReady(g, p, now)) g.ready.add(p);
   }
 
@@ -251,6 +265,7 @@ export class Engine {
   forgetGroupState(g: GroupState): void {
     for (const [pk, c] of g.cursors) {
       if (c.leaseId) this.untrackLease(c.leaseId, g, this.partitionsByPk.get(pk));
+      this.leaseExpiry.cancel(c);
     }
     g.cursors.clear();
     g.ready.clear();
@@ -276,18 +291,27 @@ export class Engine {
   /** Re-marks `p` ready for `g` at `at` (epoch ms): delayed processing and window buffers. */
   scheduleReady(g: GroupState, p: PartitionState, at: number): void {
     const key = `${g.queue.pk}\u0000${g.name}\u0000${p.pk}`;
-    const existing = this.readyTimers.get(key);
-    if (existing && existing.at <= at) return;
-    if (existing) clearTimeout(existing.timer);
-    const timer = setTimeout(() => {
-      this.readyTimers.delete(key);
-      this.markReady(g, p);
-    }, Math.max(0, at - Date.now()) + 1);
-    timer.unref();
-    this.readyTimers.set(key, { at, timer });
+    const existing = this.readyAt.dueAt(key);
+    if (existing !== undefined && existing <= at) return;
+    this.readyAt.schedule(key, at, () => this.markReady(g, p));
   }
 
   // ---------------------------------------------------------------- leases
+
+  /**
+   * Records that `leaseId` holds `c` (of `g` on `p`) until `expiresAt` (epoch ms) and schedules its
+   * expiry; a cursor's earlier expiry entry is replaced (one entry per cursor).
+   */
+  grantLease(leaseId: string, g: GroupState, p: PartitionState, c: CursorState, expiresAt: number): void {
+    this.trackLease(leaseId, g, p);
+    this.leaseExpiry.schedule(expiresAt, g, p, c, leaseId);
+  }
+
+  /** Moves the expiry of `c`'s live lease to `expiresAt` (epoch ms): the same entry, no duplicate. */
+  extendLease(g: GroupState, p: PartitionState, c: CursorState, expiresAt: number): void {
+    if (c.leaseId === null) return;
+    this.leaseExpiry.schedule(expiresAt, g, p, c, c.leaseId);
+  }
 
   trackLease(leaseId: string, g: GroupState, p: PartitionState): void {
     let set = this.leases.get(leaseId);
@@ -295,7 +319,15 @@ export class Engine {
     set.add({ group: g, partition: p });
   }
 
+  /**
+   * Forgets that `leaseId` holds `g`'s cursor on `p` (every partition of `g` when `p` is undefined)
+   * and cancels that cursor's expiry entry: call it wherever a lease ends.
+   */
   untrackLease(leaseId: string, g: GroupState, p: PartitionState | undefined): void {
+    if (p !== undefined) {
+      const c = g.cursors.get(p.pk);
+      if (c) this.leaseExpiry.cancel(c);
+    }
     const set = this.leases.get(leaseId);
     if (!set) return;
     for (const e of set) if (e.group === g && (p === undefined || e.partition === p)) set.delete(e);
@@ -317,8 +349,8 @@ export class Engine {
   private onLeaseExpired(g: GroupState, p: PartitionState, leaseId: string): void {
     const c = g.cursors.get(p.pk);
     if (!c || c.leaseId !== leaseId) return;
-    if (c.leaseExpiresAt !== null && c.leaseExpiresAt > Date.now()) {
-      this.clock.schedule(c.leaseExpiresAt, g, p, leaseId); // extended meanwhile
+    if (c.leaseExpiresAt !== null && c.leaseExpiresAt > this.clock.now()) {
+      this.leaseExpiry.schedule(c.leaseExpiresAt, g, p, c, leaseId); // woke early (clock moved back)
       return;
     }
     this.untrackLease(leaseId, g, p);

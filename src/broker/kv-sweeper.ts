@@ -1,26 +1,31 @@
 /**
  * Prunes expired KV rows (spec §5.1). Expired rows are already invisible to reads; this only
- * reclaims space. One timer, armed for the earliest expiry the store holds (an index read) and
- * re-armed earlier when a write expires sooner; each run deletes what is due, in bounded units of
+ * reclaims space. One entry in the broker's scheduler, due at the earliest expiry the store holds
+ * (an index read) and moved earlier when a write expires sooner; each run deletes what is due, in bounded units of
  * work, so its cost follows what expired, never the number of keys.
  */
+import type { Clock } from '../util/clock.js';
+import type { SchedulerLane } from '../util/scheduler.js';
 import type { Broker } from './broker.js';
 
 /** Rows deleted per unit of work. */
 const BATCH = 1000;
-/** Longest single wait (setTimeout's range, and a periodic re-read of the index). */
-const MAX_WAIT_MS = 60 * 60 * 1000;
+/** The sweep's one key in its scheduler lane. */
+const SWEEP = 'sweep';
 
 /** The expiry sweep of one broker's KV rows (see the module comment). */
 export class KvSweeper {
-  private timer: NodeJS.Timeout | undefined;
-  private armedAt: number | undefined;
+  private readonly next: SchedulerLane<string>;
+  private readonly clock: Clock;
   private running = false;
   private stopped = false;
   /** Rows pruned since start (for tests and metrics). */
   pruned = 0;
 
-  constructor(private readonly broker: Broker) {}
+  constructor(private readonly broker: Broker) {
+    this.next = broker.engine.scheduler.lane<string>('kv-ttl');
+    this.clock = broker.engine.clock;
+  }
 
   /** Arms the timer for the earliest stored expiry. */
   start(): void {
@@ -32,24 +37,20 @@ export class KvSweeper {
   /** A row now expires at `at` (epoch ms): make sure the sweep runs by then. */
   due(at: number): void {
     if (this.stopped || this.running) return;
-    if (this.armedAt !== undefined && this.armedAt <= at) return;
-    if (this.timer) clearTimeout(this.timer);
-    this.armedAt = at;
-    const wait = Math.min(Math.max(0, at - Date.now()) + 1, MAX_WAIT_MS);
-    this.timer = setTimeout(() => void this.sweep(), wait);
-    this.timer.unref();
+    const armed = this.next.dueAt(SWEEP);
+    if (armed !== undefined && armed <= at) return;
+    this.next.schedule(SWEEP, at, () => void this.sweep());
   }
 
   /** Deletes every row due now, then re-arms for the next expiry. */
   async sweep(): Promise<void> {
-    this.timer = undefined;
-    this.armedAt = undefined;
+    this.next.cancel(SWEEP);
     if (this.stopped || this.running) return;
     this.running = true;
     let retryAt = 10;
     try {
       for (;;) {
-        const n = await this.broker.runUnit(() => this.broker.store.kv.pruneExpired(Date.now(), BATCH));
+        const n = await this.broker.runUnit(() => this.broker.store.kv.pruneExpired(this.clock.now(), BATCH));
         this.pruned += n;
         if (n < BATCH || this.stopped) break;
       }
@@ -61,13 +62,12 @@ export class KvSweeper {
     }
     if (this.stopped) return;
     const next = this.broker.store.kv.nextExpiry();
-    if (next !== undefined) this.due(Math.max(next, Date.now() + retryAt));
+    if (next !== undefined) this.due(Math.max(next, this.clock.now() + retryAt));
   }
 
   /** Stops the timer (before the store closes). */
   stop(): void {
     this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
+    this.next.cancel(SWEEP);
   }
 }

@@ -1,57 +1,40 @@
 /**
- * Lease expiry (DESIGN.md §2): a min-heap keyed by expiry with a single timer for the earliest,
- * never a periodic scan. An expired lease makes its partition ready again; expiry charges no
- * retry (spec §2.2).
+ * Lease expiry (DESIGN.md §2): one entry per leased cursor in the broker's due-time scheduler,
+ * never a periodic scan. Ending a lease (ack, release, nack, DLQ hand-off, seek, group delete)
+ * cancels its entry at once and extending it moves the same entry, so the scheduler holds exactly
+ * the live leases. An expired lease makes its partition ready again; expiry charges no retry.
  */
-import { MinHeap } from '../util/heap.js';
-import type { GroupState, PartitionState } from './state.js';
+import type { Scheduler, SchedulerLane } from '../util/scheduler.js';
+import type { CursorState, GroupState, PartitionState } from './state.js';
 
-interface Entry {
-  group: GroupState;
-  partition: PartitionState;
-  leaseId: string;
-}
+/** Calls back when a cursor's lease reaches its expiry; keyed by the cursor (one live lease each). */
+export class LeaseExpiry {
+  private readonly lane: SchedulerLane<CursorState>;
 
-/** Fires a callback when each scheduled lease expiry (epoch ms) is reached; one timer for the earliest. */
-export class LeaseClock {
-  private readonly heap = new MinHeap<Entry>();
-  private timer: NodeJS.Timeout | undefined;
-  private timerAt = Infinity;
-
-  constructor(private readonly onExpire: (g: GroupState, p: PartitionState, leaseId: string) => void) {}
-
-  /** Calls `onExpire` at `at` (epoch ms) unless the lease has moved on by then (checked by the callback). */
-  schedule(at: number, group: GroupState, partition: PartitionState, leaseId: string): void {
-    this.heap.push(at, { group, partition, leaseId });
-    this.arm();
+  constructor(scheduler: Scheduler, private readonly onExpire: (g: GroupState, p: PartitionState, leaseId: string) => void) {
+    this.lane = scheduler.lane<CursorState>('lease-expiry');
   }
 
-  /** Number of scheduled expiries (stale ones included until they fire). */
+  /**
+   * Calls `onExpire(g, p, leaseId)` at `at` (epoch ms), replacing whatever `c` had scheduled (an
+   * extension moves the entry; the callback re-checks that the lease is still `leaseId`).
+   */
+  schedule(at: number, g: GroupState, p: PartitionState, c: CursorState, leaseId: string): void {
+    this.lane.schedule(c, at, () => this.onExpire(g, p, leaseId));
+  }
+
+  /** Drops `c`'s expiry (its lease ended). */
+  cancel(c: CursorState): void {
+    this.lane.cancel(c);
+  }
+
+  /** Scheduled expiries: the live leases, one per leased cursor. */
   get size(): number {
-    return this.heap.size;
+    return this.lane.size;
   }
 
+  /** Drops every expiry (index rebuild, shutdown). */
   clear(): void {
-    this.heap.clear();
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
-    this.timerAt = Infinity;
-  }
-
-  private arm(): void {
-    const next = this.heap.peekAt();
-    if (next === undefined) return;
-    if (this.timer && this.timerAt <= next) return;
-    if (this.timer) clearTimeout(this.timer);
-    this.timerAt = next;
-    this.timer = setTimeout(() => this.fire(), Math.max(0, next - Date.now()) + 1);
-    this.timer.unref();
-  }
-
-  private fire(): void {
-    this.timer = undefined;
-    this.timerAt = Infinity;
-    for (const e of this.heap.popDue(Date.now())) this.onExpire(e.group, e.partition, e.leaseId);
-    this.arm();
+    this.lane.clear();
   }
 }

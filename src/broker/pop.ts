@@ -144,8 +144,7 @@ function claimPartition(
     c.leaseExpiresAt = now + seconds * 1000;
     c.leaseEndOffset = end;
     g.ready.delete(p);
-    engine.trackLease(leaseId, g, p);
-    engine.clock.schedule(c.leaseExpiresAt, g, p, leaseId);
+    engine.grantLease(leaseId, g, p, c, c.leaseExpiresAt);
   }
   tx.upsertCursor(c);
   c.materialized = true;
@@ -171,18 +170,19 @@ export class Parker {
     };
   }
 
-  /** Resolves on wake-up, at `deadline` (epoch ms), or on abort; always deregisters. */
+  /** Resolves on wake-up, at `deadline` (epoch ms, on the engine's clock), or on abort; always deregisters. */
   wait(engine: Engine, deadline: number, signal: AbortSignal | undefined): Promise<void> {
     if (this.woken) return Promise.resolve();
+    const deadlines = engine.scheduler.lane<Parker>('pop-deadline');
     return new Promise<void>((resolve) => {
       const done = () => {
-        clearTimeout(timer);
+        deadlines.cancel(this);
         signal?.removeEventListener('abort', done);
         engine.waiters.remove(this.waiter);
         this.resolveWake = undefined;
         resolve();
       };
-      const timer = setTimeout(done, Math.max(0, deadline - Date.now()));
+      deadlines.schedule(this, deadline, done);
       signal?.addEventListener('abort', done, { once: true });
       this.resolveWake = done;
     });

@@ -49,7 +49,7 @@ export class Retention {
   private readonly due = new MinHeap<number>();
   /** Queues whose partitions were seeded into `dirty` since the completed rule was switched on. */
   private readonly seeded = new Set<number>();
-  private timer: NodeJS.Timeout | undefined;
+  private started = false;
   private running: Promise<SweepReport> | undefined;
   /** The last sweep's report. */
   last: SweepReport | undefined;
@@ -60,17 +60,26 @@ export class Retention {
     return this.broker.engine;
   }
 
-  /** Starts the periodic sweep. */
+  /** Starts the periodic sweep: every `RETENTION_INTERVAL` ms on the broker's clock and scheduler. */
   start(): void {
-    const every = this.broker.config.retentionIntervalMs;
-    this.timer = setInterval(() => void this.sweep().catch((e: unknown) => this.broker.log.error({ err: e }, 'retention sweep failed')), every);
-    this.timer.unref();
+    this.started = true;
+    this.scheduleNext();
   }
 
   async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = undefined;
+    this.started = false;
+    this.engine.scheduler.lane<string>('retention').cancel('sweep');
     await this.running?.catch(() => undefined);
+  }
+
+  /** Arms the next periodic sweep one interval from now (a fixed cadence, like setInterval). */
+  private scheduleNext(): void {
+    if (!this.started) return;
+    const lane = this.engine.scheduler.lane<string>('retention');
+    lane.schedule('sweep', this.engine.clock.now() + this.broker.config.retentionIntervalMs, () => {
+      this.scheduleNext();
+      void this.sweep().catch((e: unknown) => this.broker.log.error({ err: e }, 'retention sweep failed'));
+    });
   }
 
   /** The consumption point of `p` may have moved: visit it on the next sweep (O(1)). */
@@ -87,7 +96,7 @@ export class Retention {
 
   private async run(): Promise<SweepReport> {
     const t0 = performance.now();
-    const now = Date.now();
+    const now = this.engine.clock.now();
     const report: SweepReport = { startedAt: now, durationMs: 0, queuesChecked: 0, partitionsVisited: 0, removed: 0, removedUnconsumed: 0 };
     const perQueue = new Map<string, Map<RetentionReason, { removed: number; unconsumed: number }>>();
     const note = (q: QueueState, reason: RetentionReason, removed: number, unconsumed: number) => {

@@ -1,6 +1,6 @@
 /**
  * Scheduled messages (spec http-api.md §5.2): the operations the HTTP routes call, and the firing
- * loop. The loop keeps ONE timer armed for the earliest deliverAt in the store's due-time index;
+ * loop. The loop keeps ONE entry in the broker's scheduler for the earliest deliverAt in the store's due-time index;
  * when it goes off it reads only what is due (an index range with a limit), fires each timer in
  * its own unit of work (they share the group commit) and re-arms for the next due time. Nothing
  * scans the pending timers, and restarts need no rebuild: `start()` arms for whatever is due,
@@ -10,14 +10,15 @@
  */
 import { isQueenError } from '../errors.js';
 import type { TimerRow } from '../storage/timers.js';
+import type { SchedulerLane } from '../util/scheduler.js';
 import type { Broker } from './broker.js';
 import { applyTimerOps, checkTimerOps, fireTimer, timerView, type TimerOp, type TimerResult, type TimerView } from './timer-ops.js';
 import type { PushResult } from './push.js';
 
 /** Timers fired per wake-up; more due ones are fired by an immediate next round. */
 const FIRE_BATCH = 256;
-/** Longest single sleep (ms): wall-clock jumps and far deadlines are re-checked at least this often. */
-const MAX_SLEEP_MS = 60_000;
+/** The one key of this loop in its scheduler lane. */
+const NEXT = 'next';
 /**
  * Pause (ms) before the next round while push maintenance diverts pushes (due timers wait rather
  * than overtake the spool) or after a failure could not even be recorded (no hot loop).
@@ -33,8 +34,8 @@ function retryDelay(attempts: number): number {
 
 /** The timers of one broker: operations, listings and the firing loop. */
 export class Timers {
-  private handle: NodeJS.Timeout | undefined;
-  private armedAt = Number.POSITIVE_INFINITY;
+  /** The next round's due time (the scheduler caps each wait, so far deadlines and clock jumps are re-checked). */
+  private readonly next: SchedulerLane<string>;
   private firing: Promise<void> | undefined;
   private started = false;
   private stopped = false;
@@ -42,6 +43,7 @@ export class Timers {
   fired = 0;
 
   private constructor(readonly broker: Broker) {
+    this.next = broker.engine.scheduler.lane<string>('timers');
     // a committed transaction with a `timers` rider may have scheduled the earliest timer
     broker.observers.push({
       transacted: (req, result) => {
@@ -67,8 +69,7 @@ export class Timers {
   /** Stops firing and waits for a round in progress (before the broker closes its store). */
   async stop(): Promise<void> {
     this.stopped = true;
-    if (this.handle) clearTimeout(this.handle);
-    this.handle = undefined;
+    this.next.cancel(NEXT);
     await this.firing;
   }
 
@@ -83,7 +84,7 @@ export class Timers {
     checkTimerOps(engine, ops);
     if (ops.length === 0) return [];
     return this.broker.runUnit((tx) => {
-      const { results, earliest } = applyTimerOps(engine, tx, ops, producerSub, Date.now());
+      const { results, earliest } = applyTimerOps(engine, tx, ops, producerSub, engine.clock.now());
       if (earliest !== undefined) tx.afterCommit(() => this.arm(earliest));
       return results;
     });
@@ -92,7 +93,7 @@ export class Timers {
   /** One timer in the wire shape, or undefined. */
   peek(queue: string, timerKey: string): TimerView | undefined {
     const t = this.broker.store.timers.getTimer(queue, timerKey);
-    return t ? timerView(this.broker.engine, t, Date.now()) : undefined;
+    return t ? timerView(this.broker.engine, t, this.broker.engine.clock.now()) : undefined;
   }
 
   /** A keyset page of a queue's timers by key: `{rows, truncated, nextAfter}`. */
@@ -100,7 +101,7 @@ export class Timers {
     const rows: TimerRow[] = this.broker.store.timers.listTimers(queue, after, limit + 1);
     const truncated = rows.length > limit;
     const page = truncated ? rows.slice(0, limit) : rows;
-    const now = Date.now();
+    const now = this.broker.engine.clock.now();
     return {
       rows: page.map((t) => timerView(this.broker.engine, t, now)),
       truncated,
@@ -112,24 +113,20 @@ export class Timers {
   private arm(at: number | undefined): void {
     if (at === undefined || this.stopped || !this.started) return;
     if (this.firing) return; // the round in progress re-reads the next due time when it ends
-    if (this.handle && at >= this.armedAt) return;
-    if (this.handle) clearTimeout(this.handle);
-    this.armedAt = at;
-    const sleep = Math.min(MAX_SLEEP_MS, Math.max(0, at - Date.now() + 1));
-    this.handle = setTimeout(() => this.wake(), sleep);
-    this.handle.unref();
+    const armed = this.next.dueAt(NEXT);
+    if (armed !== undefined && at >= armed) return;
+    this.next.schedule(NEXT, at, () => this.wake());
   }
 
   private wake(): void {
-    this.handle = undefined;
-    this.armedAt = Number.POSITIVE_INFINITY;
     if (this.stopped || this.firing) return;
     this.firing = this.round()
       .catch((e: unknown): 'later' => { this.broker.log.error({ err: e }, 'timer round failed'); return 'later'; })
       .then((again) => {
         this.firing = undefined;
-        if (again === 'more') this.arm(Date.now());
-        else if (again === 'later') this.arm(Date.now() + RETRY_LATER_MS);
+        const now = this.broker.engine.clock.now();
+        if (again === 'more') this.arm(now);
+        else if (again === 'later') this.arm(now + RETRY_LATER_MS);
         else {
           try { this.arm(this.broker.store.timers.nextDueAt()); } catch (e) { this.broker.log.error({ err: e }, 'timer re-arm failed'); }
         }
@@ -143,7 +140,8 @@ export class Timers {
    */
   private async round(): Promise<'idle' | 'more' | 'later'> {
     const broker = this.broker;
-    const now = Date.now();
+    const clock = broker.engine.clock;
+    const now = clock.now();
     const due = broker.store.timers.dueTimers(now, FIRE_BATCH);
     if (due.length === 0) return 'idle';
     if (broker.pushesDiverted?.()) return 'later';
@@ -151,7 +149,7 @@ export class Timers {
     const fired: PushResult[] = [];
     await Promise.all(due.map(async ({ queue, timerKey }) => {
       try {
-        const r = await broker.runUnit((tx) => fireTimer(broker.engine, tx, queue, timerKey, Date.now()));
+        const r = await broker.runUnit((tx) => fireTimer(broker.engine, tx, queue, timerKey, clock.now()));
         if (r) fired.push(r);
       } catch (e) {
         if (this.stopped || (isQueenError(e) && e.code === 'shutting_down')) return;
@@ -160,7 +158,7 @@ export class Timers {
         try {
           await broker.runUnit(() => {
             const t = broker.store.timers.getTimer(queue, timerKey);
-            if (t) broker.store.timers.timerFailed(queue, timerKey, msg, Date.now() + retryDelay(t.attempts), Date.now());
+            if (t) broker.store.timers.timerFailed(queue, timerKey, msg, clock.now() + retryDelay(t.attempts), clock.now());
           });
         } catch (e2) {
           unrecorded = true;
