@@ -40,26 +40,57 @@ export async function waitFor<T>(cond: () => T | Promise<T>, opts: WaitOptions):
 }
 
 /**
- * Long-poll pops parked on the broker at `url`: on `queue` (the `queen_queue_parked_consumers`
- * gauge of /metrics/prometheus), or on all queues when `queue` is omitted (`queen_parked_consumers`).
- * @returns the count; 0 when the queue has no parked consumer (the gauge omits it)
+ * Long-poll pops parked on the broker at `url`, all queues and discovery pops together (the
+ * `queen_parked_consumers` gauge of /metrics/prometheus). Tests in one file run one at a time, so
+ * the count is the current test's own.
+ * @throws Error when the gauge is missing
  */
-export async function parkedConsumers(url: string, queue?: string): Promise<number> {
+export async function parkedConsumers(url: string): Promise<number> {
   const text = await (await fetch(`${url}/metrics/prometheus`)).text();
-  if (queue === undefined) {
-    const m = /^queen_parked_consumers (\d+)/m.exec(text);
-    if (!m) throw new Error('queen_parked_consumers missing from /metrics/prometheus');
-    return Number(m[1]);
-  }
-  const line = text.split('\n').find((l) => l.startsWith(`queen_queue_parked_consumers{queue=${JSON.stringify(queue)}} `));
-  return line === undefined ? 0 : Number(line.slice(line.lastIndexOf(' ') + 1));
+  const m = /^queen_parked_consumers (\d+)$/m.exec(text);
+  if (!m) throw new Error('queen_parked_consumers missing from /metrics/prometheus');
+  return Number(m[1]);
 }
 
 /**
- * Resolves once exactly `n` long-poll pops are parked on `queue` (all queues when omitted), so a
- * push made afterwards is known to find them parked.
- * @throws Error from {@link waitFor} when the count is not reached in `timeoutMs` (default 10 000)
+ * Resolves once exactly `n` long-poll pops are parked on the broker at `url`, so that a push made
+ * afterwards is known to find them parked (or, with `n = 0`, that a disconnected one is gone).
+ * @throws Error from {@link waitFor} when the count is not reached within `timeoutMs` (default 10 000)
  */
-export async function waitForParked(url: string, n: number, queue?: string, timeoutMs?: number): Promise<void> {
-  await waitFor(async () => (await parkedConsumers(url, queue)) === n, { what: `${n} parked consumer(s)${queue === undefined ? '' : ` on ${queue}`}`, timeoutMs });
+export async function waitForParked(url: string, n: number, timeoutMs?: number): Promise<void> {
+  await waitFor(async () => (await parkedConsumers(url)) === n, { what: `${n} parked consumer(s) on ${url}`, timeoutMs });
+}
+
+export interface Witness {
+  /** True while the witness pop is still parked (it has neither timed out nor been released). */
+  parked(): boolean;
+  /** Wakes the witness pop with a push to its queue and waits for its answer. */
+  release(): Promise<void>;
+}
+
+/**
+ * Parks a long-poll pop with `timeoutMs` (default 20 000) on a fresh queue that nothing pushes to,
+ * and resolves once the broker counts it as parked. It answers 204 only when its timeout passes, so
+ * whatever completes while `parked()` is still true completed before that timeout: an ordering
+ * against the broker's own timer, with no wall-clock threshold in the test.
+ * @throws Error from {@link waitFor} when the pop does not park
+ */
+export async function parkWitness(url: string, timeoutMs = 20_000): Promise<Witness> {
+  const before = await parkedConsumers(url);
+  const queue = `witness-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
+  let settled = false;
+  const done = fetch(`${url}/api/v1/pop/queue/${queue}?wait=true&timeout=${timeoutMs}&autoAck=true`)
+    .then((r) => r.arrayBuffer())
+    .finally(() => (settled = true));
+  await waitFor(async () => settled || (await parkedConsumers(url)) === before + 1, { what: 'the witness pop to park' });
+  if (settled) throw new Error('the witness pop answered instead of parking');
+  return {
+    parked: () => !settled,
+    release: async () => {
+      // A push rather than a disconnect: the pop answers normally and leaves no half-closed socket.
+      const r = await fetch(`${url}/api/v1/push`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ items: [{ queue, payload: 'release' }] }) });
+      if (r.status !== 201) throw new Error(`witness release push answered ${r.status}: ${await r.text()}`);
+      await done;
+    },
+  };
 }
