@@ -94,3 +94,25 @@ export async function parkWitness(url: string, timeoutMs = 20_000): Promise<Witn
     },
   };
 }
+
+/**
+ * Resolves once every lease of `leaseSeconds` (default 1) granted before this call has expired on the
+ * broker at `url`: a sentinel message on a queue of its own is leased for the same time and polled
+ * until it is delivered again. Leases of equal length expire in grant order, so a test that needs a
+ * lease to be stale (or to still be held past its original end) waits for this instead of sleeping.
+ * @throws Error from {@link waitFor} when the sentinel is not redelivered within 15 s
+ */
+export async function afterLeasesGrantedBefore(url: string, leaseSeconds = 1): Promise<void> {
+  const queue = `lease-sentinel-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
+  const json = { 'content-type': 'application/json' };
+  const pushed = await fetch(`${url}/api/v1/push`, { method: 'POST', headers: json, body: JSON.stringify({ items: [{ queue, payload: 'sentinel' }] }) });
+  if (pushed.status !== 201) throw new Error(`lease sentinel push answered ${pushed.status}: ${await pushed.text()}`);
+  const first = await fetch(`${url}/api/v1/pop/queue/${queue}?leaseSeconds=${leaseSeconds}`);
+  if (first.status !== 200) throw new Error(`lease sentinel pop answered ${first.status}: ${await first.text()}`);
+  await first.arrayBuffer();
+  await waitFor(async () => {
+    const r = await fetch(`${url}/api/v1/pop/queue/${queue}?autoAck=true`);
+    await r.arrayBuffer();
+    return r.status === 200;
+  }, { what: `a ${leaseSeconds} s sentinel lease to expire and redeliver`, timeoutMs: 15_000 });
+}
