@@ -87,7 +87,7 @@ describe('pop', () => {
     const started = Date.now();
     const r = await call(b.url, 'GET', `/api/v1/pop/queue/${uniqueName()}?wait=true&timeout=300`);
     assert.equal(r.status, 204);
-    assert.ok(Date.now() - started >= 290);
+    assert.ok(Date.now() - started >= 290); // a lower bound (not before its timeout): no machine is too slow for it
   });
 
   test('a parked pop whose client went away claims nothing', async () => {
