@@ -13,9 +13,10 @@
 import autocannon from 'autocannon';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import { SignJWT, importPKCS8 } from 'jose';
-import { startBroker, freePort, type BrokerHandle } from '../test/helpers/broker.js';
+import { startBroker, type BrokerHandle } from '../test/helpers/broker.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const ONLY = (process.env.BENCH_ONLY ?? '').split(',').filter(Boolean);
@@ -174,8 +175,8 @@ async function bareServer(): Promise<{ url: string; close: () => void }> {
       }
     });
   });
-  const port = await freePort();
-  await new Promise<void>((r) => server.listen(port, '127.0.0.1', r));
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as AddressInfo;
   return { url: `http://127.0.0.1:${port}`, close: () => server.close() };
 }
 
@@ -185,7 +186,7 @@ async function token(alg: 'HS256' | 'RS256', key: Uint8Array | CryptoKey): Promi
 
 async function main(): Promise<void> {
   const bare = await bareServer();
-  const plain = await startBroker({ env: { LOG_LEVEL: 'error' } });
+  const plain = await startBroker({ env: { LOG_LEVEL: 'info' } });
   try {
     if (want('push')) {
       for (const [batch, conns] of [[1, 32], [100, 8]] as const) {
@@ -212,7 +213,7 @@ async function main(): Promise<void> {
       ['HS256', { JWT_ALGORITHM: 'HS256', JWT_SECRET: secret }, new TextEncoder().encode(secret)],
       ['RS256', { JWT_ALGORITHM: 'RS256', JWT_PUBLIC_KEY: pem }, rsKey],
     ] as const) {
-      const b = await startBroker({ env: { LOG_LEVEL: 'error', JWT_ENABLED: 'true', ...env } });
+      const b = await startBroker({ env: { LOG_LEVEL: 'info', JWT_ENABLED: 'true', ...env } });
       try {
         const h = { authorization: `Bearer ${await token(alg, key)}` };
         const base = rows.find((r) => r.shape === 'push 1/request');
@@ -230,7 +231,7 @@ async function main(): Promise<void> {
   }
 
   if (want('encryption')) {
-    const b = await startBroker({ env: { LOG_LEVEL: 'error', QUEEN_ENCRYPTION_KEY: randomBytes(32).toString('hex') } });
+    const b = await startBroker({ env: { LOG_LEVEL: 'info', QUEEN_ENCRYPTION_KEY: randomBytes(32).toString('hex') } });
     try {
       await request(b.url, 'POST', '/api/v1/configure', { queue: 'bench-enc', options: { encryptionEnabled: true } });
       await request(b.url, 'POST', '/api/v1/configure', { queue: 'bench-enc-pa', options: { encryptionEnabled: true } });

@@ -55,7 +55,11 @@ async function main(): Promise<void> {
     const h = host.includes(':') ? `[${host}]` : host;
     fatal(`cannot bind ${h}:${config.port}: ${(e as Error).message}`);
   }
-  log.info({ port: config.port, host, dataDir: config.dataDir, sync: config.sync }, 'queen-ts listening');
+  // The bound port, not the configured one: with PORT=0 the kernel picks it, and tools (the test
+  // helpers among them) read it from this line.
+  const bound = app.server.address();
+  const port = bound !== null && typeof bound === 'object' ? bound.port : config.port;
+  log.info({ port, host, dataDir: config.dataDir, sync: config.sync }, 'queen-ts listening');
 
   // A log line must never stop the shutdown (e.g. stdout became a closed pipe).
   const say = (fn: () => void) => { try { fn(); } catch { /* logging is best effort here */ } };

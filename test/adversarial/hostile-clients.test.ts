@@ -8,18 +8,13 @@ import http from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { startBroker, type BrokerHandle } from '../helpers/broker.js';
 import { call, uniqueName } from '../helpers/http.js';
+import { parkedConsumers as parkedOn, waitFor, waitForParked } from '../helpers/wait.js';
 
 let b: BrokerHandle;
 before(async () => { b = await startBroker({ env: { QUEEN_MAX_WAITERS_PER_QUEUE: '5' } }); });
 after(async () => { await b.stop(); });
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function parkedConsumers(): Promise<number> {
-  const r = await fetch(`${b.url}/metrics/prometheus`);
-  const m = /^queen_parked_consumers (\d+)/m.exec(await r.text());
-  return m ? Number(m[1]) : NaN;
-}
+const parkedConsumers = () => parkedOn(b.url);
 
 /** Parks a raw long-poll and returns a handle that destroys its socket. */
 function park(path: string): { destroy(): void; done: Promise<number | 'closed'> } {
@@ -35,12 +30,11 @@ describe('hostile clients', () => {
   test('parked long-polls beyond QUEEN_MAX_WAITERS_PER_QUEUE get 429 and disconnects free their slots', async () => {
     const q = uniqueName('lp');
     const waiters = Array.from({ length: 7 }, () => park(`/api/v1/pop/queue/${q}?wait=true&timeout=20000`));
-    const early = await Promise.race([Promise.all(waiters.slice(5).map((w) => w.done)), sleep(3000).then(() => 'timeout' as const)]);
-    assert.deepEqual(early, [429, 429]);
-    assert.equal(await parkedConsumers(), 5);
+    // The two refused ones answer at once; had they parked, they would answer 204 after 20 s.
+    assert.deepEqual(await Promise.all(waiters.slice(5).map((w) => w.done)), [429, 429]);
+    await waitForParked(b.url, 5);
     waiters.forEach((w) => w.destroy());
-    for (let i = 0; i < 40 && (await parkedConsumers()) !== 0; i++) await sleep(50);
-    assert.equal(await parkedConsumers(), 0, 'disconnected waiters still counted');
+    await waitFor(async () => (await parkedConsumers()) === 0, { what: 'disconnected waiters to leave the parked count' });
     const again = Array.from({ length: 5 }, () => park(`/api/v1/pop/queue/${q}?wait=true&timeout=500`));
     assert.deepEqual(await Promise.all(again.map((w) => w.done)), [204, 204, 204, 204, 204]);
   });
@@ -48,9 +42,9 @@ describe('hostile clients', () => {
   test('a waiter that disconnected claims nothing, even with autoAck', async () => {
     const q = uniqueName('ab');
     const w = [park(`/api/v1/pop/queue/${q}?wait=true&timeout=10000&autoAck=true`), park(`/api/v1/pop/queue/${q}?wait=true&timeout=10000`)];
-    await sleep(200);
+    await waitForParked(b.url, 2);
     w.forEach((x) => x.destroy());
-    await sleep(200);
+    await waitForParked(b.url, 0);
     assert.equal((await call(b.url, 'POST', '/api/v1/push', { items: [{ queue: q, payload: 'for-a-live-consumer' }] })).status, 201);
     const r = await call(b.url, 'GET', `/api/v1/pop/queue/${q}`);
     assert.equal(r.status, 200);
@@ -75,7 +69,7 @@ describe('hostile clients', () => {
     await call(b.url, 'POST', '/api/v1/configure', { queue: q });
     const a = call(b.url, 'GET', `/api/v1/pop/queue/${q}?wait=true&timeout=5000`);
     const g = call(b.url, 'GET', `/api/v1/pop/queue/${q}?wait=true&timeout=5000&consumerGroup=late`);
-    await sleep(200);
+    await waitForParked(b.url, 2);
     assert.equal((await call(b.url, 'DELETE', `/api/v1/resources/queues/${q}`)).status, 200);
     assert.equal((await call(b.url, 'POST', '/api/v1/push', { items: [{ queue: q, payload: 'after-delete' }] })).status, 201);
     for (const r of await Promise.all([a, g])) {

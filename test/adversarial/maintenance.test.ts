@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startBroker, type BrokerHandle } from '../helpers/broker.js';
 import { call, uniqueName } from '../helpers/http.js';
+import { waitFor } from '../helpers/wait.js';
 
 let b: BrokerHandle;
 before(async () => { b = await startBroker(); });
@@ -28,11 +29,7 @@ describe('push maintenance and transactions', () => {
     } finally {
       assert.equal((await call(b.url, 'POST', '/api/v1/system/maintenance', { enabled: false })).status, 200);
     }
-    for (let i = 0; i < 100; i++) {
-      const s = await call(b.url, 'GET', '/api/v1/system/maintenance');
-      if (s.body.bufferedMessages === 0) break;
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await waitFor(async () => (await call(b.url, 'GET', '/api/v1/system/maintenance')).body.bufferedMessages === 0, { what: 'the maintenance spool to drain' });
     const r = await call(b.url, 'GET', `/api/v1/pop/queue/${q}?batch=10`);
     assert.equal(r.status, 200);
     const got = r.body.messages.map((m: any) => m.data);

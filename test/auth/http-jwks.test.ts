@@ -11,8 +11,9 @@ import { after, before, describe, it } from 'node:test';
 import { JwksCache } from '../../src/auth/jwks.js';
 import { createLogger } from '../../src/observability/logger.js';
 import {
-  bearer, edKeys, JwksServer, mint, publicJwk, request, rsaKeys, sleep, spawnBroker, type HttpAnswer, type SpawnedBroker,
+  bearer, edKeys, JwksServer, mint, publicJwk, request, rsaKeys, spawnBroker, type HttpAnswer, type SpawnedBroker,
 } from '../helpers/jwt.js';
+import { waitFor } from '../helpers/wait.js';
 import { seedError } from './seed-tables.js';
 
 const ADMIN = { sub: 'svc', roles: ['admin'] };
@@ -81,7 +82,7 @@ describe('JWKS: lookup, key types, throttle, rotation (RS256 + auto brokers)', (
     assertRefused(await request(b.url, 'GET', PATH, bearer(await mint('RS256', R2.privateKey, ADMIN, { kid: 'rsa-no-e' }))), 'unknown_key_id');
   });
 
-  it('attack: 500 tokens with random unknown kids within 2 s cause at most two fetches; a new key is then picked up with exactly one', async () => {
+  it('attack: 500 tokens with random unknown kids cause at most two fetches per throttle window; a new key is then picked up with exactly one', async () => {
     const tokens = await Promise.all(Array.from({ length: 500 }, () => mint('RS256', R1.privateKey, ADMIN, { kid: randomBytes(8).toString('hex') })));
     await jwks.quietFor(5100); // the throttle window is open: the first miss may fetch
     const before = jwks.fetches;
@@ -90,11 +91,12 @@ describe('JWKS: lookup, key types, throttle, rotation (RS256 + auto brokers)', (
     for (let i = 0; i < tokens.length; i += 50) {
       answers.push(...(await Promise.all(tokens.slice(i, i + 50).map((t) => request(b.url, 'GET', PATH, bearer(t))))));
     }
-    const elapsed = Date.now() - t0;
-    assert.ok(elapsed < 2000, `500 requests took ${elapsed} ms`);
+    // Not a speed claim: a slow machine that spreads the stampede over more 5 s windows is allowed
+    // one more fetch per window; on any machine that sends it within one window the bound is 2.
+    const windows = Math.floor((Date.now() - t0) / 5000);
     for (const a of answers) assertRefused(a, 'unknown_key_id');
     const during = jwks.fetches - before;
-    assert.ok(during >= 1 && during <= 2, `fetches during the stampede: ${during}`);
+    assert.ok(during >= 1 && during <= 2 + windows, `fetches during the stampede: ${during} over ${windows + 1} throttle window(s)`);
 
     // rotation: publish a new key, wait out the throttle, one token → exactly one fetch
     const R3 = rsaKeys();
@@ -204,15 +206,16 @@ describe('JWKS transport failures (each a fresh broker)', () => {
     });
   });
   it('JWT_JWKS_TIMEOUT_MS bounds the fetch', async () => {
-    const t0 = Date.now();
+    // The endpoint would answer a good document after 60 s: a broker that waited for it would not
+    // boot within startBroker's 15 s, and one that got it would log a successful pre-fetch.
     await withBroker((s) => {
       s.responder = (_q, res) => {
-        const t = setTimeout(() => res.end(JSON.stringify(goodDoc)), 3000);
+        const t = setTimeout(() => res.end(JSON.stringify(goodDoc)), 60_000);
         res.on('close', () => clearTimeout(t));
       };
     }, { JWT_JWKS_TIMEOUT_MS: '300' }, async (b) => {
       assert.equal(b.logLines(PREFETCH_FAILED).length, 1, b.logs().join('\n'));
-      assert.ok(Date.now() - t0 < 2900, 'boot waited for the slow endpoint');
+      assert.equal(b.logLines('JWKS pre-fetch OK').length, 0, b.logs().join('\n'));
     });
   });
   it('a document without `keys` is a failed fetch; zero usable keys is a successful one', async () => {
@@ -223,9 +226,7 @@ describe('JWKS transport failures (each a fresh broker)', () => {
     await withBroker(() => undefined, { JWT_JWKS_REFRESH_INTERVAL: '1' }, async (b, s) => {
       const K2 = rsaKeys();
       s.doc = { keys: [await publicJwk(K2, 'k2')] };
-      const deadline = Date.now() + 5000;
-      while (s.fetches < 3 && Date.now() < deadline) await sleep(100);
-      assert.ok(s.fetches >= 3, `fetches: ${s.fetches}`);
+      await waitFor(() => s.fetches >= 3, { what: `three JWKS fetches at a 1 s refresh interval (so far ${s.fetches})` });
       assert.equal((await request(b.url, 'GET', PATH, bearer(await mint('RS256', K2.privateKey, ADMIN, { kid: 'k2' })))).status, 200);
     });
   });

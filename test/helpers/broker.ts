@@ -1,5 +1,5 @@
 /**
- * Starts a real broker process (`node dist/src/main.js`) on a free loopback port with its own
+ * Starts a real broker process (`node dist/src/main.js`) on a kernel-chosen loopback port with its own
  * data directory, for black-box tests over real HTTP. Each call is isolated by construction.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -34,7 +34,12 @@ export interface StartOptions {
   port?: number;
 }
 
-/** A free TCP port on 127.0.0.1. */
+/**
+ * A TCP port on 127.0.0.1 that was free a moment ago. Racy by nature (another process may take it
+ * before it is bound again): brokers start on `PORT=0` instead (see {@link startBroker}); keep this
+ * for the rare test that must name a port before anything listens on it.
+ * @deprecated listen on port 0 and read the bound port instead
+ */
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const s = net.createServer();
@@ -52,58 +57,92 @@ export function tempDir(prefix = 'queen-test-'): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
 }
 
+/** The message of the broker's listening log line (src/main.ts), which carries the bound `port`. */
+export const LISTENING_MSG = 'queen-ts listening';
+
+/** Levels at which the info-level listening line is not printed. */
+const QUIET_LEVELS = new Set(['warn', 'error', 'fatal', 'silent']);
+
 /**
- * Spawns the broker and resolves once `/health` answers 200.
- * @throws Error with the process output when it exits or does not become healthy in 15 s
+ * Spawns the broker and resolves once it has logged its listening line and `/health` answers 200.
+ * Without `opts.port` the broker binds `PORT=0` (the kernel picks a port, no race with other
+ * processes) and the bound port is read from the `queen-ts listening` JSON line on stdout. The
+ * broker runs at `LOG_LEVEL=info` unless `opts.env` says otherwise.
+ * @throws Error with the process output when it exits or is not healthy within 15 s, or when
+ *   `opts.env.LOG_LEVEL` would hide the listening line and no `opts.port` is given
  */
 export async function startBroker(opts: StartOptions = {}): Promise<BrokerHandle> {
-  const port = opts.port ?? (await freePort());
+  const level = opts.env?.LOG_LEVEL ?? 'info';
+  if (opts.port === undefined && QUIET_LEVELS.has(level)) {
+    throw new Error(`startBroker: LOG_LEVEL=${level} hides the '${LISTENING_MSG}' line that carries the bound port; use info or pass a port`);
+  }
   const dataDir = opts.dataDir ?? path.join(tempDir(), 'data');
   const proc = spawn(process.execPath, [MAIN], {
     env: {
       PATH: process.env.PATH ?? '',
-      PORT: String(port),
+      PORT: String(opts.port ?? 0),
       QUEEN_BIND_ADDR: '127.0.0.1',
       QUEEN_DATA_DIR: dataDir,
-      LOG_LEVEL: 'warn',
+      LOG_LEVEL: level,
       ...opts.env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
-  proc.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  let stdoutTail = ''; // the incomplete last line of stdout (chunks split lines anywhere)
+  let resolveListening!: (port: number) => void;
+  const listening = new Promise<number>((r) => (resolveListening = r));
+  proc.stdout!.on('data', (d: Buffer) => {
+    const text = d.toString();
+    out += text;
+    const lines = (stdoutTail + text).split('\n');
+    stdoutTail = lines.pop()!;
+    for (const line of lines) {
+      if (!line.includes(LISTENING_MSG)) continue;
+      try {
+        const o = JSON.parse(line) as { msg?: unknown; port?: unknown };
+        if (o.msg === LISTENING_MSG && typeof o.port === 'number') resolveListening(o.port);
+      } catch { /* not a JSON log line */ }
+    }
+  });
   proc.stderr!.on('data', (d: Buffer) => (out += d.toString()));
   const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
-  const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 15_000;
   let exitCode: number | null | undefined;
   void exited.then((c) => (exitCode = c));
-  for (;;) {
-    if (exitCode !== undefined) throw new Error(`broker exited with ${exitCode} before it was healthy:\n${out}`);
-    try {
-      const r = await fetch(`${url}/health`);
-      if (r.status === 200) break;
-    } catch { /* not yet listening */ }
-    if (Date.now() > deadline) {
-      proc.kill('SIGKILL');
-      throw new Error(`broker did not become healthy in 15 s:\n${out}`);
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return {
-    url, port, dataDir, proc,
-    output: () => out,
-    stop: async () => {
-      if (exitCode !== undefined) return exitCode;
-      proc.kill('SIGTERM');
-      return exited;
-    },
-    kill: async () => {
-      if (exitCode !== undefined) return;
-      proc.kill('SIGKILL');
-      await exited;
-    },
+  const fail = (why: string): never => {
+    proc.kill('SIGKILL');
+    throw new Error(`${why}:\n${out}`);
   };
+  let deadlineTimer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<'timeout'>((r) => (deadlineTimer = setTimeout(() => r('timeout'), 15_000)));
+  try {
+    const first = await Promise.race([listening, exited.then(() => 'exited' as const), timedOut]);
+    if (first === 'exited') throw new Error(`broker exited with ${exitCode} before it was listening:\n${out}`);
+    if (first === 'timeout') fail('broker did not log its listening line in 15 s');
+    const port = first as number;
+    if (opts.port !== undefined && port !== opts.port) fail(`broker listens on ${port}, not on the requested ${opts.port}`);
+    const url = `http://127.0.0.1:${port}`;
+    // The listening line follows app.listen(), so /health answers now; check it once anyway so a
+    // broken health route fails here rather than in the first test.
+    const health = await fetch(`${url}/health`).then((r) => r.status, (e: Error) => e.message);
+    if (health !== 200) fail(`broker listening on ${port} but /health answered ${health}`);
+    return {
+      url, port, dataDir, proc,
+      output: () => out,
+      stop: async () => {
+        if (exitCode !== undefined) return exitCode;
+        proc.kill('SIGTERM');
+        return exited;
+      },
+      kill: async () => {
+        if (exitCode !== undefined) return;
+        proc.kill('SIGKILL');
+        await exited;
+      },
+    };
+  } finally {
+    clearTimeout(deadlineTimer);
+  }
 }
 
 /**
@@ -111,9 +150,9 @@ export async function startBroker(opts: StartOptions = {}): Promise<BrokerHandle
  * @returns exit code and combined output; rejects if it is still running after `timeoutMs`
  */
 export async function runBrokerExpectingExit(env: Record<string, string>, timeoutMs = 10_000): Promise<{ code: number | null; output: string }> {
-  const port = await freePort();
+  // PORT=0: a broker that boots by mistake binds a port of its own instead of racing for one.
   const proc = spawn(process.execPath, [MAIN], {
-    env: { PATH: process.env.PATH ?? '', PORT: String(port), QUEEN_BIND_ADDR: '127.0.0.1', QUEEN_DATA_DIR: path.join(tempDir(), 'data'), LOG_LEVEL: 'warn', ...env },
+    env: { PATH: process.env.PATH ?? '', PORT: '0', QUEEN_BIND_ADDR: '127.0.0.1', QUEEN_DATA_DIR: path.join(tempDir(), 'data'), LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

@@ -227,9 +227,6 @@ export class JwksServer {
 // the real broker
 
 
-/** A loopback port that was free a moment ago. */
-export { freePort } from './broker.js';
-
 export interface SpawnedBroker {
   readonly url: string;
   readonly port: number;
@@ -246,12 +243,9 @@ export interface SpawnedBroker {
  * boot lines can be asserted; resolves once `/health` answers 200.
  */
 export async function spawnBroker(env: Record<string, string>): Promise<SpawnedBroker> {
+  // startBroker resolves after it has read the listening line, and every boot line precedes it on
+  // the same pipe, so the boot lines are all in the output by then.
   const b = await startBroker({ env: { LOG_LEVEL: 'info', ...env } });
-  // /health can answer before this process has read the boot lines off the pipe; every boot line
-  // precedes the listening line on the same pipe, so wait for that one.
-  for (const deadline = Date.now() + 5000; !b.output().includes('"msg":"queen-ts listening"') && Date.now() < deadline;) {
-    await new Promise((r) => setTimeout(r, 10));
-  }
   const logs = (): string[] => b.output().split('\n').filter((l) => l.trim() !== '');
   return {
     url: b.url,

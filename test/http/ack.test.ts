@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startBroker, type BrokerHandle } from '../helpers/broker.js';
 import { call, uniqueName } from '../helpers/http.js';
+import { afterLeasesGrantedBefore, parkWitness, waitFor } from '../helpers/wait.js';
 
 let b: BrokerHandle;
 before(async () => { b = await startBroker(); });
@@ -127,8 +128,7 @@ describe('ack', () => {
     const q = await setup({ retryLimit: 0 }, ['m']);
     const p = await pop(q, 'leaseSeconds=1');
     assert.equal(await pop(q), null);
-    await new Promise((r) => setTimeout(r, 1300));
-    const again = await pop(q);
+    const again = await waitFor(() => pop(q), { what: 'redelivery after the 1 s lease expires' });
     assert.equal(again.messages[0].data, 'm', 'redelivered after expiry');
     const stale = await call(b.url, 'POST', '/api/v1/ack', ackOf(p.messages[0], 'completed'));
     assert.equal(stale.body[0].success, false, 'the first lease is gone');
@@ -139,10 +139,13 @@ describe('ack', () => {
   test('a waiter parked on a leased partition is woken when the lease expires', async () => {
     const q = await setup({}, ['m']);
     await pop(q, 'leaseSeconds=1');
-    const started = Date.now();
-    const r = await call(b.url, 'GET', `/api/v1/pop/queue/${q}?wait=true&timeout=10000`);
+    // A witness pop parked first with the same timeout would time out first had only the waiter's
+    // own timeout re-check found the message.
+    const witness = await parkWitness(b.url, 20_000);
+    const r = await call(b.url, 'GET', `/api/v1/pop/queue/${q}?wait=true&timeout=20000`);
     assert.equal(r.status, 200);
-    assert.ok(Date.now() - started < 5000);
+    assert.ok(witness.parked(), 'the lease expiry woke the waiter');
+    await witness.release();
   });
 
   test('lease extension never shortens and covers the lease; unknown leases renew nothing', async () => {
@@ -157,7 +160,7 @@ describe('ack', () => {
     assert.equal(ext.body.lease_expires_at, ext.body.newExpiresAt);
     const shorter = await call(b.url, 'POST', `/api/v1/lease/${p.leaseId}/extend`, { seconds: 5 });
     assert.equal(Date.parse(shorter.body.newExpiresAt), expires, 'never shortens');
-    await new Promise((r) => setTimeout(r, 1300));
+    await afterLeasesGrantedBefore(b.url); // the original 1 s lease would have expired by now
     assert.equal(await pop(q), null, 'still leased after the original 1 s');
     const empty = await call(b.url, 'POST', '/api/v1/lease/019dc9b7-cb4f-7c1a-9b21-7e8a5c3a40e1/extend');
     assert.equal(empty.status, 200);

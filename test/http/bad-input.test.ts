@@ -3,6 +3,7 @@ import http from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { startBroker, type BrokerHandle } from '../helpers/broker.js';
 import { call, uniqueName } from '../helpers/http.js';
+import { waitForParked } from '../helpers/wait.js';
 
 let b: BrokerHandle;
 before(async () => { b = await startBroker({ env: { QUEEN_MAX_BODY_BYTES: '4096', QUEEN_MAX_PUSH_ITEMS: '10' } }); });
@@ -145,7 +146,7 @@ describe('parked long-polls are bounded', () => {
     try {
       const q = uniqueName();
       const parked = Array.from({ length: 3 }, (_, i) => call(b2.url, 'GET', `/api/v1/pop/queue/${q}?wait=true&timeout=10000&consumerGroup=g${i}&subscriptionMode=all`));
-      await new Promise((r) => setTimeout(r, 300));
+      await waitForParked(b2.url, 3);
       const extra = await call(b2.url, 'GET', `/api/v1/pop/queue/${q}?wait=true&timeout=10000`);
       assert.equal(extra.status, 429);
       assert.equal(extra.body.code, 'too_many_waiters');

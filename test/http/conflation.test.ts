@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startBroker, type BrokerHandle } from '../helpers/broker.js';
 import { call, uniqueName } from '../helpers/http.js';
+import { waitFor } from '../helpers/wait.js';
 
 let b: BrokerHandle;
 before(async () => { b = await startBroker(); });
@@ -51,8 +52,11 @@ describe('conflation', () => {
     await push(q, 'P', [1, 2, 3]);
     const first = await call(b.url, 'GET', `/api/v1/pop/queue/${q}?consumerGroup=c&subscriptionMode=all&conflation=true&leaseSeconds=1`);
     assert.deepEqual(first.body.messages.map((m: any) => m.data), [3]);
-    await new Promise((r) => setTimeout(r, 1200));
-    const plain = await call(b.url, 'GET', `/api/v1/pop/queue/${q}?consumerGroup=c&batch=10`);
+    // the 1 s lease expires, then a pop that disagrees on the policy gets the message again
+    const plain = await waitFor(async () => {
+      const r = await call(b.url, 'GET', `/api/v1/pop/queue/${q}?consumerGroup=c&batch=10`);
+      return r.body?.messages?.length > 0 ? r : undefined;
+    }, { what: 'redelivery after the 1 s lease expires' });
     assert.equal(plain.body.conflationConflict, true);
     assert.equal(plain.body.conflation, true);
     assert.deepEqual(plain.body.messages.map((m: any) => m.data), [3], 'still conflated');

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startBroker, type BrokerHandle } from '../helpers/broker.js';
 import { call, uniqueName } from '../helpers/http.js';
+import { waitFor, waitForParked } from '../helpers/wait.js';
 
 let b: BrokerHandle;
 before(async () => { b = await startBroker(); });
@@ -51,9 +52,11 @@ describe('consumer groups', () => {
   test('subscriptionFrom takes an ISO timestamp or now', async () => {
     const q = uniqueName();
     await push(q, ['a']);
-    await new Promise((r) => setTimeout(r, 30));
-    const cut = new Date().toISOString();
-    await new Promise((r) => setTimeout(r, 30));
+    // `cut` is strictly after the first push and strictly before the second (timestamps are in ms).
+    const pushed = Date.now();
+    const cutMs = await waitFor(() => (Date.now() > pushed ? Date.now() : 0), { what: 'the clock to pass the first push', intervalMs: 1 });
+    const cut = new Date(cutMs).toISOString();
+    await waitFor(() => Date.now() > cutMs, { what: 'the clock to pass the cut', intervalMs: 1 });
     await push(q, ['b']);
     assert.deepEqual(await drain(q, `consumerGroup=ts&subscriptionFrom=${encodeURIComponent(cut)}`), ['b']);
     assert.deepEqual(await drain(q, 'consumerGroup=nowgroup&subscriptionFrom=now'), []);
@@ -85,7 +88,7 @@ describe('consumer groups', () => {
   test('a new-mode group that long-polls a queue before it exists gets the first push', async () => {
     const q = uniqueName();
     const waiting = call(b.url, 'GET', `/api/v1/pop/queue/${q}?consumerGroup=early&subscriptionMode=new&wait=true&timeout=10000`);
-    await new Promise((r) => setTimeout(r, 200));
+    await waitForParked(b.url, 1);
     await push(q, ['first']);
     const r = await waiting;
     assert.equal(r.status, 200);

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startBroker, type BrokerHandle } from '../helpers/broker.js';
 import { call, uniqueName } from '../helpers/http.js';
+import { afterLeasesGrantedBefore, waitForParked } from '../helpers/wait.js';
 
 let b: BrokerHandle;
 before(async () => { b = await startBroker(); });
@@ -63,7 +64,7 @@ describe('POST /api/v1/transaction', () => {
     const dst = uniqueName('dst');
     await call(b.url, 'POST', '/api/v1/push', { items: [{ queue: src, payload: 1 }] });
     const m = (await call(b.url, 'GET', `/api/v1/pop/queue/${src}?leaseSeconds=1`)).body.messages[0];
-    await new Promise((r) => setTimeout(r, 1200));
+    await afterLeasesGrantedBefore(b.url);
     const r = await call(b.url, 'POST', '/api/v1/transaction', {
       operations: [
         { type: 'ack', transactionId: m.transactionId, partitionId: m.partitionId, status: 'completed' },
@@ -80,7 +81,7 @@ describe('POST /api/v1/transaction', () => {
   test('a transaction push wakes a parked consumer and intra-request repeats are stored once', async () => {
     const dst = uniqueName('dst');
     const waiting = call(b.url, 'GET', `/api/v1/pop/queue/${dst}?wait=true&timeout=10000&batch=10`);
-    await new Promise((r) => setTimeout(r, 200));
+    await waitForParked(b.url, 1);
     const r = await call(b.url, 'POST', '/api/v1/transaction', { operations: [
       { type: 'push', items: [{ queue: dst, payload: 1, transactionId: 'same' }, { queue: dst, payload: 2, transactionId: 'same' }] },
     ] });

@@ -3,13 +3,13 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startBroker, type BrokerHandle } from '../helpers/broker.js';
 import { call } from '../helpers/http.js';
+import { waitFor } from '../helpers/wait.js';
 
 let b: BrokerHandle;
 let n = 0;
 /** A namespace unique to one test. */
 const ns = () => `t${Date.now().toString(36)}-${n++}`;
 const kv = (ops: unknown) => call(b.url, 'POST', '/api/v1/kv', ops);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 before(async () => { b = await startBroker(); });
 after(async () => { await b.stop(); });
@@ -131,7 +131,9 @@ describe('KV operations', () => {
     ]);
     assert.equal(w.body.ok, true);
     assert.equal((await kv([{ op: 'get', ns: s, key: 'short' }])).body.results[0].found, true);
-    await sleep(1100);
+    const expiresAt = Date.parse(w.body.results[0].expiresAt);
+    assert.ok(Number.isFinite(expiresAt), `put answered expiresAt ${w.body.results[0].expiresAt}`);
+    await waitFor(() => Date.now() > expiresAt, { what: "the clock to pass 'short''s expiresAt" });
     const r = await kv([
       { op: 'get', ns: s, key: 'short' },
       { op: 'getPrefix', ns: s, prefix: 's' },
@@ -140,13 +142,10 @@ describe('KV operations', () => {
     assert.equal(r.body.results[0].found, false);
     assert.deepEqual(r.body.results[1].rows, []);
     assert.equal(r.body.results[2].applied, true);
-    let keys = -1;
-    for (let i = 0; i < 40 && keys !== 1; i++) {
+    await waitFor(async () => {
       const list = await call(b.url, 'GET', '/api/v1/resources/kv/namespaces');
-      keys = list.body.namespaces.find((x: any) => x.ns === s)?.keys ?? 0;
-      if (keys !== 1) await sleep(50);
-    }
-    assert.equal(keys, 1, 'the sweep removed the expired row');
+      return list.body.namespaces.find((x: any) => x.ns === s)?.keys === 1;
+    }, { what: 'the sweep to remove the expired row' });
     const again = await kv([{ op: 'putIfAbsent', ns: s, key: 'short', value: 3, ttlSeconds: 60 }]);
     assert.ok(again.body.results[0].version > w.body.results[0].version, 'a pruned key does not reuse its version');
   });

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startBroker, type BrokerHandle } from '../helpers/broker.js';
 import { call } from '../helpers/http.js';
+import { waitFor } from '../helpers/wait.js';
 
 let b: BrokerHandle;
 let n = 0;
@@ -13,7 +14,6 @@ const one = async (op: unknown) => {
   assert.equal(r.status, 200, r.text);
   return r.body.results[0];
 };
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 before(async () => { b = await startBroker(); });
 after(async () => { await b.stop(); });
@@ -81,7 +81,9 @@ describe('locks', () => {
     const a = await one({ op: 'acquire', name, ttlSeconds: 1, owner: 'w1' });
     assert.equal(a.acquired, true);
     assert.equal((await one({ op: 'acquire', name, ttlSeconds: 1, owner: 'w2' })).acquired, false);
-    await sleep(1100);
+    const expiresAt = Date.parse(a.expiresAt);
+    assert.ok(Number.isFinite(expiresAt), `acquire answered expiresAt ${a.expiresAt}`);
+    await waitFor(() => Date.now() > expiresAt, { what: "the clock to pass w1's permit expiry" });
     assert.equal((await one({ op: 'get', name })).held, false);
     const late = await one({ op: 'renew', name, token: a.token, ttlSeconds: 30 });
     assert.deepEqual([late.renewed, late.reason], [false, 'lost']);

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startBroker, type BrokerHandle } from '../helpers/broker.js';
 import { call, uniqueName } from '../helpers/http.js';
+import { parkWitness, waitFor, waitForParked } from '../helpers/wait.js';
 
 let b: BrokerHandle;
 before(async () => { b = await startBroker({ env: { DEFAULT_SUBSCRIPTION_MODE: 'all' } }); });
@@ -79,9 +80,11 @@ describe('consumer groups', () => {
     const q = uniqueName();
     const g = uniqueName('g');
     await push(q, [{ partition: 'a', payload: 1 }, { partition: 'b', payload: 2 }]);
-    await new Promise((r) => setTimeout(r, 30));
-    const mid = new Date().toISOString();
-    await new Promise((r) => setTimeout(r, 30));
+    // `mid` is strictly after the first push and strictly before the second (timestamps are in ms).
+    const pushed = Date.now();
+    const midMs = await waitFor(() => (Date.now() > pushed ? Date.now() : 0), { what: 'the clock to pass the first push', intervalMs: 1 });
+    const mid = new Date(midMs).toISOString();
+    await waitFor(() => Date.now() > midMs, { what: 'the clock to pass the seek timestamp', intervalMs: 1 });
     await push(q, [{ partition: 'a', payload: 3 }, { partition: 'b', payload: 4 }]);
 
     const end = await call(b.url, 'POST', `/api/v1/consumer-groups/${g}/queues/${q}/seek`, { toEnd: true });
@@ -98,12 +101,16 @@ describe('consumer groups', () => {
     assert.equal(empty.body.updated, true, 'empty body ⇒ to end');
 
     // a parked pop wakes when a seek rewinds
-    const parked = call(b.url, 'GET', `/api/v1/pop/queue/${q}?batch=10&consumerGroup=${g}&wait=true&timeout=5000&autoAck=true`);
-    await new Promise((r) => setTimeout(r, 100));
+    // (a witness pop parked first with the same timeout would time out first if the seek did not wake it)
+    const witness = await parkWitness(b.url, 20_000);
+    const parked = call(b.url, 'GET', `/api/v1/pop/queue/${q}?batch=10&consumerGroup=${g}&wait=true&timeout=20000&autoAck=true`);
+    await waitForParked(b.url, 2);
     await call(b.url, 'POST', `/api/v1/consumer-groups/${g}/queues/${q}/partitions/b/seek`, { timestamp: '2000-01-01T00:00:00Z' });
     const woke = await parked;
     assert.equal(woke.status, 200);
     assert.equal(woke.body.messages.length, 2);
+    assert.ok(witness.parked(), 'the seek woke the parked pop, not its timeout');
+    await witness.release();
 
     const bad = await call(b.url, 'POST', `/api/v1/consumer-groups/${g}/queues/${q}/seek`, {});
     assert.equal(bad.status, 400);

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startBroker, type BrokerHandle } from '../helpers/broker.js';
 import { call, uniqueName } from '../helpers/http.js';
+import { waitFor } from '../helpers/wait.js';
 
 let b: BrokerHandle;
 before(async () => { b = await startBroker(); });
@@ -128,7 +129,9 @@ describe('messages', () => {
       for (const m of r.body.messages) seen.set(`${m.partitionId}/${m.transactionId}`, (seen.get(`${m.partitionId}/${m.transactionId}`) ?? 0) + 1);
       cursor = r.body.pagination.nextCursor;
       pages++;
-      await new Promise((res) => setTimeout(res, 2));
+      // Let at least one push land between two pages, so the listing always races the writer.
+      const pushed = extra;
+      await waitFor(() => extra > pushed, { what: 'a push between two pages of the listing' });
     } while (cursor && pages < 1000);
     stop = true;
     await writer;

@@ -7,6 +7,7 @@ import { createRequire } from 'node:module';
 import { describe, test } from 'node:test';
 import { startBroker } from '../helpers/broker.js';
 import { call, uniqueName } from '../helpers/http.js';
+import { waitFor, waitForParked } from '../helpers/wait.js';
 
 const require = createRequire(import.meta.url);
 const parsePrometheus = require('parse-prometheus-text-format') as (text: string) => { name: string; type: string; metrics: { value?: string; labels?: Record<string, string> }[] }[];
@@ -17,14 +18,6 @@ async function drainAll(url: string, queue: string): Promise<number[]> {
     const r = await call(url, 'GET', `/api/v1/pop/queue/${queue}?batch=1000&autoAck=true`);
     if (r.status === 204) return out;
     for (const m of r.body.messages) out.push(m.data.n);
-  }
-}
-
-async function waitFor(fn: () => Promise<boolean>, ms = 10_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await fn())) {
-    if (Date.now() > end) throw new Error('condition not reached in time');
-    await new Promise((r) => setTimeout(r, 50));
   }
 }
 
@@ -63,7 +56,7 @@ describe('maintenance', () => {
       assert.equal(off.body.maintenanceMode, false);
       // a push right after turning it off queues behind the spool (order holds)
       await call(b2.url, 'POST', '/api/v1/push', { items: [{ queue: q, payload: { n: 102 } }] });
-      await waitFor(async () => (await call(b2.url, 'GET', '/api/v1/system/maintenance')).body.bufferedMessages === 0);
+      await waitFor(async () => (await call(b2.url, 'GET', '/api/v1/system/maintenance')).body.bufferedMessages === 0, { what: 'the spool to replay' });
       const got = await drainAll(b2.url, q);
       assert.deepEqual(got, Array.from({ length: 102 }, (_, i) => i + 1));
     } finally {
@@ -76,16 +69,20 @@ describe('maintenance', () => {
     const q = uniqueName();
     try {
       await call(b1.url, 'POST', '/api/v1/push', { items: [{ queue: q, payload: { n: 1 } }] });
-      const parked = call(b1.url, 'GET', `/api/v1/pop/queue/${q}-other?wait=true&timeout=10000`);
-      await new Promise((r) => setTimeout(r, 100));
+      // Long-poll timeouts of 60 s: a pop that answers within waitFor's 10 s was answered by the
+      // maintenance mode, not by its own timeout.
+      const parked = call(b1.url, 'GET', `/api/v1/pop/queue/${q}-other?wait=true&timeout=60000`);
+      await waitForParked(b1.url, 1);
       const on = await call(b1.url, 'POST', '/api/v1/system/maintenance/pop', { enabled: true });
       assert.deepEqual(on.body.popMaintenanceMode, true);
-      const t0 = Date.now();
+      await waitForParked(b1.url, 0);
       assert.equal((await parked).status, 204);
-      const r = await call(b1.url, 'GET', `/api/v1/pop/queue/${q}?wait=true&timeout=5000`);
+      let answered = false;
+      const pending = call(b1.url, 'GET', `/api/v1/pop/queue/${q}?wait=true&timeout=60000`).finally(() => (answered = true));
+      await waitFor(() => answered, { what: 'a long-poll during pop maintenance to answer without parking' });
+      const r = await pending;
       assert.equal(r.status, 204);
       assert.equal(r.text, '');
-      assert.ok(Date.now() - t0 < 2000, 'answered at once');
       assert.equal((await call(b1.url, 'GET', '/api/v1/system/maintenance/pop')).body.popMaintenanceMode, true);
     } finally {
       await b1.stop();
@@ -149,12 +146,10 @@ describe('push maintenance keeps announced ids', () => {
       const r = await call(b.url, 'POST', '/api/v1/push', { items: [{ queue: q, payload: 1 }, { queue: q, payload: 2, transactionId: 'own' }] });
       assert.deepEqual(r.body.map((x: any) => x.status), ['buffered', 'buffered']);
       await call(b.url, 'POST', '/api/v1/system/maintenance', { enabled: false });
-      let popped: any;
-      for (let i = 0; i < 50 && !popped; i++) {
+      const popped = await waitFor(async () => {
         const p = await call(b.url, 'GET', `/api/v1/pop/queue/${q}?batch=10`);
-        if (p.status === 200) popped = p.body;
-        else await new Promise((res) => setTimeout(res, 50));
-      }
+        return p.status === 200 ? p.body : undefined;
+      }, { what: 'the replayed messages to be poppable' });
       assert.deepEqual(popped.messages.map((m: any) => m.id), r.body.map((x: any) => x.message_id));
       assert.equal(popped.messages[0].transactionId, r.body[0].message_id, 'no transactionId: it defaults to the announced id');
     } finally {

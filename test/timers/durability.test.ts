@@ -11,7 +11,8 @@ import { test } from 'node:test';
 import { KeyRing } from '../../src/crypto/keyring.js';
 import { runBrokerExpectingExit, startBroker } from '../helpers/broker.js';
 import { call, uniqueName } from '../helpers/http.js';
-import { b64json, messagesOf, popWait, schedule, sleep, timers } from './helpers.js';
+import { waitFor } from '../helpers/wait.js';
+import { afterTimersDueBefore, b64json, messagesOf, popWait, schedule, sleep, timers } from './helpers.js';
 
 /** True when any file under `dir` contains `needle` in its raw bytes. */
 function foundInFiles(dir: string, needle: string): string | undefined {
@@ -31,13 +32,15 @@ test('SIGKILL with pending timers: after restart, the one due during the downtim
   const q = uniqueName('tr');
   const b = await startBroker();
   let dataDir = b.dataDir;
+  let duringAt = Infinity;
   try {
     const s = await timers(b.url, [schedule(q, 'during', { delayMs: 400 }), schedule(q, 'after', { delayMs: 2500 })]);
     assert.equal(s.status, 200, s.text);
+    duringAt = Date.parse(s.body.results[0].deliverAt);
   } finally {
     await b.kill();
   }
-  await sleep(700); // 'during' falls due while the broker is down
+  await waitFor(() => Date.now() > duringAt, { what: "'during' to fall due while the broker is down" });
   const b2 = await startBroker({ dataDir });
   try {
     const first = await popWait(b2.url, q, 3000, '&autoAck=true');
@@ -53,7 +56,7 @@ test('SIGKILL with pending timers: after restart, the one due during the downtim
   // and after one more crash and restart nothing fires again
   const b3 = await startBroker({ dataDir });
   try {
-    await sleep(300);
+    await afterTimersDueBefore(b3.url, 0); // anything this boot would (wrongly) fire again is due before it
     const all = await messagesOf(b3.url, q);
     assert.deepEqual(all.map((m: any) => m.transactionId).sort(), ['txn-after', 'txn-during']);
     assert.deepEqual((await call(b3.url, 'GET', `/api/v1/timers/${q}`)).body.rows, []);
@@ -146,7 +149,8 @@ test('a firing that fails is retried with a backoff and recorded (attempts, last
   // restarted with a payload limit the timer's message exceeds: every firing attempt is refused
   const b2 = await startBroker({ dataDir: b.dataDir, env: { QUEEN_MAX_PAYLOAD_BYTES: '64' } });
   try {
-    await sleep(1500);
+    await waitFor(async () => (await call(b2.url, 'GET', `/api/v1/timers/${q}/big`)).body.attempts >= 1, { what: 'a first failed firing attempt' });
+    await sleep(1000); // the subject: a backoff allows a few attempts in this window, a hot loop hundreds
     const peek = await call(b2.url, 'GET', `/api/v1/timers/${q}/big`);
     assert.equal(peek.body.found, true);
     assert.ok(peek.body.attempts >= 1 && peek.body.attempts <= 3, `attempts ${peek.body.attempts} (backoff, no hot loop)`);

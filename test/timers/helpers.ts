@@ -1,5 +1,5 @@
 /** Small helpers for the timer tests (scheduled messages, spec §5.2). */
-import { call, type Answer } from '../helpers/http.js';
+import { call, uniqueName, type Answer } from '../helpers/http.js';
 
 /** base64 of the JSON bytes of `v` (the wire form of a timer payload). */
 export function b64json(v: unknown): string {
@@ -28,6 +28,21 @@ export async function messagesOf(url: string, queue: string): Promise<any[]> {
   return r.body.messages ?? r.body;
 }
 
+/**
+ * Schedules a sentinel timer `delayMs` from now on a queue of its own and waits (long-poll, 20 s)
+ * for its message. Timers fire in due order, so once it has fired every timer due before it has had
+ * its chance to fire: a test that checks something did NOT fire waits for this instead of sleeping.
+ * @throws Error when the sentinel is not delivered
+ */
+export async function afterTimersDueBefore(url: string, delayMs: number): Promise<void> {
+  const q = uniqueName('sentinel');
+  const s = await timers(url, [schedule(q, 'sentinel', { delayMs })]);
+  if (s.status !== 200 || s.body.results?.[0]?.ok !== true) throw new Error(`sentinel timer refused: ${s.text}`);
+  const p = await popWait(url, q, 20_000, '&autoAck=true');
+  if (p.status !== 200) throw new Error(`sentinel timer not delivered within 20 s (${p.status})`);
+}
+
+/** Only for a window that is the subject of a test (e.g. backoff: how many attempts in a span). */
 export function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
 }

@@ -17,6 +17,7 @@ import { fileURLToPath } from 'node:url';
 import type { BrowserContext, Page } from 'playwright-core';
 import { startBroker, type BrokerHandle } from '../helpers/broker.js';
 import { call } from '../helpers/http.js';
+import { waitFor } from '../helpers/wait.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 /** dist/test/web → repository root */
@@ -176,7 +177,8 @@ describe('dashboard', { skip: chromiumMissing }, () => {
     ];
     for (const e of events) {
       if (!(await serves('POST', '/api/v1/traces', { ...facts.analyticsMsg, consumerGroup: 'analytics', traceNames: ['order-flow'], ...e }))) break;
-      await new Promise((res) => setTimeout(res, 15));
+      const sent = Date.now(); // each event gets its own millisecond, so the timeline order is the sending order
+      await waitFor(() => Date.now() > sent, { what: 'the clock to pass the last trace event', intervalMs: 1 });
     }
     const second = analytics.messages[1];
     await api('POST', '/api/v1/traces', { partitionId: second.partitionId, transactionId: second.transactionId, consumerGroup: 'analytics', traceNames: ['order-flow'], eventType: 'info', data: { step: 'received' } });
