@@ -9,6 +9,7 @@ import type { Broker } from '../broker/broker.js';
 import type { Config } from '../config/index.js';
 import { QueenError } from '../errors.js';
 import { jsonDeeperThan } from '../util/json-depth.js';
+import { parseClientJson, stringifyClientJson } from '../util/json.js';
 import { registerAuth } from '../auth/index.js';
 import { clientError, frameworkError, installErrorHandling } from './errors.js';
 import { authRoutes } from './routes/auth.js';
@@ -34,8 +35,9 @@ export interface RouteContext {
 
 /**
  * Creates the app (not listening). Empty JSON bodies parse as `undefined`; any content type is
- * parsed as JSON (the Queen clients always send JSON); malformed JSON answers
- * `400 {"error":"bad body: …","code":"bad_json"}`.
+ * parsed as JSON (the Queen clients always send JSON) with numbers kept exactly as sent
+ * (src/util/json.ts); malformed JSON answers `400 {"error":"bad body: …","code":"bad_json"}`.
+ * Every answer is serialized by `stringifyClientJson`, which splices stored client JSON verbatim.
  */
 export async function buildApp(config: Config, broker: Broker, log: Logger): Promise<FastifyInstance> {
   const app = Fastify({
@@ -63,12 +65,13 @@ export async function buildApp(config: Config, broker: Broker, log: Logger): Pro
       return done(new QueenError('json_too_deep', `bad body: JSON nested deeper than ${config.limits.maxJsonDepth} levels (QUEEN_MAX_JSON_DEPTH)`), undefined);
     }
     try {
-      done(null, JSON.parse(text));
+      done(null, parseClientJson(text));
     } catch (e) {
       done(new QueenError('bad_json', `bad body: ${(e as Error).message}`), undefined);
     }
   });
 
+  app.setReplySerializer((payload) => stringifyClientJson(payload));
   installErrorHandling(app);
   const auth = await registerAuth(app, config.jwt, log); // JWT hook on every route (issue 3)
   await app.register(authRoutes, { jwtEnabled: auth.config.enabled });

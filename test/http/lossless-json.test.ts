@@ -115,7 +115,8 @@ describe('payload numbers come back exactly as sent', () => {
     assertExact(put.text, 'KV put answer');
     assertExact((await call(b.url, 'POST', '/api/v1/kv', `[{"op":"get","ns":"${ns}","key":"k"}]`)).text, 'KV get');
     assertExact((await call(b.url, 'POST', '/api/v1/kv', `[{"op":"getMany","ns":"${ns}","keys":["k"]}]`)).text, 'KV getMany');
-    assertExact((await call(b.url, 'POST', '/api/v1/kv', `[{"op":"getPrefix","ns":"${ns}","prefix":""}]`)).text, 'KV getPrefix');
+    assertExact((await call(b.url, 'POST', '/api/v1/kv', `[{"op":"getPrefix","ns":"${ns}","prefix":"k"}]`)).text, 'KV getPrefix');
+    assertExact((await call(b.url, 'POST', '/api/v1/resources/kv/list', { ns })).text, 'KV console listing');
     assert.equal((await call(b.url, 'PUT', `/api/v1/kv/${ns}/path/k`, `{"value":${P},"forever":true}`)).status, 200);
     assertExact((await call(b.url, 'GET', `/api/v1/kv/${ns}/path/k`)).text, 'KV GET by path');
 
