@@ -8,8 +8,7 @@ import type { Logger } from 'pino';
 import type { Broker } from '../broker/broker.js';
 import type { Config } from '../config/index.js';
 import { QueenError } from '../errors.js';
-import { jsonDeeperThan } from '../util/json-depth.js';
-import { parseClientJson, stringifyClientJson } from '../util/json.js';
+import { parseClientJson, scanJsonText, stringifyClientJson } from '../util/json.js';
 import { registerAuth } from '../auth/index.js';
 import { clientError, frameworkError, installErrorHandling } from './errors.js';
 import { authRoutes } from './routes/auth.js';
@@ -61,11 +60,12 @@ export async function buildApp(config: Config, broker: Broker, log: Logger): Pro
   app.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => {
     const text = typeof body === 'string' ? body : body.toString('utf8');
     if (text.trim() === '') return done(null, undefined);
-    if (jsonDeeperThan(text, config.limits.maxJsonDepth)) {
+    const scan = scanJsonText(text, config.limits.maxJsonDepth); // depth and inexact numbers, one pass, before any parse
+    if (scan.tooDeep) {
       return done(new QueenError('json_too_deep', `bad body: JSON nested deeper than ${config.limits.maxJsonDepth} levels (QUEEN_MAX_JSON_DEPTH)`), undefined);
     }
     try {
-      done(null, parseClientJson(text));
+      done(null, parseClientJson(text, scan.inexactNumber));
     } catch (e) {
       done(new QueenError('bad_json', `bad body: ${(e as Error).message}`), undefined);
     }

@@ -32,34 +32,80 @@ export class RawJson {
    */
   toJSON(): unknown {
     if (active === undefined) return JSON.parse(this.text) as unknown;
+    if (active.raws.length === 0) active.tag = active.tags();
     active.raws.push(this.text);
     return active.tag + (active.raws.length - 1);
   }
 }
 
 interface Frame {
+  /** Drawn from `tags` at the first RawJson met, so answers without one cost nothing extra. */
   tag: string;
+  tags: () => string;
   raws: string[];
 }
 
 /** The serialization in progress (JSON.stringify is synchronous, so one at a time, nestable). */
 let active: Frame | undefined;
 
-const NUMBER_OR_STRING = /"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/g;
+const QUOTE = 0x22; // "
+const BACKSLASH = 0x5c; // \
+const OPEN_OBJ = 0x7b; // {
+const OPEN_ARR = 0x5b; // [
+const CLOSE_OBJ = 0x7d; // }
+const CLOSE_ARR = 0x5d; // ]
+
+/** True for the characters a JSON number token is made of: digits, `-`, `+`, `.`, `e`, `E`. */
+function numberChar(c: number): boolean {
+  return (c >= 0x30 && c <= 0x39) || c === 0x2d || c === 0x2b || c === 0x2e || c === 0x65 || c === 0x45;
+}
+
+/** What one pass over a body's text found. */
+export interface JsonTextScan {
+  /** Objects/arrays nest deeper than the limit given to {@link scanJsonText}. */
+  tooDeep: boolean;
+  /** A number token outside strings whose text `String(Number(token))` does not reproduce. */
+  inexactNumber: boolean;
+}
 
 /**
- * True when `text` holds a number token outside strings whose text `String(Number(token))` does
- * not reproduce (`1.0`, `-0`, `1e2`, `9007199254740993`, `1e400` …). Conservative: invalid JSON
- * may answer either way (the parser decides validity).
+ * One pass over JSON text without parsing it, skipping string contents: the nesting depth
+ * (against `maxDepth`) and whether some number outside strings would be altered by a JS number
+ * (`1.0`, `-0`, `1e2`, `9007199254740993`, `1e400` …). Conservative on invalid JSON: the parser
+ * decides validity.
+ * @param maxDepth deepest nesting of objects/arrays allowed
  */
-export function hasInexactNumber(text: string): boolean {
-  NUMBER_OR_STRING.lastIndex = 0;
-  for (let m = NUMBER_OR_STRING.exec(text); m !== null; m = NUMBER_OR_STRING.exec(text)) {
-    const tok = m[0];
-    if (tok.charCodeAt(0) === 0x22) continue; // a string
-    if (String(Number(tok)) !== tok) return true;
+export function scanJsonText(text: string, maxDepth: number): JsonTextScan {
+  let depth = 0;
+  let inexactNumber = false;
+  const n = text.length;
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (c === QUOTE) {
+      for (i++; i < n; i++) {
+        const d = text.charCodeAt(i);
+        if (d === BACKSLASH) i++;
+        else if (d === QUOTE) break;
+      }
+    } else if (c === OPEN_OBJ || c === OPEN_ARR) {
+      if (++depth > maxDepth) return { tooDeep: true, inexactNumber };
+    } else if (c === CLOSE_OBJ || c === CLOSE_ARR) {
+      depth--;
+    } else if (c === 0x2d || (c >= 0x30 && c <= 0x39)) {
+      const start = i;
+      while (i + 1 < n && numberChar(text.charCodeAt(i + 1))) i++;
+      if (!inexactNumber) {
+        const tok = text.slice(start, i + 1);
+        if (String(Number(tok)) !== tok) inexactNumber = true;
+      }
+    }
   }
-  return false;
+  return { tooDeep: false, inexactNumber };
+}
+
+/** {@link scanJsonText}'s number verdict alone (no depth limit). */
+export function hasInexactNumber(text: string): boolean {
+  return scanJsonText(text, Infinity).inexactNumber;
 }
 
 function keepNumber(tok: string): unknown {
@@ -70,35 +116,39 @@ function keepNumber(tok: string): unknown {
  * Parses a request body: the value `JSON.parse` gives, except that every number whose text a JS
  * number would alter is a {@link RawJson} of its text. Duplicate keys keep the last value and
  * `__proto__` is an ordinary own key, as with `JSON.parse`.
+ * @param inexact the body's {@link JsonTextScan.inexactNumber} when already scanned
  * @throws SyntaxError (from `JSON.parse`, with its message) when `text` is not JSON
  */
-export function parseClientJson(text: string): unknown {
+export function parseClientJson(text: string, inexact = hasInexactNumber(text)): unknown {
   const fast = JSON.parse(text) as unknown;
-  if (!hasInexactNumber(text)) return fast;
+  if (!inexact) return fast;
   return losslessParse(text, null, { parseNumber: keepNumber, onDuplicateKey: ({ newValue }) => newValue });
 }
 
-/** Where the placeholders of each serialization come from (tests inject a colliding one). */
+/** Where the placeholder tags of each serialization come from (tests inject a colliding one). */
 export type TagSource = () => string;
 
-const randomTag: TagSource = () => `rawjson${randomBytes(9).toString('hex')}_`;
+let tagBase = randomBytes(9).toString('hex');
+let tagSeq = 0;
+/** A process-random base (never sent anywhere) and a counter: unique per call, cheap. */
+const defaultTags: TagSource = () => `rawjson${tagBase}${(tagSeq++).toString(36)}_`;
 
-/** Attempts with fresh tags before giving up (a collision needs a client guessing 72 random bits). */
+/** Attempts before giving up; each collision also draws a fresh random base. */
 const MAX_TAG_ATTEMPTS = 8;
 
 /**
  * `JSON.stringify(value)` with every {@link RawJson} emitted as its exact text. With no RawJson in
- * `value` this is one native `JSON.stringify` and a length check. Otherwise each RawJson is
- * stringified as a per-call placeholder, which is then replaced by the raw text; a placeholder tag
- * that also occurs elsewhere in the output (a client string that happens to contain it) is
- * detected and the call retried with a fresh tag.
+ * `value` this is one native `JSON.stringify`. Otherwise each RawJson is stringified as a per-call
+ * placeholder string, which is then replaced by the raw text; a placeholder tag that also occurs
+ * elsewhere in the output (a client string that happens to contain it) is detected and the call
+ * retried with a fresh tag.
  * @returns the JSON text (`undefined` exactly when `JSON.stringify` returns it)
  * @throws Error when no collision-free tag is found (practically never), TypeError on cycles/BigInt
  */
-export function stringifyClientJson(value: unknown, tags: TagSource = randomTag): string {
+export function stringifyClientJson(value: unknown, tags: TagSource = defaultTags): string {
   if (value instanceof RawJson) return value.text;
   for (let attempt = 0; attempt < MAX_TAG_ATTEMPTS; attempt++) {
-    const frame: Frame = { tag: tags(), raws: [] };
+    const frame: Frame = { tag: '', tags, raws: [] };
     const outer = active;
     active = frame;
     let out: string;
@@ -108,9 +158,18 @@ export function stringifyClientJson(value: unknown, tags: TagSource = randomTag)
       active = outer;
     }
     if (frame.raws.length === 0) return out;
-    if (out.split(frame.tag).length - 1 !== frame.raws.length) continue; // the tag collides: retry
-    const placeholder = new RegExp(`"${frame.tag}(\\d+)"`, 'g');
-    return out.replace(placeholder, (_m, i: string) => frame.raws[Number(i)]!);
+    const parts = out.split(`"${frame.tag}`);
+    if (parts.length - 1 !== frame.raws.length || out.split(frame.tag).length !== parts.length) {
+      tagBase = randomBytes(9).toString('hex'); // the tag collides with client text: retry
+      continue;
+    }
+    let text = parts[0]!;
+    for (let k = 1; k < parts.length; k++) {
+      const part = parts[k]!;
+      const end = part.indexOf('"');
+      text += frame.raws[Number(part.slice(0, end))]! + part.slice(end + 1);
+    }
+    return text;
   }
   throw new Error('stringifyClientJson: no collision-free placeholder tag found');
 }

@@ -1,7 +1,7 @@
 /** Unit tests of the lossless client-JSON helpers (src/util/json.ts). */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { controlNumber, hasInexactNumber, parseClientJson, RawJson, stringifyClientJson } from '../../src/util/json.js';
+import { controlNumber, hasInexactNumber, parseClientJson, RawJson, scanJsonText, stringifyClientJson } from '../../src/util/json.js';
 
 describe('hasInexactNumber', () => {
   test('flags every number whose text a JS number would alter', () => {
@@ -15,6 +15,16 @@ describe('hasInexactNumber', () => {
       '{"at":"2024-01-05T10:00:00.000Z","id":"0190-00ab","s":"1.0 \\" 1e400"}']) {
       assert.equal(hasInexactNumber(t), false, t);
     }
+  });
+});
+
+describe('scanJsonText', () => {
+  test('measures depth outside strings, in the same pass', () => {
+    assert.deepEqual(scanJsonText('[[1]]', 2), { tooDeep: false, inexactNumber: false });
+    assert.equal(scanJsonText('[[[1]]]', 2).tooDeep, true);
+    assert.equal(scanJsonText('["[[[[[", {"a":"}}}}"}]', 2).tooDeep, false);
+    assert.equal(scanJsonText('[["\\"],["\"[[["]]', 2).tooDeep, false);
+    assert.deepEqual(scanJsonText('{"a":[1.0]}', 5), { tooDeep: false, inexactNumber: true });
   });
 });
 
