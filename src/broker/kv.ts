@@ -11,6 +11,7 @@
 import { QueenError } from '../errors.js';
 import type { KvRow, KvStore } from '../storage/kv.js';
 import type { StoreTx } from '../storage/store.js';
+import { RawJson, stringifyClientJson } from '../util/json.js';
 import { isoOrNull } from '../util/time.js';
 import type { Broker } from './broker.js';
 import { KvSweeper } from './kv-sweeper.js';
@@ -68,8 +69,15 @@ export class KvPreconditionLost extends QueenError {
   }
 }
 
-function parseValue(text: string): unknown {
-  return JSON.parse(text) as unknown;
+/** A stored value as its exact JSON text (spliced verbatim into the answer, never re-parsed). */
+function parseValue(text: string): RawJson {
+  return new RawJson(text);
+}
+
+/** The stored value as a number `incr` may add to: a safe integer written plainly, else undefined. */
+function counterValue(text: string): number | undefined {
+  const n = Number(text);
+  return Number.isSafeInteger(n) && String(n) === text ? n : undefined;
 }
 
 /** A row as answered (`value` left out for `keysOnly`). */
@@ -184,7 +192,7 @@ function applyOne(view: KvView, op: KvOp, index: number): KvResult {
       const cur = view.live(op.ns, op.key);
       const lost = expectation(cur, op.op === 'putIfAbsent' ? 0 : op.expect);
       if (lost) return verdict(index, op.op, op.key, cur, lost);
-      return written(index, op.op, view.write(op.ns, op.key, JSON.stringify(op.value), op.expiry), op.value);
+      return written(index, op.op, view.write(op.ns, op.key, stringifyClientJson(op.value), op.expiry), op.value);
     }
     case 'delete': {
       const cur = view.live(op.ns, op.key);
@@ -197,8 +205,8 @@ function applyOne(view: KvView, op: KvOp, index: number): KvResult {
       const cur = view.live(op.ns, op.key);
       const lost = expectation(cur, op.expect);
       if (lost) return verdict(index, op.op, op.key, cur, lost);
-      const old = cur ? parseValue(cur.value) : 0;
-      if (typeof old !== 'number' || !Number.isSafeInteger(old)) return verdict(index, op.op, op.key, cur, 'type');
+      const old = cur ? counterValue(cur.value) : 0;
+      if (old === undefined) return verdict(index, op.op, op.key, cur, 'type');
       const next = old + op.delta;
       if (!Number.isSafeInteger(next) || (op.max !== undefined && next > op.max) || (op.min !== undefined && next < op.min)) {
         return verdict(index, op.op, op.key, cur, 'limit');

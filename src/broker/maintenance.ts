@@ -16,6 +16,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { isQueenError, QueenError } from '../errors.js';
 import { newId } from '../util/ids.js';
+import { RawJson, stringifyClientJson } from '../util/json.js';
 import type { Activity } from './activity.js';
 import type { Broker } from './broker.js';
 import { applyPush, planPush, type PushItem, type PushResult } from './push.js';
@@ -166,7 +167,7 @@ export class Maintenance {
       const partition = item.partition ?? 'Default';
       engine.checkName('queue', item.queue);
       engine.checkName('partition', partition);
-      const json = JSON.stringify(item.payload === undefined ? null : item.payload);
+      const json = stringifyClientJson(item.payload === undefined ? null : item.payload);
       if (Buffer.byteLength(json, 'utf8') > maxPayload) throw new QueenError('payload_too_large', `items[${index}].payload exceeds ${maxPayload} bytes`);
       const messageId = newId();
       const t = item.transactionId ? item.transactionId : messageId;
@@ -270,7 +271,7 @@ export class Maintenance {
       const run = items.slice(i, j);
       const pushItems: PushItem[] = run.map((l) => ({
         queue: l.q, partition: l.p, transactionId: l.t, traceId: l.tr, messageId: l.m,
-        payload: JSON.parse(engine.codec.decode(l.e ? Buffer.from(l.d, 'base64') : l.d, l.e)) as unknown,
+        payload: new RawJson(engine.codec.decode(l.e ? Buffer.from(l.d, 'base64') : l.d, l.e)),
       }));
       let results: PushResult[];
       try {

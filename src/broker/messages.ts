@@ -10,6 +10,7 @@
 import { QueenError } from '../errors.js';
 import type { ListedMessage, MessageKey } from '../storage/ops.js';
 import type { DlqRow, StoredPayload } from '../storage/store.js';
+import { RawJson } from '../util/json.js';
 import { iso, isoOrNull } from '../util/time.js';
 import type { Activity } from './activity.js';
 import type { Broker } from './broker.js';
@@ -60,9 +61,10 @@ function compareKeys(a: MessageKey, b: MessageKey): number {
   return b.createdAt - a.createdAt || b.partitionPk - a.partitionPk || b.offset - a.offset;
 }
 
-function decodePayload(engine: Engine, payload: StoredPayload, encrypted: boolean): { data: unknown; error?: string } {
+/** The stored payload as its exact JSON text, or null with the integrity error. */
+function decodePayload(engine: Engine, payload: StoredPayload, encrypted: boolean): { data: RawJson | null; error?: string } {
   try {
-    return { data: JSON.parse(engine.codec.decode(payload, encrypted)) };
+    return { data: new RawJson(engine.codec.decode(payload, encrypted)) };
   } catch {
     return { data: null, error: 'payload_integrity_failed' };
   }

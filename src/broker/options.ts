@@ -4,6 +4,7 @@
  * default, a value is written; `replace` starts from the defaults).
  */
 import { QueenError } from '../errors.js';
+import { controlNumber } from '../util/json.js';
 
 /** Every queue option with its unit. Field names are the Queen API's. */
 export interface QueueOptions {
@@ -100,7 +101,7 @@ function parseOne(name: keyof QueueOptions, v: unknown): number | boolean | stri
   const kind = SCHEMA[name];
   switch (kind.type) {
     case 'int': {
-      const n = typeof v === 'string' && /^-?\d+$/.test(v.trim()) ? Number(v) : v;
+      const n = typeof v === 'string' && /^-?\d+$/.test(v.trim()) ? Number(v) : controlNumber(v);
       if (typeof n !== 'number' || !Number.isInteger(n)) throw invalid(name, 'expected an integer');
       if (n < kind.min || n > kind.max) throw invalid(name, `expected ${kind.min}..${kind.max}`);
       return n;

@@ -7,6 +7,7 @@
 import { QueenError } from '../errors.js';
 import type { StoredPayload, StoreTx } from '../storage/store.js';
 import { newId } from '../util/ids.js';
+import { stringifyClientJson } from '../util/json.js';
 import type { Engine } from './engine.js';
 import { QUEUE_DEFAULTS } from './options.js';
 import type { PartitionState } from './state.js';
@@ -15,6 +16,7 @@ import type { PartitionState } from './state.js';
 export interface PushItem {
   queue: string;
   partition?: string | undefined;
+  /** A JSON value; numbers a JS number would alter are `RawJson` (src/util/json.ts). */
   payload: unknown;
   transactionId?: string | undefined;
   traceId?: string | null | undefined;
@@ -71,7 +73,7 @@ export function planPush(engine: Engine, tx: StoreTx, items: readonly PushItem[]
     const partition = item.partition ?? 'Default';
     engine.checkName('queue', queue);
     engine.checkName('partition', partition);
-    const json = JSON.stringify(item.payload === undefined ? null : item.payload);
+    const json = stringifyClientJson(item.payload === undefined ? null : item.payload);
     if (json.length > maxPayload && Buffer.byteLength(json, 'utf8') > maxPayload) {
       throw new QueenError('payload_too_large', `items[${index}].payload exceeds ${maxPayload} bytes`);
     }

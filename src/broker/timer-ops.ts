@@ -11,6 +11,7 @@ import { QueenError } from '../errors.js';
 import type { StoreTx } from '../storage/store.js';
 import type { TimerRow } from '../storage/timers.js';
 import { newId } from '../util/ids.js';
+import { RawJson } from '../util/json.js';
 import { iso } from '../util/time.js';
 import type { Engine } from './engine.js';
 import { applyPush, planPush, type PushResult } from './push.js';
@@ -183,7 +184,7 @@ export function fireTimer(engine: Engine, tx: StoreTx, queue: string, timerKey: 
   if (!t || t.deliverAt > now) return undefined;
   const json = engine.codec.decode(t.payload, t.encrypted);
   timers.deleteTimer(queue, timerKey);
-  const plan = planPush(engine, tx, [{ queue, partition: t.partition, payload: JSON.parse(json) as unknown, transactionId: t.txn }], t.producerSub, now);
+  const plan = planPush(engine, tx, [{ queue, partition: t.partition, payload: new RawJson(json), transactionId: t.txn }], t.producerSub, now);
   // The message carries the id announced when the timer was scheduled.
   plan.items[0]!.messageId = t.messageId;
   return applyPush(engine, tx, plan, now)[0];

@@ -6,6 +6,7 @@
 import { QueenError } from '../errors.js';
 import type { TraceRow } from '../storage/ops.js';
 import { newId } from '../util/ids.js';
+import { RawJson, stringifyClientJson } from '../util/json.js';
 import { iso } from '../util/time.js';
 import type { Broker } from './broker.js';
 import { QUEUE_MODE } from './state.js';
@@ -48,7 +49,7 @@ function names(v: unknown): string[] {
 export async function recordTrace(broker: Broker, input: TraceInput): Promise<{ success: true; traceId: string }> {
   const engine = broker.engine;
   const traceNames = names(input.traceNames);
-  const data = JSON.stringify(input.data);
+  const data = stringifyClientJson(input.data);
   if (data.length > engine.config.limits.maxPayloadBytes) throw new QueenError('payload_too_large', 'trace data too large');
   const group = input.consumerGroup || QUEUE_MODE;
   engine.checkName('consumerGroup', group);
@@ -70,7 +71,7 @@ export async function recordTrace(broker: Broker, input: TraceInput): Promise<{ 
 
 function view(t: TraceRow): Record<string, unknown> {
   return {
-    id: t.id, event_type: t.eventType, data: JSON.parse(t.data) as unknown, consumer_group: t.group, worker_id: t.workerId,
+    id: t.id, event_type: t.eventType, data: new RawJson(t.data), consumer_group: t.group, worker_id: t.workerId,
     created_at: iso(t.createdAt), trace_names: t.names,
   };
 }

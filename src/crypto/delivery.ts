@@ -13,6 +13,7 @@
 import { PayloadIntegrityError, type PayloadCodec } from '../broker/codec.js';
 import type { Logger } from '../observability/logger.js';
 import type { StoredPayload } from '../storage/store.js';
+import { RawJson } from '../util/json.js';
 
 /** The per-message error of a payload that failed authentication. */
 export interface PayloadIntegrityIssue {
@@ -20,8 +21,8 @@ export interface PayloadIntegrityIssue {
   error: string;
 }
 
-/** A decoded payload: the data, or null with the issue. */
-export type Delivered = { data: unknown; error?: undefined } | { data: null; error: PayloadIntegrityIssue };
+/** A decoded payload: the stored JSON text (spliced verbatim into the answer), or null with the issue. */
+export type Delivered = { data: RawJson; error?: undefined } | { data: null; error: PayloadIntegrityIssue };
 
 /** Where the message lives, for the log line. */
 export interface PayloadPlace {
@@ -36,10 +37,9 @@ export interface IntegrityCounter {
 }
 
 /**
- * Decodes a stored payload and parses its JSON.
+ * Decodes a stored payload. Its JSON text is not parsed: it goes out exactly as stored.
  * @returns `{data}` or, when an encrypted payload fails authentication, `{data: null, error}`;
  *   the failure is logged at error level and counted.
- * @throws SyntaxError when a payload that decoded is not JSON (a storage bug, not tampering).
  */
 export function decodeForDelivery(
   codec: PayloadCodec,
@@ -60,5 +60,5 @@ export function decodeForDelivery(
     );
     return { data: null, error: { code: 'payload_integrity_failed', error: `cannot decrypt message ${m.id}` } };
   }
-  return { data: JSON.parse(json) };
+  return { data: new RawJson(json) };
 }

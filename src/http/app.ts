@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import type { Broker } from '../broker/broker.js';
 import type { Config } from '../config/index.js';
 import { QueenError } from '../errors.js';
-import { jsonDeeperThan } from '../util/json-depth.js';
+import { parseClientJson, scanJsonText, stringifyClientJson } from '../util/json.js';
 import { registerAuth } from '../auth/index.js';
 import { clientError, frameworkError, installErrorHandling } from './errors.js';
 import { attachRouteSchemas, registerOpenApi } from './schemas/index.js';
@@ -35,8 +35,9 @@ export interface RouteContext {
 
 /**
  * Creates the app (not listening). Empty JSON bodies parse as `undefined`; any content type is
- * parsed as JSON (the Queen clients always send JSON); malformed JSON answers
- * `400 {"error":"bad body: …","code":"bad_json"}`.
+ * parsed as JSON (the Queen clients always send JSON) with numbers kept exactly as sent
+ * (src/util/json.ts); malformed JSON answers `400 {"error":"bad body: …","code":"bad_json"}`.
+ * Every answer is serialized by `stringifyClientJson`, which splices stored client JSON verbatim.
  */
 export async function buildApp(config: Config, broker: Broker, log: Logger): Promise<FastifyInstance> {
   const app = Fastify({
@@ -60,16 +61,18 @@ export async function buildApp(config: Config, broker: Broker, log: Logger): Pro
   app.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => {
     const text = typeof body === 'string' ? body : body.toString('utf8');
     if (text.trim() === '') return done(null, undefined);
-    if (jsonDeeperThan(text, config.limits.maxJsonDepth)) {
+    const scan = scanJsonText(text, config.limits.maxJsonDepth); // depth and inexact numbers, one pass, before any parse
+    if (scan.tooDeep) {
       return done(new QueenError('json_too_deep', `bad body: JSON nested deeper than ${config.limits.maxJsonDepth} levels (QUEEN_MAX_JSON_DEPTH)`), undefined);
     }
     try {
-      done(null, JSON.parse(text));
+      done(null, parseClientJson(text, scan.inexactNumber));
     } catch (e) {
       done(new QueenError('bad_json', `bad body: ${(e as Error).message}`), undefined);
     }
   });
 
+  app.setReplySerializer((payload) => stringifyClientJson(payload));
   installErrorHandling(app);
   const coverage = attachRouteSchemas(app); // every route gets its schema; see src/http/schemas
   await registerOpenApi(app, VERSION);

@@ -13,6 +13,7 @@ import { plainCodec } from '../../src/broker/codec.js';
 import type { PopRequest } from '../../src/broker/pop.js';
 import { loadConfig } from '../../src/config/index.js';
 import { SqliteStore } from '../../src/storage/sqlite/store.js';
+import { RawJson } from '../../src/util/json.js';
 import { tempDir } from '../helpers/broker.js';
 
 let broker: Broker;
@@ -50,7 +51,7 @@ describe('ack statuses', () => {
     assert.equal(out.length, 4);
     assert.deepEqual(out.map((o) => o.dlq), [false, false, true, false], 'm1 is dead-lettered (dlq beats retry at its position)');
     const next = (await broker.pop(pop('prio')))!;
-    assert.deepEqual(next.messages.map((m) => m.data), [2], 'm0 committed, m1 dead-lettered, m2 redelivered');
+    assert.deepEqual(next.messages.map((m) => (m.data as RawJson).text), ['2'], 'm0 committed, m1 dead-lettered, m2 redelivered');
   });
 });
 
@@ -71,7 +72,7 @@ describe('ready sets', () => {
     await broker.push([{ queue: 'wide', partition: 'p1234', payload: 'late' }], null);
     assert.deepEqual([...g.ready].map((p) => p.name), ['p1234']);
     const r = (await broker.pop(pop('wide')))!;
-    assert.deepEqual(r.messages.map((m) => m.data), ['late']);
+    assert.deepEqual(r.messages.map((m) => (m.data as RawJson).text), ['"late"']);
   });
 });
 

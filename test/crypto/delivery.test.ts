@@ -5,18 +5,19 @@ import { plainCodec } from '../../src/broker/codec.js';
 import { EncryptingCodec } from '../../src/crypto/codec.js';
 import { decodeForDelivery } from '../../src/crypto/delivery.js';
 import { KeyRing } from '../../src/crypto/keyring.js';
+import { RawJson } from '../../src/util/json.js';
 
 function logSpy() {
   const lines: Array<{ obj: Record<string, unknown>; msg: string }> = [];
   return { lines, log: { error: (obj: Record<string, unknown>, msg: string) => void lines.push({ obj, msg }) } as never };
 }
 
-test('intact payloads are parsed; clear payloads pass through', () => {
+test('intact payloads are decrypted to their exact JSON text; clear payloads pass through', () => {
   const codec = new EncryptingCodec(new KeyRing(createSecretKey(randomBytes(32))));
   const { log, lines } = logSpy();
   const enc = codec.encode(true, '{"x":[1,2]}');
-  assert.deepEqual(decodeForDelivery(codec, { id: 'm1', ...enc }, { queue: 'q', partition: 'p' }, log), { data: { x: [1, 2] } });
-  assert.deepEqual(decodeForDelivery(codec, { id: 'm2', payload: '"s"', encrypted: false }, { queue: 'q', partition: 'p' }, log), { data: 's' });
+  assert.deepEqual(decodeForDelivery(codec, { id: 'm1', ...enc }, { queue: 'q', partition: 'p' }, log), { data: new RawJson('{"x":[1,2]}') });
+  assert.deepEqual(decodeForDelivery(codec, { id: 'm2', payload: '"s"', encrypted: false }, { queue: 'q', partition: 'p' }, log), { data: new RawJson('"s"') });
   assert.equal(lines.length, 0);
 });
 

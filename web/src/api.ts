@@ -4,6 +4,7 @@
  * coerce instead of trusting.
  */
 import { store } from './store';
+import { parseJson } from './json';
 
 export class ApiError extends Error {
   constructor(
@@ -62,7 +63,7 @@ export async function api<T = unknown>(path: string, opts: CallOptions = {}): Pr
   let body: unknown = undefined;
   if (text) {
     try {
-      body = JSON.parse(text);
+      body = parseJson(text);
     } catch {
       body = text;
     }

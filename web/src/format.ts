@@ -1,4 +1,5 @@
 /** Number, time and payload formatting shared by every page. */
+import { showJson } from './json';
 
 const nf = new Intl.NumberFormat('en-US');
 
@@ -76,7 +77,7 @@ export function preview(v: unknown, max = 80): string {
   else if (typeof v === 'string') s = JSON.stringify(v);
   else {
     try {
-      s = JSON.stringify(v) ?? '';
+      s = showJson(v) ?? '';
     } catch {
       s = String(v);
     }

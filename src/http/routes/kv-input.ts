@@ -6,6 +6,7 @@
  */
 import type { KvExpiry, KvOp } from '../../broker/kv.js';
 import { QueenError, type ErrorCode } from '../../errors.js';
+import { controlNumber, stringifyClientJson } from '../../util/json.js';
 
 type Obj = Record<string, unknown>;
 
@@ -48,7 +49,7 @@ export function kvKey(v: unknown, where: string): string {
 }
 
 function int(o: Obj, k: string, where: string, code: ErrorCode, min = Number.MIN_SAFE_INTEGER): number | undefined {
-  const v = o[k];
+  const v = controlNumber(o[k]);
   if (v === undefined || v === null) return undefined;
   if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < min) throw kvBad(code, `${where}.${k} must be an integer ≥ ${min}`);
   return v;
@@ -56,7 +57,7 @@ function int(o: Obj, k: string, where: string, code: ErrorCode, min = Number.MIN
 
 /** `ttlSeconds` (integer > 0) xor `forever:true`. @throws QueenError `kv_expiry_not_specified`, `kv_bad_ttl` */
 export function kvExpiry(o: Obj, where: string): KvExpiry {
-  const ttl = o.ttlSeconds;
+  const ttl = controlNumber(o.ttlSeconds);
   const hasTtl = ttl !== undefined && ttl !== null;
   const forever = o.forever === true;
   if (o.forever !== undefined && o.forever !== null && typeof o.forever !== 'boolean') throw kvBad('kv_bad_ttl', `${where}.forever must be true`);
@@ -82,7 +83,7 @@ function required(o: Obj, where: string): boolean {
 
 function value(o: Obj, where: string, limits: KvInputLimits): unknown {
   if (!('value' in o) || o.value === undefined) throw kvBad('kv_value_required', `${where}.value is required (null is a legal value)`);
-  const bytes = Buffer.byteLength(JSON.stringify(o.value), 'utf8');
+  const bytes = Buffer.byteLength(stringifyClientJson(o.value), 'utf8');
   if (bytes > limits.maxValueBytes) {
     throw new QueenError('payload_too_large', `${where}.value is ${bytes} bytes; the limit is ${limits.maxValueBytes} (QUEEN_MAX_PAYLOAD_BYTES)`);
   }

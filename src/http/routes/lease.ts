@@ -1,6 +1,7 @@
 /** `POST /api/v1/lease/:leaseId/extend` (spec http-api.md §3.6): body `{seconds?}`, default 60. */
 import type { FastifyInstance } from 'fastify';
 import { QueenError } from '../../errors.js';
+import { controlNumber } from '../../util/json.js';
 import type { RouteContext } from '../app.js';
 
 /** Fastify plugin registering the routes this module describes. */
@@ -10,7 +11,7 @@ export async function leaseRoutes(app: FastifyInstance, { broker }: RouteContext
     if (body !== undefined && body !== null && (typeof body !== 'object' || Array.isArray(body))) {
       throw new QueenError('invalid_request', 'body must be a JSON object like {"seconds": 60}');
     }
-    const s = body?.seconds;
+    const s = controlNumber(body?.seconds);
     let seconds = 60;
     if (s !== undefined && s !== null) {
       if (typeof s !== 'number' || !Number.isInteger(s) || s < 1 || s > 2_147_483) {

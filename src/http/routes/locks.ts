@@ -7,6 +7,7 @@
 import type { FastifyInstance } from 'fastify';
 import { MAX_LOCK_SLOTS, runLocks, type LockOp } from '../../broker/locks.js';
 import { QueenError } from '../../errors.js';
+import { controlNumber } from '../../util/json.js';
 import type { RouteContext } from '../app.js';
 import { KV_MAX_TTL_SECONDS } from './kv-input.js';
 
@@ -21,7 +22,7 @@ function bad(reason: string): QueenError {
 }
 
 function int(o: Obj, k: string, where: string, min: number, max: number, required: boolean): number | undefined {
-  const v = o[k];
+  const v = controlNumber(o[k]);
   if (v === undefined || v === null) {
     if (required) throw bad(`${where}.${k} is required`);
     return undefined;

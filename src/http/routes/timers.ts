@@ -10,6 +10,7 @@ import { checkTimerOps, type TimerOp } from '../../broker/timer-ops.js';
 import type { Config } from '../../config/index.js';
 import { Timers } from '../../broker/timers.js';
 import { QueenError } from '../../errors.js';
+import { controlNumber } from '../../util/json.js';
 import type { RouteContext } from '../app.js';
 import { producerSubOf } from '../identity.js';
 import { qInt, qString, type Query } from '../query.js';
@@ -52,7 +53,8 @@ function decodePayload(v: unknown, at: string, maxBytes: number): string {
  */
 export function toTimerOp(raw: unknown, at: string, maxPayloadBytes: number): TimerOp {
   if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw bad(`${at} must be an object`);
-  const o = raw as Record<string, unknown>;
+  const o = { ...(raw as Record<string, unknown>) };
+  if (o.delayMs !== undefined) o.delayMs = controlNumber(o.delayMs);
   for (const f of SERVER_OWNED) if (f in o) throw bad(`${at}.${f} is set by the broker and must not be sent`);
   if (!OPS.includes(o.op as TimerOp['op'])) throw bad(`${at}.op must be one of ${OPS.join(', ')}, got ${JSON.stringify(o.op)}`);
   const op = o.op as TimerOp['op'];

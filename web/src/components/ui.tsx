@@ -2,6 +2,7 @@
 import type { ComponentChildren, JSX } from 'preact';
 import { ApiError } from '../api';
 import { navigate } from '../router';
+import { showJson } from '../json';
 
 export function Link({ href, children, class: cls, title, current }: { href: string; children: ComponentChildren; class?: string; title?: string; current?: boolean }) {
   const onClick = (e: MouseEvent) => {
@@ -126,7 +127,7 @@ export function Json({ value, class: cls }: { value: unknown; class?: string }) 
   if (value === undefined) text = 'undefined';
   else {
     try {
-      text = JSON.stringify(value, null, 2) ?? String(value);
+      text = showJson(value, 2) ?? String(value);
     } catch {
       text = String(value);
     }
