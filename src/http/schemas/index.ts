@@ -8,8 +8,9 @@
  * - Bodies marked `x-hand-validated` are checked by their handler, whose refusals carry
  *   route-specific codes (`kv_bad_ttl`, `locks_bad_request`, …); the schema documents them.
  *   Configure, push and ack bodies are enforced by their own schemas beside the handlers.
- * - Response schemas document the answers. Answers are serialized with `JSON.stringify`, never
- *   with a schema-driven serializer, so no property is dropped and no number is coerced.
+ * - Response schemas document the answers. Answers are serialized with `stringifyClientJson`
+ *   (src/util/json.ts), never with a schema-driven serializer, so no property is dropped, no
+ *   number is coerced and stored client JSON is spliced in verbatim.
  */
 import swagger from '@fastify/swagger';
 import { Ajv } from 'ajv';
@@ -19,6 +20,7 @@ import { errorSchema, type RouteSchema, type RouteTable } from './common.js';
 import { coordinationSchemas } from './coordination.js';
 import { messagingSchemas } from './messaging.js';
 import { openApiPage } from './page.js';
+import { stringifyClientJson } from '../../util/json.js';
 
 /** Every route's schemas, by `"METHOD /path"`. */
 export const ROUTE_SCHEMAS: RouteTable = { ...messagingSchemas, ...coordinationSchemas, ...adminSchemas };
@@ -45,12 +47,12 @@ export interface SchemaCoverage {
 
 /**
  * Installs the `onRoute` hook that gives each route its schemas from `table` (merged under the
- * route's own, which win), the hand-validated body handling and the `JSON.stringify` serializer.
+ * route's own, which win), the hand-validated body handling and the `stringifyClientJson` serializer.
  * Call before any route is registered.
  */
 export function attachRouteSchemas(app: FastifyInstance, table: RouteTable = ROUTE_SCHEMAS): SchemaCoverage {
   const missing: string[] = [];
-  app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+  app.setSerializerCompiler(() => (data) => stringifyClientJson(data));
   app.addHook('onRoute', (route: RouteOptions) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     const entry = schemaOf(methods[0]!, route.url, table);
