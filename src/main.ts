@@ -29,7 +29,7 @@ async function main(): Promise<void> {
     if (e instanceof ConfigError) fatal(e.message);
     throw e;
   }
-  const log = createLogger(config.logLevel);
+  const log = createLogger(config.logLevel, config.logFormat);
   let broker: Broker | undefined;
   const store = SqliteStore.open({
     dataDir: config.dataDir,

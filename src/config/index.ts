@@ -46,6 +46,8 @@ export interface Config {
   bindAddr: string;
   dataDir: string;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** `LOG_FORMAT`: `auto` (human-readable on a terminal, JSON lines otherwise), `json`, `pretty`. */
+  logFormat: 'auto' | 'json' | 'pretty';
   /**
    * Mode applied on a named group's first contact when the pop sends none (spec §2.4). Default
    * `all`, as the reference's current repository: the official JS client's own test suite pops
@@ -113,6 +115,7 @@ export function loadConfig(env: Env = process.env): Config {
     bindAddr,
     dataDir: path.resolve(dataDirRaw),
     logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
+    logFormat: oneOf(env, 'LOG_FORMAT', ['auto', 'json', 'pretty'] as const, 'auto'),
     defaultSubscriptionMode,
     popDefaultTimeoutMs: int(env, popTimeoutName, 30_000, 0, maxPopTimeoutMs),
     popDefaultBatch: int(env, 'DEFAULT_BATCH_SIZE', 200, 1, limits.maxPopBatch),
