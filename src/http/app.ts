@@ -10,7 +10,7 @@ import type { Config } from '../config/index.js';
 import { QueenError } from '../errors.js';
 import { jsonDeeperThan } from '../util/json-depth.js';
 import { registerAuth } from '../auth/index.js';
-import { clientError, frameworkError, installErrorHandling } from './errors.js';
+import { clientError, frameworkError, installErrorHandling, installNodeLevelAnswers, nodeLevelGuard } from './errors.js';
 import { authRoutes } from './routes/auth.js';
 import { ackRoutes } from './routes/ack.js';
 import { configureRoutes } from './routes/configure.js';
@@ -38,6 +38,7 @@ export interface RouteContext {
  * `400 {"error":"bad body: …","code":"bad_json"}`.
  */
 export async function buildApp(config: Config, broker: Broker, log: Logger): Promise<FastifyInstance> {
+  let closing = false;
   const app = Fastify({
     loggerInstance: log as unknown as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
@@ -50,7 +51,11 @@ export async function buildApp(config: Config, broker: Broker, log: Logger): Pro
     forceCloseConnections: 'idle',
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
     serverFactory: (handler) => {
-      const server = http.createServer({ maxHeaderSize: config.limits.maxHeaderBytes, noDelay: true, keepAliveTimeout: 65_000 }, handler);
+      const server = http.createServer(
+        { maxHeaderSize: config.limits.maxHeaderBytes, noDelay: true, keepAliveTimeout: 65_000, requireHostHeader: false },
+        nodeLevelGuard(handler, () => closing),
+      );
+      installNodeLevelAnswers(server);
       return server;
     },
   });
@@ -70,6 +75,7 @@ export async function buildApp(config: Config, broker: Broker, log: Logger): Pro
   });
 
   installErrorHandling(app);
+  app.addHook('preClose', (done) => { closing = true; done(); });
   const auth = await registerAuth(app, config.jwt, log); // JWT hook on every route (issue 3)
   await app.register(authRoutes, { jwtEnabled: auth.config.enabled });
   const ctx: RouteContext = { broker, config };
