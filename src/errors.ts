@@ -30,6 +30,7 @@ export const ERRORS = {
   request_timeout: { status: 408, message: 'request timed out' },
   expectation_failed: { status: 417, message: 'unsupported Expect header: only 100-continue is supported' },
   unsupported_media_type: { status: 415, message: 'unsupported content type' },
+  unsupported_encoding: { status: 415, message: 'unsupported Content-Encoding' },
   name_too_long: { status: 400, message: 'name too long' },
   invalid_name: { status: 400, message: 'invalid name' },
   queue_not_found: { status: 404, message: 'Queue not found' },

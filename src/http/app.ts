@@ -10,6 +10,7 @@ import type { Config } from '../config/index.js';
 import { QueenError } from '../errors.js';
 import { jsonDeeperThan } from '../util/json-depth.js';
 import { registerAuth } from '../auth/index.js';
+import { decodeBody, describeJsonError } from './body-encoding.js';
 import { clientError, frameworkError, installErrorHandling, installNodeLevelAnswers, nodeLevelGuard } from './errors.js';
 import { authRoutes } from './routes/auth.js';
 import { ackRoutes } from './routes/ack.js';
@@ -70,11 +71,13 @@ export async function buildApp(config: Config, broker: Broker, log: Logger): Pro
     try {
       done(null, JSON.parse(text));
     } catch (e) {
-      done(new QueenError('bad_json', `bad body: ${(e as Error).message}`), undefined);
+      done(new QueenError('bad_json', describeJsonError(e)), undefined);
     }
   });
 
   installErrorHandling(app);
+  // gzip / deflate / br bodies, decoded size capped by QUEEN_MAX_BODY_BYTES (src/http/body-encoding.ts)
+  app.addHook('preParsing', async (req, _reply, payload) => decodeBody(req.headers['content-encoding'], payload, config.limits.maxBodyBytes));
   app.addHook('preClose', (done) => { closing = true; done(); });
   const auth = await registerAuth(app, config.jwt, log); // JWT hook on every route (issue 3)
   await app.register(authRoutes, { jwtEnabled: auth.config.enabled });

@@ -7,6 +7,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { STATUS_CODES, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { ERRORS, isQueenError, QueenError } from '../errors.js';
+import { describeJsonError } from './body-encoding.js';
 
 function fromFastify(e: FastifyError): QueenError | undefined {
   if (e.validation) {
@@ -29,7 +30,7 @@ function fromFastify(e: FastifyError): QueenError | undefined {
       break;
   }
   if (e.statusCode === 413) return new QueenError('body_too_large');
-  if (e.statusCode === 400 && e instanceof SyntaxError) return new QueenError('bad_json', `bad body: ${e.message}`);
+  if (e.statusCode === 400 && e instanceof SyntaxError) return new QueenError('bad_json', describeJsonError(e));
   if (e.statusCode === 404) return new QueenError('no_such_route');
   if (e.statusCode !== undefined && e.statusCode >= 400 && e.statusCode < 500) {
     return new QueenError('invalid_request', e.message);
