@@ -34,6 +34,7 @@ async function main(): Promise<void> {
   const store = SqliteStore.open({
     dataDir: config.dataDir,
     sync: config.sync,
+    walLimitBytes: config.walLimitBytes,
     onCommitFailure: (e) => log.error({ err: e }, 'commit failed'),
   });
   const snapshot = store.loadSnapshot();
