@@ -30,11 +30,12 @@ async function main(): Promise<void> {
     if (e instanceof ConfigError) fatal(e.message);
     throw e;
   }
-  const log = createLogger(config.logLevel);
+  const log = createLogger(config.logLevel, config.logFormat);
   let broker: Broker | undefined;
   const store = SqliteStore.open({
     dataDir: config.dataDir,
     sync: config.sync,
+    walLimitBytes: config.walLimitBytes,
     onCommitFailure: (e) => log.error({ err: e }, 'commit failed'),
   });
   const snapshot = store.loadSnapshot();

@@ -11,6 +11,7 @@ import type { Config } from '../config/index.js';
 import { QueenError } from '../errors.js';
 import type { Store, StoreSnapshot, StoreTx, SubscriptionRow } from '../storage/store.js';
 import { newRandomId } from '../util/ids.js';
+import { checkNameText } from '../util/names.js';
 import type { PayloadCodec } from './codec.js';
 import { applyOptions, QUEUE_DEFAULTS } from './options.js';
 import {
@@ -41,9 +42,6 @@ export interface SubscriptionRequest {
   /** Ask for a conflating group (newest message per partition); recorded on first contact only. */
   conflation?: boolean | undefined;
 }
-
-/** NUL, or a surrogate half without its partner. */
-const BAD_NAME_CHARS = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /** In-memory indexes and wake-up machinery shared by every broker operation (see the module comment). */
 export class Engine {
@@ -143,9 +141,7 @@ export class Engine {
     if (name.length > this.config.limits.maxNameBytes || Buffer.byteLength(name, 'utf8') > this.config.limits.maxNameBytes) {
       throw new QueenError('name_too_long', `${kind} exceeds ${this.config.limits.maxNameBytes} bytes (QUEEN_MAX_NAME_BYTES)`);
     }
-    if (BAD_NAME_CHARS.test(name)) {
-      throw new QueenError('invalid_name', `${kind} contains a NUL character or a lone UTF-16 surrogate`);
-    }
+    checkNameText(kind, name);
   }
 
   // ---------------------------------------------------------------- queues and partitions

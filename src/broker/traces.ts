@@ -4,6 +4,7 @@
  * Answers use the reference's snake_case keys.
  */
 import { QueenError } from '../errors.js';
+import { checkNameText } from '../util/names.js';
 import type { TraceRow } from '../storage/ops.js';
 import { newId } from '../util/ids.js';
 import { RawJson, stringifyClientJson } from '../util/json.js';
@@ -36,6 +37,7 @@ function names(v: unknown): string[] {
     const t = n.trim();
     if (t === '') continue;
     if (Buffer.byteLength(t, 'utf8') > MAX_NAME_BYTES) throw new QueenError('invalid_request', `a trace name exceeds ${MAX_NAME_BYTES} bytes`);
+    checkNameText('traceNames', t);
     if (!out.includes(t)) out.push(t);
   }
   if (out.length > MAX_NAMES) throw new QueenError('invalid_request', `at most ${MAX_NAMES} trace names per event`);
@@ -44,7 +46,8 @@ function names(v: unknown): string[] {
 
 /**
  * Records one event.
- * @throws QueenError `invalid_request`, `payload_too_large`, `message_not_found` (with `success:false`)
+ * @throws QueenError `invalid_request`, `payload_too_large`, `name_too_long`, `invalid_name` (consumer group,
+ *   worker id, event type, trace names), `message_not_found` (with `success:false`)
  */
 export async function recordTrace(broker: Broker, input: TraceInput): Promise<{ success: true; traceId: string }> {
   const engine = broker.engine;
@@ -53,6 +56,8 @@ export async function recordTrace(broker: Broker, input: TraceInput): Promise<{ 
   if (data.length > engine.config.limits.maxPayloadBytes) throw new QueenError('payload_too_large', 'trace data too large');
   const group = input.consumerGroup || QUEUE_MODE;
   engine.checkName('consumerGroup', group);
+  if (input.workerId) engine.checkName('workerId', input.workerId);
+  if (input.eventType) engine.checkName('eventType', input.eventType);
   const id = newId();
   await broker.runUnit(() => {
     const p = engine.partitionsById.get(input.partitionId);

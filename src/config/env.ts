@@ -51,7 +51,7 @@ export function bool(env: Env, name: string, fallback: boolean): boolean {
   const s = v.trim().toLowerCase();
   if (['true', '1', 'yes', 'on'].includes(s)) return true;
   if (['false', '0', 'no', 'off'].includes(s)) return false;
-  throw new ConfigError(`${name}=${JSON.stringify(v)} is not a boolean (expected true or false)`);
+  throw new ConfigError(`${name}=${JSON.stringify(v)} is not a boolean (expected true/false, 1/0, yes/no, on/off)`);
 }
 
 /**

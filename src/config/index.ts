@@ -46,6 +46,8 @@ export interface Config {
   bindAddr: string;
   dataDir: string;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** `LOG_FORMAT`: `auto` (human-readable on a terminal, JSON lines otherwise), `json`, `pretty`. */
+  logFormat: 'auto' | 'json' | 'pretty';
   /**
    * Mode applied on a named group's first contact when the pop sends none (spec §2.4). Default
    * `all`, as the reference's current repository: the official JS client's own test suite pops
@@ -64,6 +66,8 @@ export interface Config {
   retentionBatchSize: number;
   /** How long SIGTERM waits for in-flight work, ms (`QUEEN_SHUTDOWN_GRACE_MS`). */
   shutdownGraceMs: number;
+  /** WAL size kept after checkpoints, bytes (`QUEEN_WAL_LIMIT_BYTES`, 16 MiB); idle checkpoints truncate it to 0. */
+  walLimitBytes: number;
   /** Queues that get their own `queue` label in Prometheus; the rest sum under `__other__` (`QUEEN_METRICS_MAX_QUEUES`). */
   metricsMaxQueues: number;
   limits: Limits;
@@ -113,6 +117,7 @@ export function loadConfig(env: Env = process.env): Config {
     bindAddr,
     dataDir: path.resolve(dataDirRaw),
     logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
+    logFormat: oneOf(env, 'LOG_FORMAT', ['auto', 'json', 'pretty'] as const, 'auto'),
     defaultSubscriptionMode,
     popDefaultTimeoutMs: int(env, popTimeoutName, 30_000, 0, maxPopTimeoutMs),
     popDefaultBatch: int(env, 'DEFAULT_BATCH_SIZE', 200, 1, limits.maxPopBatch),
@@ -120,6 +125,7 @@ export function loadConfig(env: Env = process.env): Config {
     retentionIntervalMs: int(env, 'RETENTION_INTERVAL', 5000, 100, 86_400_000),
     retentionBatchSize: int(env, 'RETENTION_BATCH_SIZE', 1000, 1, 1_000_000),
     shutdownGraceMs: int(env, 'QUEEN_SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
+    walLimitBytes: int(env, 'QUEEN_WAL_LIMIT_BYTES', 16 * 1024 * 1024, 64 * 1024, 2 ** 40),
     metricsMaxQueues: int(env, 'QUEEN_METRICS_MAX_QUEUES', 100, 0, 10_000),
     limits,
     jwt: loadJwtConfig(env),

@@ -12,6 +12,8 @@ import { parseClientJson, scanJsonText, stringifyClientJson } from '../util/json
 import { registerAuth } from '../auth/index.js';
 import { clientError, frameworkError, installErrorHandling } from './errors.js';
 import { attachRouteSchemas, registerOpenApi } from './schemas/index.js';
+import { decodeBody, describeJsonError } from './body-encoding.js';
+import { clientError, frameworkError, installErrorHandling, installNodeLevelAnswers, nodeLevelGuard } from './errors.js';
 import { authRoutes } from './routes/auth.js';
 import { ackRoutes } from './routes/ack.js';
 import { configureRoutes } from './routes/configure.js';
@@ -40,6 +42,7 @@ export interface RouteContext {
  * Every answer is serialized by `stringifyClientJson`, which splices stored client JSON verbatim.
  */
 export async function buildApp(config: Config, broker: Broker, log: Logger): Promise<FastifyInstance> {
+  let closing = false;
   const app = Fastify({
     loggerInstance: log as unknown as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
@@ -52,7 +55,11 @@ export async function buildApp(config: Config, broker: Broker, log: Logger): Pro
     forceCloseConnections: 'idle',
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
     serverFactory: (handler) => {
-      const server = http.createServer({ maxHeaderSize: config.limits.maxHeaderBytes, noDelay: true, keepAliveTimeout: 65_000 }, handler);
+      const server = http.createServer(
+        { maxHeaderSize: config.limits.maxHeaderBytes, noDelay: true, keepAliveTimeout: 65_000, requireHostHeader: false },
+        nodeLevelGuard(handler, () => closing),
+      );
+      installNodeLevelAnswers(server);
       return server;
     },
   });
@@ -68,7 +75,7 @@ export async function buildApp(config: Config, broker: Broker, log: Logger): Pro
     try {
       done(null, parseClientJson(text, scan.inexactNumber));
     } catch (e) {
-      done(new QueenError('bad_json', `bad body: ${(e as Error).message}`), undefined);
+      done(new QueenError('bad_json', describeJsonError(e)), undefined);
     }
   });
 
@@ -76,6 +83,9 @@ export async function buildApp(config: Config, broker: Broker, log: Logger): Pro
   installErrorHandling(app);
   const coverage = attachRouteSchemas(app); // every route gets its schema; see src/http/schemas
   await registerOpenApi(app, VERSION);
+  // gzip / deflate / br bodies, decoded size capped by QUEEN_MAX_BODY_BYTES (src/http/body-encoding.ts)
+  app.addHook('preParsing', async (req, _reply, payload) => decodeBody(req.headers['content-encoding'], payload, config.limits.maxBodyBytes));
+  app.addHook('preClose', (done) => { closing = true; done(); });
   const auth = await registerAuth(app, config.jwt, log); // JWT hook on every route (issue 3)
   await app.register(authRoutes, { jwtEnabled: auth.config.enabled });
   const ctx: RouteContext = { broker, config };

@@ -4,9 +4,10 @@
  * only real storage or programming failures reach 500, and those are logged.
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { STATUS_CODES } from 'node:http';
+import { STATUS_CODES, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { ERRORS, isQueenError, QueenError } from '../errors.js';
+import { describeJsonError } from './body-encoding.js';
 
 function fromFastify(e: FastifyError): QueenError | undefined {
   if (e.validation) {
@@ -29,7 +30,7 @@ function fromFastify(e: FastifyError): QueenError | undefined {
       break;
   }
   if (e.statusCode === 413) return new QueenError('body_too_large');
-  if (e.statusCode === 400 && e instanceof SyntaxError) return new QueenError('bad_json', `bad body: ${e.message}`);
+  if (e.statusCode === 400 && e instanceof SyntaxError) return new QueenError('bad_json', describeJsonError(e));
   if (e.statusCode === 404) return new QueenError('no_such_route');
   if (e.statusCode !== undefined && e.statusCode >= 400 && e.statusCode < 500) {
     return new QueenError('invalid_request', e.message);
@@ -71,6 +72,46 @@ export function clientError(err: Error & { code?: string }, socket: Socket): voi
       `Content-Type: application/json\r\nConnection: close\r\n\r\n${body}`);
   }
   socket.destroy();
+}
+
+/** Writes `e` as the registry's JSON answer on a raw Node response, closing the connection. */
+function answerRaw(res: ServerResponse, e: QueenError): void {
+  const body = JSON.stringify(e.toJSON());
+  res.shouldKeepAlive = false;
+  res.writeHead(e.status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(body),
+    connection: 'close',
+  });
+  res.end(body);
+}
+
+/**
+ * Wraps the app's request handler with the answers Node would otherwise give bare (no body):
+ * an HTTP/1.1 request without `Host` (400 `invalid_request`; the server must be created with
+ * `requireHostHeader: false` so the request reaches this check) and a request arriving while the
+ * app closes (503 `shutting_down`, instead of Fastify's body without a code).
+ * @param isClosing true once the app has begun to close
+ */
+export function nodeLevelGuard(handler: RequestListener, isClosing: () => boolean): RequestListener {
+  return (req: IncomingMessage, res: ServerResponse) => {
+    if (req.httpVersionMajor === 1 && req.httpVersionMinor === 1 && req.headers.host === undefined) {
+      return answerRaw(res, new QueenError('invalid_request', 'an HTTP/1.1 request needs a Host header'));
+    }
+    if (isClosing()) return answerRaw(res, new QueenError('shutting_down'));
+    handler(req, res);
+  };
+}
+
+/**
+ * Answers an `Expect` other than `100-continue` with 417 `expectation_failed` in the registry
+ * shape (Node's own answer has no body), without running any route.
+ */
+export function installNodeLevelAnswers(server: Server): void {
+  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
+    const what = String(req.headers.expect ?? '').slice(0, 64).replace(/[^\x20-\x7e]/g, '?');
+    answerRaw(res, new QueenError('expectation_failed', `unsupported Expect: ${JSON.stringify(what)}; only 100-continue is supported`));
+  });
 }
 
 /** Installs the error and not-found handlers on `app`. */

@@ -7,6 +7,7 @@
 import type { KvExpiry, KvOp } from '../../broker/kv.js';
 import { QueenError, type ErrorCode } from '../../errors.js';
 import { controlNumber, stringifyClientJson } from '../../util/json.js';
+import { checkNameText } from '../../util/names.js';
 
 type Obj = Record<string, unknown>;
 
@@ -33,17 +34,19 @@ export interface KvInputLimits {
   maxValueBytes: number;
 }
 
-/** Validates a namespace. @throws QueenError `kv_bad_namespace` */
+/** Validates a namespace. @throws QueenError `invalid_name` (NUL, lone surrogate), `kv_bad_namespace` */
 export function kvNamespace(v: unknown, where: string): string {
+  if (typeof v === 'string') checkNameText(`${where}.ns`, v);
   if (typeof v !== 'string' || !KV_NS_RE.test(v)) {
     throw kvBad('kv_bad_namespace', `${where}.ns must match ^[a-z0-9][a-z0-9._-]{0,63}$`);
   }
   return v;
 }
 
-/** Validates a key. @throws QueenError `kv_bad_key` */
+/** Validates a key. @throws QueenError `kv_bad_key`, `invalid_name` (NUL, lone surrogate) */
 export function kvKey(v: unknown, where: string): string {
   if (typeof v !== 'string' || v === '') throw kvBad('kv_bad_key', `${where} must be a non-empty string`);
+  checkNameText(where, v);
   if (Buffer.byteLength(v, 'utf8') > KV_MAX_KEY_BYTES) throw kvBad('kv_bad_key', `${where} is longer than ${KV_MAX_KEY_BYTES} bytes`);
   return v;
 }
@@ -149,6 +152,7 @@ export function parseKvOp(raw: unknown, where: string, limits: KvInputLimits): K
 }
 
 function kvPrefix(p: string, where: string): string {
+  checkNameText(`${where}.prefix`, p);
   if (Buffer.byteLength(p, 'utf8') > KV_MAX_KEY_BYTES) throw kvBad('kv_bad_key', `${where}.prefix is longer than ${KV_MAX_KEY_BYTES} bytes`);
   return p;
 }
@@ -158,6 +162,7 @@ export function page(o: Obj, where: string): { after?: string; limit: number; ke
   const out: { after?: string; limit: number; keysOnly: boolean } = { limit: KV_DEFAULT_PAGE, keysOnly: false };
   if (o.after !== undefined && o.after !== null && o.after !== '') {
     if (typeof o.after !== 'string') throw kvBad('kv_bad_request', `${where}.after must be a string (the previous page's nextAfter)`);
+    checkNameText(`${where}.after`, o.after);
     out.after = o.after;
   }
   const limit = int(o, 'limit', where, 'kv_bad_limit', 1);

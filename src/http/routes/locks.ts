@@ -8,6 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import { MAX_LOCK_SLOTS, runLocks, type LockOp } from '../../broker/locks.js';
 import { QueenError } from '../../errors.js';
 import { controlNumber } from '../../util/json.js';
+import { checkNameText } from '../../util/names.js';
 import type { RouteContext } from '../app.js';
 import { KV_MAX_TTL_SECONDS } from './kv-input.js';
 
@@ -40,6 +41,7 @@ function owner(o: Obj, where: string): string | null {
   const v = o.owner;
   if (v === undefined || v === null) return null;
   if (typeof v !== 'string' || Buffer.byteLength(v, 'utf8') > MAX_OWNER_BYTES) throw bad(`${where}.owner must be a string of at most ${MAX_OWNER_BYTES} bytes`);
+  checkNameText(`${where}.owner`, v);
   return v;
 }
 
@@ -50,6 +52,7 @@ function parseOp(raw: unknown, where: string): LockOp {
   if (typeof name !== 'string' || name === '' || Buffer.byteLength(name, 'utf8') > MAX_LOCK_NAME_BYTES) {
     throw bad(`${where}.name must be a non-empty string of at most ${MAX_LOCK_NAME_BYTES} bytes`);
   }
+  checkNameText(`${where}.name`, name);
   const ttl = () => int(o, 'ttlSeconds', where, 1, KV_MAX_TTL_SECONDS, true)! * 1000;
   const slot = () => int(o, 'slot', where, 0, MAX_LOCK_SLOTS - 1, false);
   switch (o.op) {

@@ -2,6 +2,10 @@
  * The embedded SQLite store (better-sqlite3 v12, WAL). Implements {@link Store} with group
  * commit: units of work queued while the event loop is busy run in one transaction, each inside
  * its own savepoint, and share one fsync (`synchronous=FULL` by default).
+ *
+ * The WAL is bounded: `journal_size_limit` truncates it to `walLimitBytes` whenever SQLite resets
+ * it after a checkpoint, and once no commit has happened for `walIdleMs` the store checkpoints
+ * with TRUNCATE (the WAL goes back to 0 bytes). Nothing is checkpointed on the commit path.
  */
 import Database from 'better-sqlite3';
 import type { Database as Db, Statement } from 'better-sqlite3';
@@ -40,7 +44,16 @@ export interface SqliteOptions {
   sync: SyncMode;
   /** Called when a commit fails: the in-memory state built on the lost work must be rebuilt. */
   onCommitFailure?: (e: unknown) => void;
+  /** WAL size kept after each checkpoint, bytes (`QUEEN_WAL_LIMIT_BYTES`; default {@link DEFAULT_WAL_LIMIT_BYTES}). */
+  walLimitBytes?: number;
+  /** Commit-free time after which the WAL is checkpointed and truncated, ms (default {@link WAL_IDLE_MS}). */
+  walIdleMs?: number;
 }
+
+/** Default WAL bound in bytes: 16 MiB. */
+export const DEFAULT_WAL_LIMIT_BYTES = 16 * 1024 * 1024;
+/** Commit-free time before the idle TRUNCATE checkpoint, ms. */
+export const WAL_IDLE_MS = 1000;
 
 /** The embedded store: one SQLite file in the data directory, group-committed writes. */
 export class SqliteStore implements Store {
@@ -60,10 +73,15 @@ export class SqliteStore implements Store {
   private readonly tx: StoreTx;
   private readonly onCommitFailure: ((e: unknown) => void) | undefined;
   private failedAfterWrites: ((e: unknown) => void) | undefined;
+  private readonly walIdleMs: number;
+  private lastCommitAt = 0;
+  private walDirty = false;
+  private walTimer: NodeJS.Timeout | undefined;
 
-  private constructor(db: Db, onCommitFailure?: (e: unknown) => void) {
+  private constructor(db: Db, onCommitFailure?: (e: unknown) => void, walIdleMs = WAL_IDLE_MS) {
     this.db = db;
     this.onCommitFailure = onCommitFailure;
+    this.walIdleMs = walIdleMs;
     this.ops = new SqliteOps(db);
     this.kv = new SqliteKv(db);
     this.timers = new SqliteTimers(db);
@@ -156,8 +174,9 @@ export class SqliteStore implements Store {
     db.pragma('foreign_keys = OFF');
     db.pragma('busy_timeout = 5000');
     db.pragma('cache_size = -65536');
+    db.pragma(`journal_size_limit = ${Math.floor(opts.walLimitBytes ?? DEFAULT_WAL_LIMIT_BYTES)}`);
     migrate(db);
-    return new SqliteStore(db, opts.onCommitFailure);
+    return new SqliteStore(db, opts.onCommitFailure, opts.walIdleMs);
   }
 
   loadSnapshot(): StoreSnapshot {
@@ -295,6 +314,7 @@ export class SqliteStore implements Store {
         }
       }
       this.s.commit!.run();
+      this.noteCommit();
     } catch (e) {
       try { if (this.db.inTransaction) this.s.rollback!.run(); } catch { /* already rolled back */ }
       const err = new StorageError(`commit failed: ${(e as Error).message}`, e);
@@ -311,6 +331,36 @@ export class SqliteStore implements Store {
     }
     for (const o of outcomes) if (!o.ok && o.wrote) this.failedAfterWrites?.(o.value);
     for (const o of outcomes) for (const h of o.hooks) h();
+  }
+
+  /** Records a commit and arms the idle checkpoint (one timer, not re-armed per commit). */
+  private noteCommit(): void {
+    this.lastCommitAt = Date.now();
+    this.walDirty = true;
+    if (this.walTimer === undefined) this.armIdleCheckpoint(this.walIdleMs);
+  }
+
+  private armIdleCheckpoint(ms: number): void {
+    this.walTimer = setTimeout(() => this.idleCheckpoint(), ms);
+    this.walTimer.unref();
+  }
+
+  /** Checkpoints and truncates the WAL once no commit happened for `walIdleMs`; else waits on. */
+  private idleCheckpoint(): void {
+    this.walTimer = undefined;
+    if (this.closed || !this.walDirty) return;
+    const idleFor = Date.now() - this.lastCommitAt;
+    if (idleFor < this.walIdleMs || this.pending.length > 0 || this.db.inTransaction) {
+      this.armIdleCheckpoint(Math.max(1, this.walIdleMs - idleFor));
+      return;
+    }
+    try {
+      const [r] = this.db.pragma('wal_checkpoint(TRUNCATE)') as { busy: number }[];
+      if (r?.busy === 0) this.walDirty = false;
+      else this.armIdleCheckpoint(this.walIdleMs);
+    } catch {
+      this.armIdleCheckpoint(this.walIdleMs); // e.g. SQLITE_BUSY: try again after the next idle period
+    }
   }
 
   onUnitFailedAfterWrites(listener: (e: unknown) => void): void {
@@ -330,6 +380,7 @@ export class SqliteStore implements Store {
     if (this.closed) return;
     while (this.pending.length > 0) this.flush();
     this.closed = true;
+    if (this.walTimer !== undefined) clearTimeout(this.walTimer);
     this.db.close();
   }
 }
