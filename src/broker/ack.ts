@@ -8,7 +8,7 @@
 import type { StoreTx } from '../storage/store.js';
 import { newId } from '../util/ids.js';
 import type { Engine } from './engine.js';
-import { dlqEnabled } from './options.js';
+import { dlqEnabled } from '../model/options.js';
 import { leaseLive, type CursorState, type GroupState, type PartitionState } from './state.js';
 
 export type AckStatus = 'completed' | 'failed' | 'retry' | 'dlq';

@@ -8,7 +8,7 @@ import { QueenError } from '../errors.js';
 import type { StoredPayload, StoreTx } from '../storage/store.js';
 import { newId } from '../util/ids.js';
 import type { Engine } from './engine.js';
-import { QUEUE_DEFAULTS } from './options.js';
+import { QUEUE_DEFAULTS } from '../model/options.js';
 import type { PartitionState } from './state.js';
 
 /** One message to append, as the push body and transaction push ops carry it. */

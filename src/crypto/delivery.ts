@@ -10,7 +10,7 @@
  * The consumer acks it `failed` (retry budget, then DLQ) or `completed` (skip it). Each failure
  * is counted and logged with queue, partition and message id (never payload or key bytes).
  */
-import { PayloadIntegrityError, type PayloadCodec } from '../broker/codec.js';
+import { PayloadIntegrityError, type PayloadCodec } from '../model/codec.js';
 import type { Logger } from '../observability/logger.js';
 import type { StoredPayload } from '../storage/store.js';
 
