@@ -5,7 +5,7 @@
  * Source: seed 004_24a1fe9a74737580.txt ("The token on the wire"); security.md §2.4.1, §2.5.
  */
 import { QueenError } from '../errors.js';
-import { DECODABLE_ALGS } from './algorithms.js';
+import { DECODABLE_ALGS } from '../model/jwt-algorithms.js';
 
 /** Only visible ASCII (and tab) counts as a header value; anything else is treated as absent. */
 const VISIBLE_ASCII = /^[\t\x20-\x7e]*$/;
