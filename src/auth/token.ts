@@ -17,7 +17,7 @@ const VISIBLE_ASCII = /^[\t\x20-\x7e]*$/;
  *   a present but empty value yields `""` (→ `Bad token header`).
  */
 export function extractToken(header: string | readonly string[] | undefined): string | undefined {
-  const value = Array.isArray(header) ? header[0] : header;
+  const value = typeof header === 'string' || header === undefined ? header : header[0];
   if (typeof value !== 'string' || !VISIBLE_ASCII.test(value)) return undefined;
   if (value.length > 7 && value.slice(0, 7).toLowerCase() === 'bearer ') return value.slice(7);
   return value;

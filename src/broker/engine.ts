@@ -35,6 +35,7 @@ export interface SubscriptionRequest {
 }
 
 /** NUL, or a surrogate half without its partner. */
+// eslint-disable-next-line no-control-regex -- NUL is exactly what this pattern refuses
 const BAD_NAME_CHARS = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /** In-memory indexes and wake-up machinery shared by every broker operation (see the module comment). */
