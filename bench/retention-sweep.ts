@@ -15,7 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
 import { Broker } from '../src/broker/broker.js';
-import { plainCodec } from '../src/broker/codec.js';
+import { plainCodec } from '../src/model/codec.js';
 import { Operations } from '../src/broker/operations.js';
 import { loadConfig } from '../src/config/index.js';
 import { SqliteStore } from '../src/storage/sqlite/store.js';

@@ -31,7 +31,6 @@ async function main(): Promise<void> {
     throw e;
   }
   const log = createLogger(config.logLevel, config.logFormat);
-  let broker: Broker | undefined;
   const store = SqliteStore.open({
     dataDir: config.dataDir,
     sync: config.sync,
@@ -44,7 +43,7 @@ async function main(): Promise<void> {
     if (e instanceof ConfigError) fatal(e.message);
     throw e;
   });
-  broker = new Broker(store, config, codec, log, systemClock);
+  const broker = new Broker(store, config, codec, log, systemClock);
   broker.start(snapshot);
   Operations.for(broker).start(snapshot.settings); // retention sweep, maintenance spool, metrics (issue 5)
   Timers.for(broker).start(); // fires scheduled messages, including those due while the broker was down
@@ -76,7 +75,7 @@ async function main(): Promise<void> {
     let code = 0;
     try {
       say(() => log.info({ signal }, 'shutting down'));
-      const b = broker!;
+      const b = broker;
       b.stopAccepting();
       // Parked pops were just answered; keep closing connections as they turn idle (keep-alive)
       // so close() does not wait for the clients' keep-alive timers.

@@ -18,7 +18,7 @@ import type { JWK } from 'jose';
 import type { JwtConfig } from '../config/jwt.js';
 import { QueenError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
-import { familyOf, type TokenAlg } from './algorithms.js';
+import { familyOf, type TokenAlg } from '../model/jwt-algorithms.js';
 import type { JwksCache } from './jwks.js';
 
 /** Anything `jose.compactVerify` accepts as a verification key. */

@@ -5,7 +5,7 @@
  * Source: seed 004_24a1fe9a74737580.txt ("The token on the wire"); security.md §2.4.1, §2.5.
  */
 import { QueenError } from '../errors.js';
-import { DECODABLE_ALGS } from './algorithms.js';
+import { DECODABLE_ALGS } from '../model/jwt-algorithms.js';
 
 /** Only visible ASCII (and tab) counts as a header value; anything else is treated as absent. */
 const VISIBLE_ASCII = /^[\t\x20-\x7e]*$/;
@@ -17,7 +17,7 @@ const VISIBLE_ASCII = /^[\t\x20-\x7e]*$/;
  *   a present but empty value yields `""` (→ `Bad token header`).
  */
 export function extractToken(header: string | readonly string[] | undefined): string | undefined {
-  const value = Array.isArray(header) ? header[0] : header;
+  const value = typeof header === 'string' || header === undefined ? header : header[0];
   if (typeof value !== 'string' || !VISIBLE_ASCII.test(value)) return undefined;
   if (value.length > 7 && value.slice(0, 7).toLowerCase() === 'bearer ') return value.slice(7);
   return value;

@@ -17,7 +17,7 @@ import { compactVerify } from 'jose';
 import type { JwtConfig } from '../config/jwt.js';
 import { QueenError } from '../errors.js';
 import { classify, levelRoleSets, passes, type AccessLevel } from './access-levels.js';
-import type { TokenAlg } from './algorithms.js';
+import type { TokenAlg } from '../model/jwt-algorithms.js';
 import { checkClaims, subjectOf, type Claims } from './claims.js';
 import { selectKey, type KeyMaterial } from './keys.js';
 import { rolesOf } from './roles.js';

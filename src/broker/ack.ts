@@ -8,7 +8,7 @@
 import type { StoreTx } from '../storage/store.js';
 import { newId } from '../util/ids.js';
 import type { Engine } from './engine.js';
-import { dlqEnabled } from './options.js';
+import { dlqEnabled } from '../model/options.js';
 import { leaseLive, type CursorState, type GroupState, type PartitionState } from './state.js';
 
 export type AckStatus = 'completed' | 'failed' | 'retry' | 'dlq';
@@ -70,7 +70,7 @@ function outcome(index: number, transactionId: string, success: boolean, error: 
 
 /** Plans `inputs` (no writes). Every item gets an outcome; rejected items never move a cursor. */
 export function planAcks(engine: Engine, tx: StoreTx, inputs: readonly AckInput[], now: number): AckPlan {
-  const outcomes: AckOutcome[] = new Array(inputs.length);
+  const outcomes: AckOutcome[] = new Array<AckOutcome>(inputs.length);
   const groups = new Map<string, number[]>();
   inputs.forEach((a, i) => {
     const k = `${a.group}\u0000${a.partitionId}`;

@@ -12,13 +12,13 @@ import { QueenError } from '../errors.js';
 import type { Store, StoreSnapshot, StoreTx, SubscriptionRow } from '../storage/store.js';
 import { newRandomId } from '../util/ids.js';
 import { checkNameText } from '../util/names.js';
-import type { PayloadCodec } from './codec.js';
-import { applyOptions, QUEUE_DEFAULTS } from './options.js';
+import type { PayloadCodec } from '../model/codec.js';
+import { applyOptions, QUEUE_DEFAULTS } from '../model/options.js';
 import {
   leaseLive, namesFromQueue, QUEUE_MODE,
   type CursorState, type GroupState, type PartitionState, type QueueState,
 } from './state.js';
-import { isNewMode, parseSubscriptionFrom } from './subscription.js';
+import { isNewMode, parseSubscriptionFrom } from '../model/subscription.js';
 import { Waiters } from './waiters.js';
 import { LeaseExpiry } from './leases.js';
 import { systemClock, type Clock } from '../util/clock.js';

@@ -9,7 +9,7 @@ import type { StoredPayload, StoreTx } from '../storage/store.js';
 import { newId } from '../util/ids.js';
 import { stringifyClientJson } from '../util/json.js';
 import type { Engine } from './engine.js';
-import { QUEUE_DEFAULTS } from './options.js';
+import { QUEUE_DEFAULTS } from '../model/options.js';
 import type { PartitionState } from './state.js';
 
 /** One message to append, as the push body and transaction push ops carry it. */

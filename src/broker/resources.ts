@@ -8,7 +8,7 @@ import { QueenError } from '../errors.js';
 import { iso, isoOrNull } from '../util/time.js';
 import type { Activity } from './activity.js';
 import type { Engine } from './engine.js';
-import { OPTION_NAMES, type QueueOptions } from './options.js';
+import { OPTION_NAMES, type QueueOptions } from '../model/options.js';
 import { groupLagSummary, partitionLag, type GroupLagSummary } from './positions.js';
 import { QUEUE_MODE, type PartitionState, type QueueState } from './state.js';
 

@@ -101,7 +101,7 @@ export class Retention {
     const perQueue = new Map<string, Map<RetentionReason, { removed: number; unconsumed: number }>>();
     const note = (q: QueueState, reason: RetentionReason, removed: number, unconsumed: number) => {
       let m = perQueue.get(q.name);
-      if (!m) perQueue.set(q.name, (m = new Map()));
+      if (!m) perQueue.set(q.name, (m = new Map<RetentionReason, { removed: number; unconsumed: number }>()));
       const e = m.get(reason) ?? { removed: 0, unconsumed: 0 };
       e.removed += removed;
       e.unconsumed += unconsumed;
@@ -220,7 +220,7 @@ export class Retention {
       const end = Math.min(consumed, youngFrom, p.firstOffset + batch);
       if (end > p.firstOffset) {
         let m = byQueue.get(p.queue);
-        if (!m) byQueue.set(p.queue, (m = new Map()));
+        if (!m) byQueue.set(p.queue, (m = new Map<PartitionState, number>()));
         m.set(p, end);
         rows += end - p.firstOffset;
       }

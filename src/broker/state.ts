@@ -7,7 +7,7 @@
  * deliver. Pops look only there, so a pop never scans all partitions.
  */
 import type { CursorRow, SubscriptionRow } from '../storage/store.js';
-import type { QueueOptions } from './options.js';
+import type { QueueOptions } from '../model/options.js';
 
 /** The reserved group of pops without `consumerGroup` (competing consumers on one cursor). */
 export const QUEUE_MODE = '__QUEUE_MODE__';

@@ -54,7 +54,7 @@ export class Waiters {
     const n = this.perQueue.get(w.queue) ?? 0;
     if (n >= this.maxPerQueue) throw new QueenError('too_many_waiters');
     let groups = this.byQueue.get(w.queue);
-    if (!groups) this.byQueue.set(w.queue, (groups = new Map()));
+    if (!groups) this.byQueue.set(w.queue, (groups = new Map<string, Set<Waiter>>()));
     let set = groups.get(w.group);
     if (!set) groups.set(w.group, (set = new Set()));
     set.add(w);

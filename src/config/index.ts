@@ -7,7 +7,7 @@
  */
 import { isIP } from 'node:net';
 import path from 'node:path';
-import { isNewMode } from '../broker/subscription.js';
+import { isNewMode } from '../model/subscription.js';
 import { loadEncryptionConfig, type EncryptionConfig } from './encryption.js';
 import { ConfigError, int, oneOf, str, type Env } from './env.js';
 import { loadJwtConfig, type JwtConfig } from './jwt.js';

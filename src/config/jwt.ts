@@ -5,7 +5,7 @@
  *
  * Source: seed 004_24a1fe9a74737580.txt; security.md §2.1–§2.3.
  */
-import { ACCEPTED_ALGS, ALGORITHM_SETTINGS, isAlgorithmSetting, type TokenAlg } from '../auth/algorithms.js';
+import { ACCEPTED_ALGS, ALGORITHM_SETTINGS, isAlgorithmSetting, type TokenAlg } from '../model/jwt-algorithms.js';
 import { bool, ConfigError, int, type Env } from './env.js';
 
 /** The role values that mean each role (seed 004, "Remapping claims"). */

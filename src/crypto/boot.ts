@@ -2,7 +2,7 @@
  * Encryption at boot: configuration → key ring → data-directory key check → codec, in one call
  * from `main` after the store is open and before the listener binds.
  */
-import type { PayloadCodec } from '../broker/codec.js';
+import type { PayloadCodec } from '../model/codec.js';
 import type { EncryptionConfig } from '../config/encryption.js';
 import type { Logger } from '../observability/logger.js';
 import type { PartitionRow, Store, StoreReader, StoreSnapshot } from '../storage/store.js';

@@ -3,13 +3,12 @@
  * (envelope.ts) under the ring's current key; other queues keep JSON text in clear. Only payloads
  * stored with `encrypted = true` are ever decrypted: no envelope sniffing (security.md TS-17).
  */
-import { PayloadIntegrityError, plainCodec, type PayloadCodec } from '../broker/codec.js';
+import { PayloadIntegrityError, plainCodec, type PayloadCodec, type StoredPayload } from '../model/codec.js';
 import type { EncryptionConfig } from '../config/encryption.js';
-import type { StoredPayload } from '../storage/store.js';
 import { open, seal } from './envelope.js';
 import { KeyRing } from './keyring.js';
 
-export { PayloadIntegrityError } from '../broker/codec.js';
+export { PayloadIntegrityError } from '../model/codec.js';
 
 /** Payload codec that seals flagged queues' payloads with AES-256-GCM and opens them on read. */
 export class EncryptingCodec implements PayloadCodec {

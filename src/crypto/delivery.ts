@@ -10,9 +10,8 @@
  * The consumer acks it `failed` (retry budget, then DLQ) or `completed` (skip it). Each failure
  * is counted and logged with queue, partition and message id (never payload or key bytes).
  */
-import { PayloadIntegrityError, type PayloadCodec } from '../broker/codec.js';
+import { PayloadIntegrityError, type PayloadCodec, type StoredPayload } from '../model/codec.js';
 import type { Logger } from '../observability/logger.js';
-import type { StoredPayload } from '../storage/store.js';
 import { RawJson } from '../util/json.js';
 
 /** The per-message error of a payload that failed authentication. */

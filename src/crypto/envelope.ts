@@ -17,7 +17,7 @@
  * read or forge one.
  */
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import { PayloadIntegrityError } from '../broker/codec.js';
+import { PayloadIntegrityError } from '../model/codec.js';
 import { KEY_ID_BYTES, type KeyRing, type RingKey } from './keyring.js';
 
 /** Envelope layout: version byte, key id, 96-bit nonce, ciphertext, 128-bit tag (sizes in bytes). */

@@ -10,7 +10,6 @@ import type { Config } from '../config/index.js';
 import { QueenError } from '../errors.js';
 import { parseClientJson, scanJsonText, stringifyClientJson } from '../util/json.js';
 import { registerAuth } from '../auth/index.js';
-import { clientError, frameworkError, installErrorHandling } from './errors.js';
 import { attachRouteSchemas, registerOpenApi } from './schemas/index.js';
 import { decodeBody, describeJsonError } from './body-encoding.js';
 import { clientError, frameworkError, installErrorHandling, installNodeLevelAnswers, nodeLevelGuard } from './errors.js';

@@ -10,13 +10,78 @@
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
-import type { Activity, Bucket } from '../broker/activity.js';
-import type { Broker } from '../broker/broker.js';
-import type { Maintenance } from '../broker/maintenance.js';
-import type { Retention } from '../broker/retention.js';
 
 /** Label value standing for the queues beyond the cap. */
 export const OTHER_QUEUES = '__other__';
+
+/*
+ * What the exposition reads, stated here so that observability does not import the broker: the
+ * broker's own classes (src/broker/broker.ts, activity.ts, maintenance.ts, retention.ts) satisfy
+ * these shapes structurally and are passed in by src/broker/operations.ts.
+ */
+
+/** Lifetime totals read by the `queen_cluster_*_total` counters (counts since boot). */
+export interface MetricsCounters {
+  readonly pushRequests: number;
+  readonly pushMessages: number;
+  readonly popRequests: number;
+  readonly popMessages: number;
+  readonly ackRequests: number;
+  readonly ackMessages: number;
+  readonly ackFailed: number;
+  readonly transactions: number;
+  readonly dlqMessages: number;
+}
+
+/** The broker state read at scrape time. */
+export interface MetricsBroker {
+  /** epoch ms */
+  readonly startedAt: number;
+  readonly config: { readonly metricsMaxQueues: number };
+  readonly counters: MetricsCounters;
+  readonly popMaintenanceEnabled: boolean;
+  healthy(): boolean;
+  readonly engine: {
+    /** Queues by name (only the names and the count are read). */
+    readonly queues: ReadonlyMap<string, unknown>;
+    readonly waiters: { readonly size: number; perQueueCounts(): ReadonlyMap<string, number> };
+  };
+}
+
+/** One minute of a queue's activity (counts; lag in ms). */
+export interface MetricsBucket {
+  pushRequests: number;
+  pushMessages: number;
+  popMessages: number;
+  popEmpty: number;
+  ackCompleted: number;
+  ackFailed: number;
+  transactions: number;
+  lagSum: number;
+  lagCount: number;
+  lagMax: number;
+}
+
+/** Per-queue activity series and dead-letter depth. */
+export interface MetricsActivity {
+  /** Dead letters stored, by queue name. */
+  readonly dlqDepth: ReadonlyMap<string, number>;
+  /** Cumulative retention removals, one entry per (queue, reason, consumed). */
+  readonly removed: ReadonlyMap<string, { queue: string; reason: string; consumed: boolean; count: number }>;
+  /** The queue's series; `lastComplete(now)` is the last complete minute before `now` (epoch ms). */
+  series(queue: string): { lastComplete(now: number): MetricsBucket };
+}
+
+/** Push maintenance and its spool. */
+export interface MetricsMaintenance {
+  readonly pushEnabled: boolean;
+  status(): { bufferedMessages: number; bufferStats: { failed: number } };
+}
+
+/** The retention sweeper; `last.durationMs` is the last sweep's duration in ms. */
+export interface MetricsRetention {
+  readonly last: { durationMs: number } | undefined;
+}
 
 /** The Prometheus registry of one broker; values are read at scrape time. */
 export class PromMetrics {
@@ -25,10 +90,10 @@ export class PromMetrics {
   private readonly maxQueues: number;
 
   constructor(
-    private readonly broker: Broker,
-    private readonly activity: Activity,
-    maintenance: Maintenance,
-    retention: Retention,
+    private readonly broker: MetricsBroker,
+    private readonly activity: MetricsActivity,
+    maintenance: MetricsMaintenance,
+    retention: MetricsRetention,
   ) {
     this.maxQueues = broker.config.metricsMaxQueues;
     this.loop.enable();
@@ -98,7 +163,7 @@ export class PromMetrics {
     });
 
     // ------------------------------------------------------------ per queue, last complete minute
-    const perMinute = (name: string, help: string, pick: (b: Bucket) => number) =>
+    const perMinute = (name: string, help: string, pick: (b: MetricsBucket) => number) =>
       new Gauge({
         name, help, labelNames: ['queue'], registers,
         collect() { this.reset(); const now = Date.now(); for (const [q, n] of self.capped((q) => pick(activity.series(q).lastComplete(now)))) this.set({ queue: q }, n); },

@@ -10,7 +10,8 @@
  * while a commit is in progress and commits them together (group commit, one fsync), then
  * resolves each promise. A resolved promise means the change is durable.
  */
-import type { QueueOptions } from '../broker/options.js';
+import type { StoredPayload } from '../model/codec.js';
+import type { QueueOptions } from '../model/options.js';
 import type { KvStore } from './kv.js';
 import type { OpsStore } from './ops.js';
 import type { TimerStore } from './timers.js';
@@ -75,8 +76,8 @@ export interface SubscriptionRow {
   createdAt: number;
 }
 
-/** Payload bytes as stored: JSON text, or an encryption envelope when `encrypted`. */
-export type StoredPayload = string | Buffer;
+/** Payload bytes as stored (defined with the codec that produces them). */
+export type { StoredPayload } from '../model/codec.js';
 
 export interface MessageRow {
   partitionPk: number;

@@ -7,6 +7,7 @@
 import { QueenError } from '../errors.js';
 
 /** NUL, or a surrogate half without its partner. */
+// eslint-disable-next-line no-control-regex -- NUL is exactly what this pattern refuses
 const BAD_NAME_CHARS = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /** True when `text` holds a NUL character or a lone UTF-16 surrogate. */

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { describe, it } from 'node:test';
 import { classify, levelRoleSets, passes, ROUTE_RULES } from '../../src/auth/access-levels.js';
-import { ACCEPTED_ALGS } from '../../src/auth/algorithms.js';
+import { ACCEPTED_ALGS } from '../../src/model/jwt-algorithms.js';
 import { checkClaims, subjectOf } from '../../src/auth/claims.js';
 import { parseJwks } from '../../src/auth/jwks.js';
 import { parsePublicPem } from '../../src/auth/keys.js';

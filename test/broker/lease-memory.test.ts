@@ -10,7 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import { pino } from 'pino';
 import type { AckInput } from '../../src/broker/ack.js';
 import { Broker, QUEUE_MODE } from '../../src/broker/broker.js';
-import { plainCodec } from '../../src/broker/codec.js';
+import { plainCodec } from '../../src/model/codec.js';
 import type { PopRequest } from '../../src/broker/pop.js';
 import { loadConfig } from '../../src/config/index.js';
 import { SqliteStore } from '../../src/storage/sqlite/store.js';

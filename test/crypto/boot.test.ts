@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { createSecretKey, randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
-import { plainCodec } from '../../src/broker/codec.js';
+import { plainCodec } from '../../src/model/codec.js';
 import { loadEncryptionConfig } from '../../src/config/encryption.js';
 import { ConfigError } from '../../src/config/env.js';
 import { BOOT_LINE, DISABLED_LINE, initEncryption, scanKeyIds } from '../../src/crypto/boot.js';

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createSecretKey, randomBytes } from 'node:crypto';
-import { plainCodec } from '../../src/broker/codec.js';
+import { plainCodec } from '../../src/model/codec.js';
 import { EncryptingCodec, PayloadIntegrityError, createPayloadCodec } from '../../src/crypto/codec.js';
 import { envelopeKeyId, seal } from '../../src/crypto/envelope.js';
 import { KeyRing } from '../../src/crypto/keyring.js';

@@ -32,7 +32,7 @@ export async function waitFor<T>(cond: () => T | Promise<T>, opts: WaitOptions):
       lastError = e;
     }
     if (Date.now() >= deadline) {
-      const detail = lastError !== undefined ? `last error: ${(lastError as Error)?.message ?? String(lastError)}` : `last value: ${JSON.stringify(last)}`;
+      const detail = lastError !== undefined ? `last error: ${lastError instanceof Error ? lastError.message : JSON.stringify(lastError)}` : `last value: ${JSON.stringify(last)}`;
       throw new Error(`timed out after ${timeoutMs} ms waiting for ${opts.what} (${detail})`);
     }
     await new Promise((r) => setTimeout(r, intervalMs));

@@ -151,7 +151,7 @@ describe('payload numbers come back exactly as sent', () => {
   test('push maintenance: spooled, replayed, popped with the text', async () => {
     const q = uniqueName();
     assert.equal((await call(b.url, 'POST', '/api/v1/system/maintenance', { enabled: true })).status, 200);
-    let off = false;
+    let off: boolean;
     try {
       const r = await pushRaw(q, 'a', P);
       assert.equal(r.status, 201, r.text);

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { describe, test } from 'node:test';
-import { QUEUE_DEFAULTS } from '../../src/broker/options.js';
+import { QUEUE_DEFAULTS } from '../../src/model/options.js';
 import { SqliteStore } from '../../src/storage/sqlite/store.js';
 import type { MessageRow, Store, StoreTx } from '../../src/storage/store.js';
 import { tempDir } from '../helpers/broker.js';

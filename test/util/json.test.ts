@@ -23,7 +23,7 @@ describe('scanJsonText', () => {
     assert.deepEqual(scanJsonText('[[1]]', 2), { tooDeep: false, inexactNumber: false });
     assert.equal(scanJsonText('[[[1]]]', 2).tooDeep, true);
     assert.equal(scanJsonText('["[[[[[", {"a":"}}}}"}]', 2).tooDeep, false);
-    assert.equal(scanJsonText('[["\\"],["\"[[["]]', 2).tooDeep, false);
+    assert.equal(scanJsonText('[["\\"],[""[[["]]', 2).tooDeep, false);
     assert.deepEqual(scanJsonText('{"a":[1.0]}', 5), { tooDeep: false, inexactNumber: true });
   });
 });

@@ -8,7 +8,7 @@ import {
 } from '../../broker/consumer-groups.js';
 import { QueenError } from '../../errors.js';
 import { qBool, qInt, type Query } from '../query.js';
-import { bodyObject, type OpsContext } from './ops.js';
+import { bodyObject, type OpsContext } from './ops-context.js';
 import { parseIso } from '../../util/time.js';
 
 /**

@@ -6,7 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import { purgeDeadLetters, replayDeadLetter, type ReplayTarget } from '../../broker/messages.js';
 import { QueenError } from '../../errors.js';
 import { qString, type Query } from '../query.js';
-import { bodyObject, type OpsContext } from './ops.js';
+import { bodyObject, type OpsContext } from './ops-context.js';
 
 /** Fastify plugin registering the routes this module describes. */
 export async function dlqAdminRoutes(app: FastifyInstance, { broker, ops }: OpsContext): Promise<void> {

@@ -147,7 +147,7 @@ export function parseKvOp(raw: unknown, where: string, limits: KvInputLimits): K
       return { op, ns, key, expect: e, required: required(o, where) };
     }
     default:
-      throw kvBad('kv_unknown_op', `${where}.op ${op} is not allowed here`);
+      throw kvBad('kv_unknown_op', `${where}.op ${name} is not allowed here`);
   }
 }
 

@@ -7,7 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import { deleteDeadLetter, getMessage, listMessages, replayDeadLetter, type MessageStatus } from '../../broker/messages.js';
 import { QueenError } from '../../errors.js';
 import { qInt, qString, qTime, type Query } from '../query.js';
-import type { OpsContext } from './ops.js';
+import type { OpsContext } from './ops-context.js';
 
 const STATUSES: readonly MessageStatus[] = ['pending', 'processing', 'completed'];
 

@@ -6,6 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Broker } from '../../broker/broker.js';
 import { Operations } from '../../broker/operations.js';
 import type { Config } from '../../config/index.js';
+import type { OpsContext } from './ops-context.js';
 import { consumerGroupRoutes } from './consumer-groups.js';
 import { dlqAdminRoutes } from './dlq-admin.js';
 import { messageRoutes } from './messages.js';
@@ -14,13 +15,6 @@ import { resourceAdminRoutes } from './resources-admin.js';
 import { statusRoutes } from './status.js';
 import { systemRoutes } from './system.js';
 import { traceRoutes } from './traces.js';
-
-/** What the operator route plugins receive. */
-export interface OpsContext {
-  broker: Broker;
-  config: Config;
-  ops: Operations;
-}
 
 /** Registers every operator route for `broker` (its {@link Operations} are created on first use). */
 export async function opsRoutes(app: FastifyInstance, opts: { broker: Broker; config: Config }): Promise<void> {
@@ -33,9 +27,4 @@ export async function opsRoutes(app: FastifyInstance, opts: { broker: Broker; co
   await app.register(statusRoutes, ctx);
   await app.register(systemRoutes, ctx);
   await app.register(prometheusRoutes, ctx);
-}
-
-/** The request body as an object (`{}` when empty). @throws nothing; non-objects become `{}` */
-export function bodyObject(body: unknown): Record<string, unknown> {
-  return body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : {};
 }

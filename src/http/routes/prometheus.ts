@@ -1,6 +1,6 @@
 /** `GET /metrics/prometheus` (spec http-api.md §4.8): Prometheus text format, public. */
 import type { FastifyInstance } from 'fastify';
-import type { OpsContext } from './ops.js';
+import type { OpsContext } from './ops-context.js';
 
 /** Fastify plugin registering the routes this module describes. */
 export async function prometheusRoutes(app: FastifyInstance, { ops }: OpsContext): Promise<void> {

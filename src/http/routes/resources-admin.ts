@@ -6,7 +6,7 @@
 import type { FastifyInstance } from 'fastify';
 import { allPartitions, depth, namespaces, overview, partitionsOf, tasks } from '../../broker/resources.js';
 import { qInt, qString, type Query } from '../query.js';
-import type { OpsContext } from './ops.js';
+import type { OpsContext } from './ops-context.js';
 
 /** Fastify plugin registering the routes this module describes. */
 export async function resourceAdminRoutes(app: FastifyInstance, { broker, ops }: OpsContext): Promise<void> {

@@ -7,7 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import { analytics, status, statusQueue, statusQueues, type StatusFilter } from '../../broker/status.js';
 import { QueenError } from '../../errors.js';
 import { qInt, qString, qTime, type Query } from '../query.js';
-import type { OpsContext } from './ops.js';
+import type { OpsContext } from './ops-context.js';
 
 function filter(q: Query): StatusFilter {
   return {

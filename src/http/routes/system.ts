@@ -1,7 +1,7 @@
 /** System routes (spec http-api.md §4.9): push and pop maintenance, shared-state summary. ADMIN (auth table). */
 import type { FastifyInstance } from 'fastify';
 import { QueenError } from '../../errors.js';
-import { bodyObject, type OpsContext } from './ops.js';
+import { bodyObject, type OpsContext } from './ops-context.js';
 
 function enabledOf(body: unknown): boolean {
   const b = bodyObject(body);

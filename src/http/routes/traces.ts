@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { recordTrace, traceNames, tracesByName, tracesOfMessage } from '../../broker/traces.js';
 import { QueenError } from '../../errors.js';
 import { qInt, type Query } from '../query.js';
-import { bodyObject, type OpsContext } from './ops.js';
+import { bodyObject, type OpsContext } from './ops-context.js';
 
 function str(b: Record<string, unknown>, k: string, required: boolean): string | undefined {
   const v = b[k];

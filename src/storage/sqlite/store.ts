@@ -12,7 +12,7 @@ import type { Database as Db, Statement } from 'better-sqlite3';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { SyncMode } from '../../config/index.js';
-import type { QueueOptions } from '../../broker/options.js';
+import type { QueueOptions } from '../../model/options.js';
 import type {
   CursorRow, DlqFilter, DlqRow, MessageRow, PartitionRow, QueueRow, Store, StoreCapabilities,
   StoreSnapshot, StoreTx, SubscriptionRow,

@@ -3,7 +3,9 @@
  * `encryptionEnabled` (src/crypto provides the encrypting codec). The wire always carries JSON.
  */
 import { QueenError } from '../errors.js';
-import type { StoredPayload } from '../storage/store.js';
+
+/** Payload bytes as stored: JSON text, or an encryption envelope when `encrypted`. */
+export type StoredPayload = string | Buffer;
 
 /** Thrown by {@link PayloadCodec.decode} when an envelope fails authentication (tampering, corruption, unknown key). */
 export class PayloadIntegrityError extends Error {

@@ -1,0 +1,106 @@
+/**
+ * Import direction of src/ (checked by `npm run lint:layers`, part of `npm test`). Layers, top to
+ * bottom; a module imports its own layer or lower ones, never higher:
+ *
+ *   src/main.ts                                   composition root (imports anything)
+ *   src/http (later src/proxy, kafka, cluster)    front doors
+ *   src/auth, src/broker                          domain, no HTTP; siblings, neither imports the other
+ *   src/crypto, src/storage                       crypto may read storage types; storage knows no crypto
+ *   src/config                                    typed settings, read by every layer
+ *   src/model, src/util, src/observability,       leaves: shared model types, helpers, logs and
+ *   src/errors.ts                                 metrics (observability never imports the broker)
+ *
+ * Type-only imports count too (tsPreCompilationDeps). Cycles are checked by madge (.madgerc).
+ */
+const FRONT_DOORS = '^src/(http|proxy|kafka|cluster)/';
+const LEAVES = '^src/(model|util|observability)/|^src/errors[.]ts$';
+
+module.exports = {
+  forbidden: [
+    {
+      name: 'resolvable',
+      comment: 'Every relative import resolves to a file, so that no rule below passes because a path was not understood (packages are left to tsc).',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { couldNotResolve: true, path: '^[.]' },
+    },
+    {
+      name: 'src-stays-in-src',
+      comment: 'Nothing in src/ imports main.ts, the tests, the benchmarks or the dashboard.',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { path: '^src/main[.]ts$|^(test|bench|web)/' },
+    },
+    {
+      name: 'front-doors-apart',
+      comment: 'A front door translates a protocol into broker calls; it does not reach into another front door.',
+      severity: 'error',
+      from: { path: '^src/(http|proxy|kafka|cluster)/' },
+      to: { path: FRONT_DOORS, pathNot: '^src/$1/' },
+    },
+    {
+      name: 'routes-not-to-storage',
+      comment: 'Route modules call broker services; they never touch the store.',
+      severity: 'error',
+      from: { path: '^src/http/routes/' },
+      to: { path: '^src/storage/' },
+    },
+    {
+      name: 'domain-not-to-front-doors',
+      comment: 'auth and broker know no HTTP (nor any other front door).',
+      severity: 'error',
+      from: { path: '^src/(auth|broker)/' },
+      to: { path: FRONT_DOORS },
+    },
+    {
+      name: 'auth-broker-apart',
+      comment: 'auth and broker are siblings: types both need belong in src/model.',
+      severity: 'error',
+      from: { path: '^src/(auth|broker)/' },
+      to: { path: '^src/(auth|broker)/', pathNot: '^src/$1/' },
+    },
+    {
+      name: 'storage-crypto-below-domain',
+      comment: 'storage and crypto serve the domain; they never import it or a front door.',
+      severity: 'error',
+      from: { path: '^src/(storage|crypto)/' },
+      to: { path: `${FRONT_DOORS}|^src/(auth|broker)/` },
+    },
+    {
+      name: 'storage-not-to-crypto',
+      comment: 'The store persists payload bytes as given; encryption happens above it.',
+      severity: 'error',
+      from: { path: '^src/storage/' },
+      to: { path: '^src/crypto/' },
+    },
+    {
+      name: 'config-reads-leaves-only',
+      comment: 'Every layer reads the typed configuration, so config imports only leaves.',
+      severity: 'error',
+      from: { path: '^src/config/' },
+      to: { path: '^src/', pathNot: `^src/config/|${LEAVES}` },
+    },
+    {
+      name: 'observability-is-a-leaf',
+      comment: 'Logs and metrics are usable by every layer; they state the shapes they read instead of importing them.',
+      severity: 'error',
+      from: { path: '^src/observability/' },
+      to: { path: '^src/', pathNot: '^src/(observability|model|util)/|^src/errors[.]ts$' },
+    },
+    {
+      name: 'model-util-are-leaves',
+      comment: 'Shared model types and helpers import only each other and the error registry.',
+      severity: 'error',
+      from: { path: '^src/(model|util)/|^src/errors[.]ts$' },
+      to: { path: '^src/', pathNot: '^src/(model|util)/|^src/errors[.]ts$' },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: {
+      extensions: ['.ts', '.js'],
+    },
+  },
+};
