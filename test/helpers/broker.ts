@@ -66,7 +66,8 @@ const QUIET_LEVELS = new Set(['warn', 'error', 'fatal', 'silent']);
 /**
  * Spawns the broker and resolves once it has logged its listening line and `/health` answers 200.
  * Without `opts.port` the broker binds `PORT=0` (the kernel picks a port, no race with other
- * processes) and the bound port is read from the `queen-ts listening` JSON line on stdout. The
+ * processes) and the bound port is read from the `queen-ts listening` line on stdout (JSON, or the
+ * `LOG_FORMAT=pretty` form with an indented `port:` line). The
  * broker runs at `LOG_LEVEL=info` unless `opts.env` says otherwise.
  * @throws Error with the process output when it exits or is not healthy within 15 s, or when
  *   `opts.env.LOG_LEVEL` would hide the listening line and no `opts.port` is given
@@ -104,6 +105,9 @@ export async function startBroker(opts: StartOptions = {}): Promise<BrokerHandle
         if (o.msg === LISTENING_MSG && typeof o.port === 'number') resolveListening(o.port);
       } catch { /* not a JSON log line */ }
     }
+    // LOG_FORMAT=pretty: the message line is followed by an indented `port: N` line.
+    const pretty = new RegExp(`${LISTENING_MSG}\\r?\\n\\s+port: (\\d+)`).exec(out);
+    if (pretty) resolveListening(Number(pretty[1]));
   });
   proc.stderr!.on('data', (d: Buffer) => (out += d.toString()));
   const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
