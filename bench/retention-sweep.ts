@@ -2,7 +2,7 @@
  * Measures the retention sweep on a queue with 100 partitions and with 100,000 partitions, both
  * with every retention rule switched on (retentionSeconds, completedRetentionSeconds,
  * maxWaitTimeSeconds) and nothing old enough to remove: the idle sweep must not grow with the
- * number of partitions (DESIGN.md §2). Also reports the one-time first sweep after the completed
+ * number of partitions (docs/storage.md#costs-scale-with-work). Also reports the one-time first sweep after the completed
  * rule is switched on (it seeds the partitions with messages) and a sweep after a consumer acked
  * 100 partitions (work-proportional).
  *

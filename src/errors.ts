@@ -2,8 +2,8 @@
  * The error registry: every error the broker answers with has a stable `code`, an HTTP status
  * and a default message. Answers are `{"error": message, "code": code}`; tests assert on `code`.
  *
- * Codes are part of the public contract (clients may branch on them) and are listed in the
- * README. Add new ones here, never inline elsewhere.
+ * Codes are part of the public contract (clients may branch on them) and are listed in
+ * docs/http-api.md#error-codes. Add new ones here, never inline elsewhere.
  */
 
 /** Registry entry: HTTP status and default message for a code. */
@@ -44,7 +44,7 @@ export const ERRORS = {
   too_many_waiters: { status: 429, message: 'too many parked consumers on this queue' },
   timer_horizon_exceeded: { status: 400, message: 'timer delay exceeds the scheduling horizon' },
   timer_unsupported: { status: 400, message: 'timer payload encoding not supported by this broker' },
-  // KV and locks (spec §5.1, §5.3): 400s answer {"error":"kv_bad_request","code":<code>,"reason":…}
+  // KV and locks (docs/http-api.md#kv, docs/http-api.md#locks): 400s answer {"error":"kv_bad_request","code":<code>,"reason":…}
   kv_bad_request: { status: 400, message: 'kv_bad_request' },
   kv_unknown_op: { status: 400, message: 'kv_bad_request' },
   kv_bad_namespace: { status: 400, message: 'kv_bad_request' },
@@ -65,7 +65,7 @@ export const ERRORS = {
     status: 400,
     message: 'encryptionEnabled needs QUEEN_ENCRYPTION_KEY to be set on the broker',
   },
-  // auth (messages byte for byte from seed 004's error table)
+  // auth (messages byte for byte as listed in docs/security.md#refusals)
   auth_required: { status: 401, message: 'Authentication required' },
   bad_token_header: { status: 401, message: 'Bad token header' },
   unsupported_token_algorithm: { status: 401, message: 'Unsupported token algorithm' },

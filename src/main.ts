@@ -45,7 +45,7 @@ async function main(): Promise<void> {
   });
   const broker = new Broker(store, config, codec, log, systemClock);
   broker.start(snapshot);
-  Operations.for(broker).start(snapshot.settings); // retention sweep, maintenance spool, metrics (issue 5)
+  Operations.for(broker).start(snapshot.settings); // retention sweep, maintenance spool, metrics (docs/operations.md#boot)
   Timers.for(broker).start(); // fires scheduled messages, including those due while the broker was down
   const app = await buildApp(config, broker, log);
   const host = config.bindAddr;

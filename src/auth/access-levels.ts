@@ -3,23 +3,23 @@
  *
  * Levels are role *sets*, not a ladder: each level lists the roles that pass it, and a check is a
  * membership test (a `write-only` token fails every read). The route table is ONE array, walked in
- * order, first match wins; its rows match seed 004's prefix table ("Access levels are a role set")
- * row for row, refined where seed 000 and security.md §2.10 say more. Anything unmatched (including
+ * order, first match wins; its rows are the table of docs/security.md#access-levels
+ * row for row. Anything unmatched (including
  * a path no route serves) is `read-write`, never `public`.
  *
  * Paths are compared exactly as received (no decoding, no normalisation), prefixes with `startsWith`.
  *
- * Source: seed 004_24a1fe9a74737580.txt; seed 000_54c572a9d249f546.txt; security.md §2.10, §11, §12.
+ * Source: docs/security.md#access-levels.
  */
 import type { RoleNames } from '../config/jwt.js';
 
-/** The five access levels of seed 004. */
+/** The five access levels (docs/security.md#access-levels). */
 export type AccessLevel = 'public' | 'read-only' | 'write-only' | 'read-write' | 'admin';
 
 /** A logical role; the configured {@link RoleNames} map each one to the string a token carries. */
 export type Role = keyof RoleNames;
 
-/** Seed 004 "Level | Passed by": the roles that pass each level (public passes everyone). */
+/** docs/security.md#access-levels, "Passed by": the roles that pass each level (public passes everyone). */
 export const LEVEL_ROLES: Readonly<Record<AccessLevel, readonly Role[]>> = {
   public: [],
   'read-only': ['readOnly', 'readWrite', 'admin'],
@@ -56,33 +56,33 @@ const READ_ONLY_GET_PREFIXES = [
 
 /** The route → access level table, first match wins. Default (no row matches): `read-write`. */
 export const ROUTE_RULES: readonly RouteRule[] = [
-  // public (seed 004 row 1)
+  // public (docs/security.md#access-levels)
   { level: 'public', exact: ['/health', '/metrics', '/metrics/prometheus'], source: 'S4 public: health and metrics' },
   { level: 'public', exact: ['/'], prefix: ['/assets/', '/favicon'], source: 'S4 public: /, /assets/*, /favicon*' },
   { level: 'public', exact: ['/auth/me', '/auth/login', '/auth/logout'], source: 'S4 public: /auth/me, /auth/login, /auth/logout' },
   { level: 'public', exact: ['/openapi.json', '/openapi'], source: 'R: the API description (docs/openapi.json) and its page' },
-  // admin (seed 004 row 2; seed 000 adds deletes of dead letters)
+  // admin (docs/security.md#access-levels; also deletes of dead letters)
   { level: 'admin', prefix: ['/api/v1/system/', '/internal/'], source: 'S4 admin: /api/v1/system/ and /internal/' },
   { level: 'admin', method: 'DELETE', prefix: ['/api/v1/consumer-groups/'], source: 'S4 admin: DELETE /api/v1/consumer-groups/*' },
   { level: 'admin', method: 'DELETE', prefix: ['/api/v1/resources/queues/'], source: 'S4 admin: DELETE /api/v1/resources/queues/*' },
-  { level: 'admin', method: 'DELETE', exact: ['/api/v1/dlq'], source: 'S0 admin: deletes of dead letters (security.md §11)' },
+  { level: 'admin', method: 'DELETE', exact: ['/api/v1/dlq'], source: 'S0 admin: deletes of dead letters (docs/security.md#access-levels)' },
   { level: 'admin', exact: ['/api/v1/stats/refresh'], source: 'S4 admin: /api/v1/stats/refresh' },
-  // read-only (seed 004 row 3; seed 000 adds reads by offset and KV listings)
+  // read-only (docs/security.md#access-levels; also reads by offset and KV listings)
   { level: 'read-only', method: 'GET', exact: ['/status'], prefix: READ_ONLY_GET_PREFIXES, source: 'S4 read-only: GET listings and reads' },
-  { level: 'read-only', method: 'POST', exact: ['/api/v1/fetch'], source: 'S0 read-only: reads by offset (security.md §11)' },
-  { level: 'read-only', method: 'POST', exact: ['/api/v1/partitions/changed'], source: 'S0 read-only: listings (security.md §11)' },
-  { level: 'read-only', method: 'POST', exact: ['/api/v1/resources/kv/list'], source: 'S0 read-only: KV reads (security.md §11)' },
+  { level: 'read-only', method: 'POST', exact: ['/api/v1/fetch'], source: 'S0 read-only: reads by offset (docs/security.md#access-levels)' },
+  { level: 'read-only', method: 'POST', exact: ['/api/v1/partitions/changed'], source: 'S0 read-only: listings (docs/security.md#access-levels)' },
+  { level: 'read-only', method: 'POST', exact: ['/api/v1/resources/kv/list'], source: 'S0 read-only: KV reads (docs/security.md#access-levels)' },
   { level: 'read-only', exact: ['/streams/v1/state/get'], source: 'S4 read-only: /streams/v1/state/get' },
   { level: 'read-write', prefix: ['/streams/'], source: 'R: every other stream verb is read-write' },
-  // write-only (seed 004 row 4; security.md §11: push on any method)
+  // write-only (docs/security.md#access-levels; push on any method)
   { level: 'write-only', exact: ['/api/v1/push'], source: 'S4 write-only: /api/v1/push' },
   { level: 'write-only', method: 'POST', exact: ['/api/v1/timers'], source: 'S4 write-only: POST /api/v1/timers' },
   { level: 'write-only', method: 'POST', exact: ['/api/v1/ephemeral/push'], source: 'S4 write-only: POST /api/v1/ephemeral/push' },
-  // read-write (seed 004 row 5), spelled out for KV/timer/ephemeral writes; the default covers the rest
+  // read-write (docs/security.md#access-levels), spelled out for KV/timer/ephemeral writes; the default covers the rest
   { level: 'read-write', prefix: ['/api/v1/kv', '/api/v1/timers', '/api/v1/ephemeral'], source: 'S4 read-write: KV, timer and ephemeral writes' },
 ];
 
-/** Seed 004: "an unrecognised path defaults to read-write, not to public". */
+/** An unrecognised path is read-write, never public (docs/security.md#access-levels). */
 export const DEFAULT_LEVEL: AccessLevel = 'read-write';
 
 function ruleMatches(rule: RouteRule, method: string, path: string): boolean {

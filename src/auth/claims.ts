@@ -9,10 +9,10 @@
  * | aud   | only when JWT_AUDIENCE is non-empty: a string or an array, one match enough |
  *
  * Order: exp, nbf, iat, then iss, aud; the first failure answers. A temporal claim counts as present
- * when it is a JSON number (compared floored, TS-8); anything else is absent. Beyond the seeds, off by
+ * when it is a JSON number (compared floored, docs/security.md#claims); anything else is absent. Stricter options of ours, off by
  * default: `JWT_REQUIRE_EXP` and `JWT_MAX_LIFETIME`.
  *
- * Source: seed 004_24a1fe9a74737580.txt ("Claim validation"); security.md §2.9.
+ * Source: docs/security.md#claims.
  */
 import type { JwtConfig } from '../config/jwt.js';
 import { QueenError } from '../errors.js';

@@ -8,7 +8,7 @@
  * on skip paths and on public routes; otherwise the token's `sub` and roles. `request.identity.sub`
  * is the only source of a pushed message's `producerSub`.
  *
- * Source: seed 004_24a1fe9a74737580.txt; security.md §2.
+ * Source: docs/security.md#jwt.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { JwtConfig } from '../config/jwt.js';
@@ -38,9 +38,9 @@ export interface AuthHandle {
   close(): void;
 }
 
-/** Boot line with JWT off (security.md §2.3). */
+/** Boot line with JWT off (docs/security.md#boot-lines). */
 export const JWT_DISABLED_LINE = 'JWT auth disabled — API and dashboard are open (standalone); set JWT_ENABLED=true to require tokens';
-/** Boot warning for a cleartext JWKS URL (security.md §2.3). */
+/** Boot warning for a cleartext JWKS URL (docs/security.md#boot-lines). */
 export const JWKS_HTTP_WARNING = 'JWT_JWKS_URL is plaintext http:// — signing keys fetched over cleartext are MITM-forgeable; use https://';
 
 /** True when the JWKS endpoint is consulted: JWT on, a URL set, and an RS/EdDSA/auto setting. */
@@ -55,8 +55,8 @@ export function jwksInUse(cfg: JwtConfig): boolean {
  * with the key count, or `JWKS pre-fetch failed (will retry on demand)`: never fatal) and starts
  * the background refresh. Never logs a token or a secret.
  *
- * Refusals are answered from the hook as `{"error": <seed message>, "code": <registry code>}` with
- * the seed's status (401, 403, or 500 for server-side key problems).
+ * Refusals are answered from the hook as `{"error": <message>, "code": <registry code>}` with
+ * the status listed in docs/security.md#refusals (401, 403, or 500 for server-side key problems).
  *
  * @param cfg from {@link import('../config/jwt.js').loadJwtConfig}, validated at boot
  */

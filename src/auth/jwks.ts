@@ -10,15 +10,15 @@
  *   triggers one re-fetch, at most one every 5 s (measured from the last attempt), shared by
  *   concurrent misses; still unknown → the caller answers `401 Unknown key ID`.
  *
- * Source: seed 004_24a1fe9a74737580.txt ("A JWKS endpoint"); security.md §2.7 (TS-5, TS-6, TS-7).
+ * Source: docs/security.md#jwks.
  */
 import { importJWK, type JWK } from 'jose';
 import type { Logger } from '../observability/logger.js';
 import { decodeB64url } from './token.js';
 
-/** Body cap, bytes (seed 004: 1 MiB). */
+/** Body cap, bytes (1 MiB, docs/security.md#jwks). */
 export const JWKS_MAX_BODY_BYTES = 1024 * 1024;
-/** Minimum spacing of on-demand re-fetches, ms (seed 004: once every 5 seconds). */
+/** Minimum spacing of on-demand re-fetches, ms (once every 5 s, docs/security.md#jwks). */
 export const JWKS_MISS_THROTTLE_MS = 5000;
 /** Background refresh failures are logged at most once per this many ms. */
 const REFRESH_FAILURE_LOG_MS = 60_000;

@@ -1,6 +1,6 @@
 /**
- * Verification-key selection, per token, from the token's own `alg` (seed 004, "Where the
- * verification key comes from"):
+ * Verification-key selection, per token, from the token's own `alg` (docs/security.md#verification-keys):
+ *
  *
  * | token alg     | key                                                     | failure                          |
  * | HS256/384/512 | JWT_SECRET, raw UTF-8 bytes                              | empty → 500 HS secret not configured |
@@ -11,7 +11,7 @@
  * the public key (algorithm confusion is impossible by construction). Key material is parsed once
  * at boot; per request only the cached result (or the cached parse failure) is used.
  *
- * Source: seed 004_24a1fe9a74737580.txt; security.md §2.6 (TS-4, decision 11).
+ * Source: docs/security.md#verification-keys.
  */
 import { createPublicKey, webcrypto, type KeyObject } from 'node:crypto';
 import type { JWK } from 'jose';

@@ -1,16 +1,16 @@
 /**
  * The request path the auth layer judges. It must be the same string the router dispatches on
- * (security.md §2.10, TS-9), or a request could be classified as one route and served by another.
+ * (docs/security.md#path-hygiene), or a request could be classified as one route and served by another.
  *
  * Fastify's router (find-my-way) matches on the path before the first `?` or `#`, with
  * percent-encodings decoded the way `decodeURI` does, except that reserved characters
  * (`# $ & + , / : ; = ? @`) and `%25` stay encoded. So `/api/v1/resources/%71ueues/x` is routed
  * as `/api/v1/resources/queues/x` (and must be classified so, i.e. `admin` for a DELETE), while
  * `/api/v1/resources/queues%2Fx` stays one segment for both. For a path without `%` this is the
- * path exactly as received, as seed 004 says. Case-sensitive; no slash or dot-segment folding (the
+ * path exactly as received, as docs/security.md#path-hygiene says. Case-sensitive; no slash or dot-segment folding (the
  * router does none with its default options).
  *
- * Source: seed 004_24a1fe9a74737580.txt; security.md §2.10 (TS-9); find-my-way url-sanitizer.
+ * Source: docs/security.md#path-hygiene; find-my-way url-sanitizer.
  */
 
 /**

@@ -4,7 +4,7 @@
  * top-level keys, never paths (`realm_access.roles` is invisible). Matching is exact and
  * case-sensitive, with no splitting on spaces.
  *
- * Source: seed 004_24a1fe9a74737580.txt ("Remapping claims"); security.md §2.10.
+ * Source: docs/security.md#roles.
  */
 import type { Claims } from './claims.js';
 

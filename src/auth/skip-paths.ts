@@ -4,7 +4,7 @@
  * only the root document). No globbing, case-sensitive, query string excluded. Evaluated before the
  * route's access level, so a skip entry overrides the route table.
  *
- * Source: seed 004_24a1fe9a74737580.txt ("Skipping paths"); security.md §2.11.
+ * Source: docs/security.md#skip-paths.
  */
 
 /** A compiled skip list. */

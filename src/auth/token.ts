@@ -2,7 +2,7 @@
  * The token on the wire: extraction from `Authorization` and the protected-header decode that runs
  * before any key lookup.
  *
- * Source: seed 004_24a1fe9a74737580.txt ("The token on the wire"); security.md §2.4.1, §2.5.
+ * Source: docs/security.md#the-token.
  */
 import { QueenError } from '../errors.js';
 import { DECODABLE_ALGS } from '../model/jwt-algorithms.js';

@@ -1,5 +1,5 @@
 /**
- * The request pipeline of broker JWT authentication, in the normative order (security.md §2.4):
+ * The request pipeline of broker JWT authentication, in the normative order (docs/security.md#request-pipeline):
  *
  *  0. JWT off → empty identity           7. key selection → 500s / 401 Unknown key ID
  *  1. skip path → empty identity          8. signature (jose, pinned to the token's alg)
@@ -11,7 +11,7 @@
  *
  * Signature verification is `jose`'s; every other check is ours. The first failing step answers.
  *
- * Source: seed 004_24a1fe9a74737580.txt; security.md §2.4–§2.11.
+ * Source: docs/security.md#request-pipeline.
  */
 import { compactVerify } from 'jose';
 import type { JwtConfig } from '../config/jwt.js';
@@ -43,7 +43,7 @@ export interface Authenticator {
    * @param path the path the router dispatches on (`routerPath` of request-path.ts): the path as received, percent-decoding as the router does
    * @param authorization the `Authorization` header value, if any
    * @returns the caller's identity
-   * @throws QueenError with the seed's status and message (401, 403 or 500) when the request must be refused.
+   * @throws QueenError with the status and message listed in docs/security.md#refusals (401, 403 or 500) when the request must be refused.
    */
   authenticate(method: string, path: string, authorization: string | readonly string[] | undefined): Promise<Identity>;
   /** The level the route table gives a request (exposed for diagnostics and tests). */

@@ -1,6 +1,6 @@
 /**
  * Acknowledgements: the one place that decides ack statuses, the implicit ack of a batch, the
- * retry budget and the dead-letter hand-off (spec http-api.md §2.3, newest semantics).
+ * retry budget and the dead-letter hand-off (docs/http-api.md#ack-statuses).
  *
  * Planned per (consumer group, partition) without writing, then applied, so a transaction can
  * refuse the whole unit when any ack is rejected.
@@ -37,7 +37,7 @@ export interface AckInput {
   group: string;
 }
 
-/** Per-item answer (spec §3.4). */
+/** Per-item answer (docs/http-api.md#ack). */
 export interface AckOutcome {
   index: number;
   transactionId: string;

@@ -35,11 +35,11 @@ export interface BrokerCounters {
   ackFailed: number;
   transactions: number;
   dlqMessages: number;
-  /** Stored payloads that failed authentication when read (security.md TS-17). */
+  /** Stored payloads that failed authentication when read (docs/security.md#integrity-failures). */
   payloadIntegrityFailures: number;
 }
 
-/** One delivered message, in the wire shape of spec §3.3. */
+/** One delivered message, in the wire shape of docs/http-api.md#pop. */
 export interface PoppedMessage {
   id: string;
   transactionId: string;
@@ -67,7 +67,7 @@ export interface PopResponse {
   consumerGroup: string;
   messages: PoppedMessage[];
   partitionsClaimed: number;
-  /** Echoed when the group conflates (spec §3.3); the JS client requires the echo. */
+  /** Echoed when the group conflates (docs/http-api.md#conflation); the JS client requires the echo. */
   conflation?: true;
   /** The request's conflation flag disagreed with the group's stored policy (which applied). */
   conflationConflict?: true;
@@ -184,7 +184,7 @@ export class Broker {
   // ------------------------------------------------------------------ configure
 
   /**
-   * Creates or reconfigures a queue (spec §3.1).
+   * Creates or reconfigures a queue (docs/http-api.md#configure).
    * @throws QueenError `invalid_option` (with `invalid`), `encryption_key_missing`
    */
   async configure(req: ConfigureRequest): Promise<Record<string, unknown>> {
@@ -218,7 +218,7 @@ export class Broker {
   // ------------------------------------------------------------------ push
 
   /**
-   * Appends `items`; one result per item in request order (spec §3.2).
+   * Appends `items`; one result per item in request order (docs/http-api.md#push).
    * @param producerSub the caller's JWT `sub`, stamped on every message
    */
   async push(items: PushItem[], producerSub: string | null): Promise<PushResult[]> {
@@ -287,7 +287,7 @@ export class Broker {
   }
 
   /**
-   * Conflation echo (spec §3.3): the group's stored policy wins; a request that disagrees with it
+   * Conflation echo (docs/http-api.md#conflation): the group's stored policy wins; a request that disagrees with it
    * is told so with `conflationConflict`.
    */
   private conflationEcho(req: PopRequest): { conflation?: true; conflationConflict?: true } {
@@ -324,7 +324,7 @@ export class Broker {
 
   // ------------------------------------------------------------------ ack
 
-  /** Applies acknowledgements; one outcome per input, in order (spec §3.4). */
+  /** Applies acknowledgements; one outcome per input, in order (docs/http-api.md#ack). */
   async ack(inputs: AckInput[]): Promise<AckOutcome[]> {
     this.counters.ackRequests++;
     if (inputs.length === 0) return [];
@@ -345,7 +345,7 @@ export class Broker {
 
   // ------------------------------------------------------------------ transaction
 
-  /** Runs an all-or-nothing transaction (spec §3.5); refusals come back as `success:false`. */
+  /** Runs an all-or-nothing transaction (docs/http-api.md#transaction); refusals come back as `success:false`. */
   async transaction(req: TransactionRequest): Promise<TransactionResult> {
     this.counters.transactions++;
     if (this.pushesDiverted?.() && req.operations.some((op) => op.type === 'push')) {
@@ -364,7 +364,7 @@ export class Broker {
 
   /**
    * Extends every live lease held by `leaseId` to max(current expiry, now + seconds); never
-   * shortens, never revives an expired lease (spec §3.6).
+   * shortens, never revives an expired lease (docs/http-api.md#lease-extension).
    */
   async extendLease(leaseId: string, seconds: number): Promise<Record<string, unknown>> {
     const renewed = await this.run((tx) => {
@@ -405,7 +405,7 @@ export class Broker {
 
   // ------------------------------------------------------------------ DLQ
 
-  /** Dead letters, newest first, payloads decrypted (spec §4.3). */
+  /** Dead letters, newest first, payloads decrypted (docs/http-api.md#dead-letters). */
   listDlq(filter: { queue?: string; group?: string; from?: number; to?: number; limit: number; offset: number }): Record<string, unknown> {
     const rows = this.store.listDlq(filter);
     const messages = rows.map((r) => ({

@@ -1,5 +1,5 @@
 /**
- * Consumer-group administration (spec http-api.md §4.4): listings with lag, group detail, delete
+ * Consumer-group administration (docs/http-api.md#consumer-group-administration): listings with lag, group detail, delete
  * (cursors and, by default, subscription metadata), seek (to the end or to a time; a whole queue
  * or one partition) and subscription-timestamp changes. Every change updates the store and the
  * engine's in-memory state (cursors, ready sets, leases) in the same unit of work; parked consumers
@@ -227,7 +227,7 @@ export async function seek(
 
 /**
  * Changes the subscription cut-off of `group` on every queue it is registered on. Applies to
- * partitions the group has no cursor on yet (existing cursors are never re-seeded, spec §2.4).
+ * partitions the group has no cursor on yet (existing cursors are never re-seeded, docs/http-api.md#subscription-modes).
  */
 export async function setSubscriptionTimestamp(broker: Broker, group: string, timestamp: number): Promise<Record<string, unknown>> {
   const engine = broker.engine;

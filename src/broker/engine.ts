@@ -30,7 +30,7 @@ import { Scheduler, type SchedulerLane } from '../util/scheduler.js';
  */
 const SCHEDULER_MAX_DELAY_MS = 60_000;
 
-/** What a group asks for on first contact (spec §2.4). */
+/** What a group asks for on first contact (docs/http-api.md#subscription-modes). */
 export interface SubscriptionRequest {
   mode?: string | undefined;
   from?: string | undefined;
@@ -146,7 +146,7 @@ export class Engine {
 
   // ---------------------------------------------------------------- queues and partitions
 
-  /** Creates the queue in `tx` when missing (namespace/task from a dotted name, spec §2.1). */
+  /** Creates the queue in `tx` when missing (namespace/task from a dotted name, docs/http-api.md#model). */
   ensureQueue(tx: StoreTx, name: string, now: number): QueueState {
     const existing = this.queues.get(name);
     if (existing) return existing;

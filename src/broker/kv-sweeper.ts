@@ -1,5 +1,5 @@
 /**
- * Prunes expired KV rows (spec §5.1). Expired rows are already invisible to reads; this only
+ * Prunes expired KV rows (docs/http-api.md#kv). Expired rows are already invisible to reads; this only
  * reclaims space. One entry in the broker's scheduler, due at the earliest expiry the store holds
  * (an index read) and moved earlier when a write expires sooner; each run deletes what is due, in bounded units of
  * work, so its cost follows what expired, never the number of keys.

@@ -1,5 +1,5 @@
 /**
- * The KV store's rules (spec http-api.md §5.1): what each operation reads and writes, version
+ * The KV store's rules (docs/http-api.md#kv): what each operation reads and writes, version
  * fencing, expectations, `required` preconditions and expiry. No HTTP, no SQL: rows come from
  * {@link KvStore}; input arrives already validated (http/routes/kv-input.ts).
  *

@@ -1,5 +1,5 @@
 /**
- * Lease expiry (DESIGN.md §2): one entry per leased cursor in the broker's due-time scheduler,
+ * Lease expiry (docs/storage.md#in-memory-indexes): one entry per leased cursor in the broker's due-time scheduler,
  * never a periodic scan. Ending a lease (ack, release, nack, DLQ hand-off, seek, group delete)
  * cancels its entry at once and extending it moves the same entry, so the scheduler holds exactly
  * the live leases. An expired lease makes its partition ready again; expiry charges no retry.

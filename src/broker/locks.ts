@@ -1,5 +1,5 @@
 /**
- * Locks and semaphores (spec http-api.md §5.3) as KV rows: each permit is the row
+ * Locks and semaphores (docs/http-api.md#locks) as KV rows: each permit is the row
  * `queen-locks/<name>#<slot>` whose value is `{owner, since, renewedAt}` and whose expiry is the
  * lease. The permit's token is the row's version, so it is a fencing token: it only grows, a
  * renew hands out a new one, and a `guard` (a required KV `check` on that version) put in a

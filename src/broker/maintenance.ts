@@ -1,5 +1,5 @@
 /**
- * Maintenance modes (spec http-api.md §2.6, §4.9).
+ * Maintenance modes (docs/http-api.md#maintenance).
  *
  * Push maintenance: pushes are appended to a spool file in the data directory (`spool/push.jsonl`,
  * fsync'd before the 201 `buffered` answer) instead of the queues. Turning it off replays the spool

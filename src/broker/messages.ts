@@ -1,5 +1,5 @@
 /**
- * Message inspection and dead-letter administration (spec http-api.md §4.2, §4.3): listings with
+ * Message inspection and dead-letter administration (docs/http-api.md#messages, docs/http-api.md#dead-letters): listings with
  * keyset pagination, one message by address, deletes of dead letters, replay of a dead letter into
  * a live partition, and the per-queue dead-letter purge.
  *

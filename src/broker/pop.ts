@@ -1,7 +1,7 @@
 /**
  * Pop: claim whole partitions for a consumer group and lease the next messages of each
- * (spec http-api.md §2.2, §3.3). Candidates come from the group's ready set, never a scan of
- * all partitions (DESIGN.md §2). One live lease per (partition, group): a leased partition is
+ * (docs/http-api.md#pop). Candidates come from the group's ready set, never a scan of
+ * all partitions (docs/storage.md#costs-scale-with-work). One live lease per (partition, group): a leased partition is
  * skipped, not waited on.
  */
 import type { MessageRow, StoreTx } from '../storage/store.js';

@@ -1,6 +1,6 @@
 /**
  * Where a consumer group stands on a partition, computed without materialising cursors
- * (DESIGN.md §2: a group that never touched a partition has no cursor row and gets none here).
+ * (docs/storage.md#log-model: a group that never touched a partition has no cursor row and gets none here).
  * Shared by the lag views, message status, depth and retention.
  */
 import type { Engine } from './engine.js';

@@ -1,7 +1,7 @@
 /**
  * Push: append messages to partitions (auto-creating queues and partitions), with dedup of
  * `transactionId` per partition inside the queue's `dedupWindowSeconds`, including repeats inside
- * one request (spec http-api.md §3.2). Planned first (no writes), then applied, so a transaction
+ * one request (docs/http-api.md#push). Planned first (no writes), then applied, so a transaction
  * can refuse the whole unit before anything is written.
  */
 import { QueenError } from '../errors.js';
@@ -27,7 +27,7 @@ export interface PushItem {
   messageId?: string | undefined;
 }
 
-/** Per-item answer, in the wire's mixed casing (spec §3.2). */
+/** Per-item answer, in the wire's mixed casing (docs/http-api.md#push). */
 export interface PushResult {
   index: number;
   message_id: string;

@@ -1,5 +1,5 @@
 /**
- * Resource views (spec http-api.md §4.1): overview, namespaces, tasks, the partitions of a queue
+ * Resource views (docs/http-api.md#resources): overview, namespaces, tasks, the partitions of a queue
  * and a queue's depth. Served from the engine's in-memory indexes and the activity counters: the
  * cost is arithmetic over queues and partitions in memory, never a scan of the messages; message
  * ages cost one indexed point read each, within a fixed budget.
@@ -27,7 +27,7 @@ export interface QueueCounts {
   deadLetter: number;
 }
 
-/** Counts of `q` from memory. Pending/processing/completed are the queue-mode group's (spec §4.1). */
+/** Counts of `q` from memory. Pending/processing/completed are the queue-mode group's (docs/http-api.md#resources). */
 export function queueCounts(engine: Engine, activity: Activity, q: QueueState, now: number): QueueCounts {
   const c: QueueCounts = { total: 0, pending: 0, processing: 0, completed: 0, failed: 0, deadLetter: activity.dlqDepth.get(q.name) ?? 0 };
   const qm = q.groups.get(QUEUE_MODE);

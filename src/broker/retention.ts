@@ -1,5 +1,5 @@
 /**
- * Retention and eviction (spec http-api.md §2.5, DESIGN.md §2): a background sweep every
+ * Retention and eviction (docs/http-api.md#retention, docs/storage.md#costs-scale-with-work): a background sweep every
  * `RETENTION_INTERVAL` ms whose cost grows with the work to do, never with the number of
  * partitions.
  *

@@ -3,7 +3,7 @@
  * cursors and ready sets. They are rebuilt from the store at boot and kept in step with every
  * committed unit of work; the store remains the durable truth.
  *
- * Ready set (DESIGN.md §2): per (queue, group), the partitions that may have something to
+ * Ready set (docs/storage.md#in-memory-indexes): per (queue, group), the partitions that may have something to
  * deliver. Pops look only there, so a pop never scans all partitions.
  */
 import type { CursorRow, SubscriptionRow } from '../storage/store.js';
@@ -35,7 +35,7 @@ export interface GroupState {
   name: string;
   queue: QueueState;
   subscription: SubscriptionRow;
-  /** Cursors touched so far, by partition pk (lazy: DESIGN.md §2). */
+  /** Cursors touched so far, by partition pk (lazy: docs/storage.md#log-model). */
   cursors: Map<number, CursorState>;
   /** Partitions that may have something to deliver to this group, in FIFO order. */
   ready: Set<PartitionState>;
@@ -53,7 +53,7 @@ export interface QueueState {
   groups: Map<string, GroupState>;
 }
 
-/** Default namespace and task of a queue auto-created by a push (spec §2.1). */
+/** Default namespace and task of a queue auto-created by a push (docs/http-api.md#model). */
 export function namesFromQueue(name: string): { namespace: string; task: string } {
   const parts = name.split('.');
   if (parts.length === 1) return { namespace: name, task: '' };

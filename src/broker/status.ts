@@ -1,5 +1,5 @@
 /**
- * Status and analytics for the dashboard (spec http-api.md §4.6; shapes are ours, the reference
+ * Status and analytics for the dashboard (docs/http-api.md#status-and-analytics; shapes are ours, the reference
  * leaves them to the dashboard). Everything comes from the activity buckets (per queue, per
  * minute) and the in-memory indexes: no scan of the messages. History is what the activity keeps
  * (last hour per queue, last day broker-wide): `from` and `to` are clamped to that history and to now.

@@ -1,5 +1,5 @@
 /**
- * Timer rules (scheduled messages, spec http-api.md §5.2): what schedule, reschedule and cancel do
+ * Timer rules (scheduled messages, docs/http-api.md#timers): what schedule, reschedule and cancel do
  * to the stored timers, and what firing one does. No HTTP, no clock of its own: every function
  * takes `now` and runs inside one unit of work, so a batch of operations, or a firing (delete the
  * timer + push its message), commits all or nothing.
@@ -16,7 +16,7 @@ import { iso } from '../util/time.js';
 import type { Engine } from './engine.js';
 import { applyPush, planPush, type PushResult } from './push.js';
 
-/** Longest delay a timer may be scheduled with: 90 days (spec §5.2 default horizon). */
+/** Longest delay a timer may be scheduled with: 90 days (docs/http-api.md#timers). */
 export const TIMER_HORIZON_MS = 90 * 24 * 3600 * 1000;
 
 /** One operation of `POST /api/v1/timers` (or of a transaction's `timers` rider), validated for shape. */
@@ -47,7 +47,7 @@ export interface TimerResult {
   deliverAt?: string;
 }
 
-/** A timer in the peek/list wire shape of spec §5.2. */
+/** A timer in the peek/list wire shape of docs/http-api.md#timers. */
 export interface TimerView {
   queue: string;
   timerKey: string;

@@ -1,5 +1,5 @@
 /**
- * Scheduled messages (spec http-api.md §5.2): the operations the HTTP routes call, and the firing
+ * Scheduled messages (docs/http-api.md#timers): the operations the HTTP routes call, and the firing
  * loop. The loop keeps ONE entry in the broker's scheduler for the earliest deliverAt in the store's due-time index;
  * when it goes off it reads only what is due (an index range with a limit), fires each timer in
  * its own unit of work (they share the group commit) and re-arms for the next due time. Nothing
@@ -74,7 +74,7 @@ export class Timers {
   }
 
   /**
-   * Applies a batch of operations all or nothing (spec §5.2).
+   * Applies a batch of operations all or nothing (docs/http-api.md#timers).
    * @param producerSub the scheduler's JWT `sub` (stamped on the delivered messages)
    * @throws QueenError `invalid_request`, `name_too_long`, `timer_horizon_exceeded`, `payload_too_large`,
    *   `encryption_unavailable`

@@ -1,5 +1,5 @@
 /**
- * Trace events on messages (spec http-api.md §4.5): consumers record processing events against a
+ * Trace events on messages (docs/http-api.md#traces): consumers record processing events against a
  * message address; operators list them per message, per trace name, and the names themselves.
  * Answers use the reference's snake_case keys.
  */

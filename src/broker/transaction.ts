@@ -1,5 +1,5 @@
 /**
- * Transactions: acks and pushes that commit all or nothing (spec http-api.md §3.5). Everything
+ * Transactions: acks and pushes that commit all or nothing (docs/http-api.md#transaction). Everything
  * is planned first; any rejected ack, any push duplicating a stored message, or a required lease
  * that is not live refuses the whole unit before a single write.
  */
@@ -20,12 +20,12 @@ export interface TransactionRequest {
   requiredLeases: string[];
   producerSub: string | null;
   /**
-   * The `kv` rider (spec §3.5): KV operations applied in the same unit, before any ack or push is
+   * The `kv` rider (docs/http-api.md#transaction-riders): KV operations applied in the same unit, before any ack or push is
    * applied; a lost `required` precondition throws KvPreconditionLost and rolls everything back.
    * `committed` runs once the unit is durable (re-arms the KV expiry sweep).
    */
   kv?: { ops: KvOp[]; committed?: (view: KvView) => void } | undefined;
-  /** The `timers` rider (spec §3.5): timer operations applied in the same unit, checked beforehand. */
+  /** The `timers` rider (docs/http-api.md#transaction-riders): timer operations applied in the same unit, checked beforehand. */
   timers?: TimerOp[] | undefined;
 }
 

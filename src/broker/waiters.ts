@@ -1,5 +1,5 @@
 /**
- * Parked long-poll consumers (DESIGN.md §4): kept in memory, keyed by what they wait for, woken
+ * Parked long-poll consumers (docs/storage.md#parked-pops): kept in memory, keyed by what they wait for, woken
  * by the commit that makes messages visible. Never by polling the store.
  */
 import { QueenError } from '../errors.js';

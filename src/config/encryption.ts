@@ -3,7 +3,7 @@
  * with) and `QUEEN_ENCRYPTION_KEY_PREVIOUS` (comma-separated keys that may still decrypt).
  *
  * Both take 64 hexadecimal characters (either case) = 32 bytes for AES-256. Anything else is a
- * fatal {@link ConfigError} before the listener binds (security.md TS-14): the reference ignores
+ * fatal {@link ConfigError} before the listener binds (docs/configuration.md#encryption): the reference ignores
  * a malformed key and stores flagged queues in clear; we refuse to boot.
  *
  * Keys are held as `KeyObject`s, never as strings or Buffers, so that printing or serialising the
@@ -13,7 +13,7 @@
 import { createSecretKey, type KeyObject } from 'node:crypto';
 import { ConfigError, type Env } from './env.js';
 
-/** Names of the encryption variables (seed 000, "Encryption at rest"). */
+/** Names of the encryption variables (docs/configuration.md#encryption). */
 export const KEY_VAR = 'QUEEN_ENCRYPTION_KEY';
 export const PREVIOUS_VAR = 'QUEEN_ENCRYPTION_KEY_PREVIOUS';
 
@@ -42,7 +42,7 @@ export function parseKey(value: string, label: string): KeyObject {
 /**
  * Reads `QUEEN_ENCRYPTION_KEY` and `QUEEN_ENCRYPTION_KEY_PREVIOUS`.
  *
- * - Unset or empty current key: encryption is off (flagged queues then refuse pushes, TS-15).
+ * - Unset or empty current key: encryption is off (flagged queues then refuse pushes, docs/security.md#encryption-at-rest).
  * - Surrounding whitespace is ignored; empty entries in the previous list (`a,,b`, a trailing
  *   comma) are skipped.
  * - A previous list without a current key is refused: rotation needs a key to write with.

@@ -2,8 +2,8 @@
  * Environment → typed, validated configuration. Read once at boot; never reloaded.
  * Every problem is a {@link ConfigError} thrown before the listener binds.
  *
- * Names follow the reference (`../shared/spec/http-api.md` §7) and the seeds
- * (`QUEEN_RAFT_DIR` is the seeds' name for the data directory and is accepted as an alias).
+ * Names follow Queen MQ's own variables (docs/configuration.md)
+ * (`QUEEN_RAFT_DIR`, Queen's name for the data directory, is accepted as an alias).
  */
 import { isIP } from 'node:net';
 import path from 'node:path';
@@ -49,7 +49,7 @@ export interface Config {
   /** `LOG_FORMAT`: `auto` (human-readable on a terminal, JSON lines otherwise), `json`, `pretty`. */
   logFormat: 'auto' | 'json' | 'pretty';
   /**
-   * Mode applied on a named group's first contact when the pop sends none (spec §2.4). Default
+   * Mode applied on a named group's first contact when the pop sends none (docs/http-api.md#subscription-modes). Default
    * `all`, as the reference's current repository: the official JS client's own test suite pops
    * with a group and no mode and expects the backlog.
    */
@@ -71,9 +71,9 @@ export interface Config {
   /** Queues that get their own `queue` label in Prometheus; the rest sum under `__other__` (`QUEEN_METRICS_MAX_QUEUES`). */
   metricsMaxQueues: number;
   limits: Limits;
-  /** Broker JWT (seed 004), see src/config/jwt.ts. */
+  /** Broker JWT (docs/security.md#jwt), see src/config/jwt.ts. */
   jwt: JwtConfig;
-  /** Encryption at rest (seed 000), see src/config/encryption.ts. */
+  /** Encryption at rest (docs/security.md#encryption-at-rest), see src/config/encryption.ts. */
   encryption: EncryptionConfig;
 }
 

@@ -1,14 +1,14 @@
 /**
  * Broker JWT configuration: environment → typed {@link JwtConfig}, read once at boot, never reloaded.
- * Boot validation is fatal ({@link ConfigError}) for exactly the three cases of seed 004
- * ("Boot-time validation is fatal"); everything else boots and fails per request.
+ * Boot validation is fatal ({@link ConfigError}) for exactly the three cases listed in docs/configuration.md#jwt;
+ * everything else boots and fails per request.
  *
- * Source: seed 004_24a1fe9a74737580.txt; security.md §2.1–§2.3.
+ * Source: docs/configuration.md#jwt.
  */
 import { ACCEPTED_ALGS, ALGORITHM_SETTINGS, isAlgorithmSetting, type TokenAlg } from '../model/jwt-algorithms.js';
 import { bool, ConfigError, int, type Env } from './env.js';
 
-/** The role values that mean each role (seed 004, "Remapping claims"). */
+/** The role values that mean each role (docs/security.md#roles). */
 export interface RoleNames {
   readonly admin: string;
   readonly readWrite: string;
@@ -21,7 +21,7 @@ export interface JwtConfig {
   readonly enabled: boolean;
   /** `JWT_ALGORITHM` exactly as configured (default `HS256`). */
   readonly algorithm: string;
-  /** Token `alg` values accepted (seed 004 table); empty when JWT is off. */
+  /** Token `alg` values accepted (docs/security.md#algorithms); empty when JWT is off. */
   readonly acceptedAlgs: ReadonlySet<TokenAlg>;
   /** `JWT_SECRET`: HMAC key, its UTF-8 bytes as given. Never log it. */
   readonly secret: string;
@@ -47,16 +47,16 @@ export interface JwtConfig {
   readonly rolesArrayClaim: string;
   /** `JWT_ROLE_ADMIN`, `JWT_ROLE_READ_WRITE`, `JWT_ROLE_READ_ONLY`, `JWT_ROLE_WRITE_ONLY`. */
   readonly roles: RoleNames;
-  /** Beyond the seeds: `JWT_REQUIRE_EXP` (default false) rejects tokens without `exp`. */
+  /** Stricter option (docs/security.md#claims): `JWT_REQUIRE_EXP` (default false) rejects tokens without `exp`. */
   readonly requireExp: boolean;
-  /** Beyond the seeds: `JWT_MAX_LIFETIME`, seconds; rejects `exp - iat` above it. 0 = off (default). */
+  /** Stricter option (docs/security.md#claims): `JWT_MAX_LIFETIME`, seconds; rejects `exp - iat` above it. 0 = off (default). */
   readonly maxLifetimeSec: number;
 }
 
-/** Seed 004 default for `JWT_SKIP_PATHS`. */
+/** Default of `JWT_SKIP_PATHS`. */
 export const DEFAULT_SKIP_PATHS = '/health,/metrics/prometheus,/metrics,/';
 
-/** Prefix of every fatal JWT boot message (security.md §2.2). */
+/** Prefix of every fatal JWT boot message (docs/configuration.md#jwt). */
 export const JWT_CONFIG_ERROR_PREFIX = 'invalid JWT auth configuration: ';
 
 /** A string variable: the default only when unset; a variable set to `""` is the empty string. */
@@ -130,7 +130,7 @@ export function loadJwtConfig(env: Env = process.env): JwtConfig {
   };
 }
 
-/** The configuration with JWT off: seed defaults, nothing read from the environment. */
+/** The configuration with JWT off: the defaults of docs/configuration.md#jwt, nothing read from the environment. */
 function defaults(): JwtConfig {
   return {
     enabled: false,
@@ -155,7 +155,7 @@ function defaults(): JwtConfig {
 
 /**
  * The configuration as it may be logged: secrets replaced by `<unset>` / `<set:N chars>`
- * (security.md §2.3, §9). Never log a {@link JwtConfig} directly.
+ * (docs/security.md#never-logged). Never log a {@link JwtConfig} directly.
  */
 export function describeJwtConfig(cfg: JwtConfig): Record<string, unknown> {
   const mask = (v: string): string => (v === '' ? '<unset>' : `<set:${v.length} chars>`);

@@ -12,9 +12,9 @@ import { checkDataDirectoryKeys } from './keycheck.js';
 import { KeyRing } from './keyring.js';
 import { addTimerKeyIds } from './timer-keys.js';
 
-/** The boot line printed when a key is loaded (seed "Encryption at rest"; byte for byte). */
+/** The boot line printed when a key is loaded (docs/security.md#boot-lines; byte for byte). */
 export const BOOT_LINE = 'encryption service initialized (AES-256-GCM)';
-/** The boot line printed without a key (security.md TS-15). */
+/** The boot line printed without a key (docs/security.md#encryption-at-rest). */
 export const DISABLED_LINE = 'encryption disabled: QUEEN_ENCRYPTION_KEY is not set';
 
 const PAGE = 512;

@@ -1,7 +1,7 @@
 /**
  * The encrypting {@link PayloadCodec}: queues with `encryptionEnabled` get AES-256-GCM envelopes
  * (envelope.ts) under the ring's current key; other queues keep JSON text in clear. Only payloads
- * stored with `encrypted = true` are ever decrypted: no envelope sniffing (security.md TS-17).
+ * stored with `encrypted = true` are ever decrypted: no envelope sniffing (docs/security.md#encryption-at-rest).
  */
 import { PayloadIntegrityError, plainCodec, type PayloadCodec, type StoredPayload } from '../model/codec.js';
 import type { EncryptionConfig } from '../config/encryption.js';

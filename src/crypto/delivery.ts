@@ -1,6 +1,6 @@
 /**
  * Reading stored payloads back for a consumer, the message browser or the DLQ listing, with the
- * rule for payloads that fail authentication (security.md TS-17): they are never handed over as
+ * rule for payloads that fail authentication (docs/security.md#integrity-failures): they are never handed over as
  * data. The message keeps its place in the batch (the lease covers it like any other, so offsets,
  * acks and the retry budget work unchanged) and carries `data: null` plus an `error` object:
  *

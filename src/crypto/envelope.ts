@@ -1,5 +1,5 @@
 /**
- * The stored form of an encrypted payload: a versioned binary envelope (security.md §12.1).
+ * The stored form of an encrypted payload: a versioned binary envelope (docs/storage.md#encryption-envelope).
  *
  *   offset  size  field
  *   0       1     version (0x01)

@@ -1,5 +1,5 @@
 /**
- * Boot-time key check (security.md TS-16, §12.1): the data directory records, per key id, the
+ * Boot-time key check (docs/security.md#key-check): the data directory records, per key id, the
  * key-check value of every key that was ever the current key (settings `encryption.kcv.<id>`).
  * At boot, a recorded key that is neither the current key nor a listed previous key means stored
  * payloads may be unreadable: the broker refuses to start and names the key id, instead of

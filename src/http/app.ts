@@ -85,7 +85,7 @@ export async function buildApp(config: Config, broker: Broker, log: Logger): Pro
   // gzip / deflate / br bodies, decoded size capped by QUEEN_MAX_BODY_BYTES (src/http/body-encoding.ts)
   app.addHook('preParsing', async (req, _reply, payload) => decodeBody(req.headers['content-encoding'], payload, config.limits.maxBodyBytes));
   app.addHook('preClose', (done) => { closing = true; done(); });
-  const auth = await registerAuth(app, config.jwt, log); // JWT hook on every route (issue 3)
+  const auth = await registerAuth(app, config.jwt, log); // JWT hook on every route (docs/security.md#jwt)
   await app.register(authRoutes, { jwtEnabled: auth.config.enabled });
   const ctx: RouteContext = { broker, config };
   await app.register(healthRoutes, ctx);
@@ -97,9 +97,9 @@ export async function buildApp(config: Config, broker: Broker, log: Logger): Pro
   await app.register(leaseRoutes, ctx);
   await app.register(resourceRoutes, ctx);
   await app.register(dlqRoutes, ctx);
-  await app.register(opsRoutes, ctx); // operator routes (issue 5)
-  await app.register(kvRoutes, ctx); // KV store and locks (spec §5.1, §5.3)
-  await app.register(timerRoutes, ctx); // scheduled messages (spec §5.2)
+  await app.register(opsRoutes, ctx); // operator routes (docs/http-api.md#operator-routes)
+  await app.register(kvRoutes, ctx); // KV store and locks (docs/http-api.md#kv, docs/http-api.md#locks)
+  await app.register(timerRoutes, ctx); // scheduled messages (docs/http-api.md#timers)
   await app.register(dashboardRoutes, { jwtEnabled: config.jwt.enabled });
   const missing = coverage.missing();
   if (missing.length > 0) throw new Error(`routes without a schema (add them to src/http/schemas): ${missing.join(', ')}`);

@@ -41,7 +41,7 @@ function fromFastify(e: FastifyError): QueenError | undefined {
 /**
  * True when the raw path (no query) holds a dot segment (`/./`, `/../`, trailing `/.` or `/..`) or
  * an empty segment (`//`): refused with 400 so that no normalisation anywhere can make the router
- * and the access-level table judge different paths (security.md TS-9).
+ * and the access-level table judge different paths (docs/security.md#path-hygiene).
  */
 export function unsafePath(url: string): boolean {
   const q = url.indexOf('?');

@@ -1,9 +1,9 @@
 /**
- * The accepted-algorithm table of seed 004 ("Algorithms and auto-detection"), as data.
+ * The accepted-algorithm table of docs/security.md#algorithms, as data.
  * `JWT_ALGORITHM` does not name the algorithm the broker uses: it names the set of `alg` values a
  * token may declare; the key is then chosen from the token's own `alg` (see `keys.ts`).
  *
- * Source: seed 004_24a1fe9a74737580.txt; security.md §2.5.
+ * Source: docs/security.md#algorithms.
  */
 
 /** A token `alg` the broker can verify. */
@@ -12,7 +12,7 @@ export type TokenAlg = 'HS256' | 'HS384' | 'HS512' | 'RS256' | 'RS384' | 'RS512'
 /** A valid `JWT_ALGORITHM` setting (case-sensitive). */
 export type AlgorithmSetting = TokenAlg | 'auto';
 
-/** Seed 004: `JWT_ALGORITHM` → the token `alg` values accepted. One row per line of the seed's table. */
+/** docs/security.md#algorithms: `JWT_ALGORITHM` → the token `alg` values accepted. One row per line of that table. */
 export const ACCEPTED_ALGS: Readonly<Record<AlgorithmSetting, readonly TokenAlg[]>> = {
   auto: ['HS256', 'HS384', 'HS512', 'RS256', 'RS384', 'RS512', 'EdDSA'],
   HS256: ['HS256'],
@@ -30,7 +30,7 @@ export const ALGORITHM_SETTINGS: readonly AlgorithmSetting[] = [
 ];
 
 /**
- * The `alg` names a token header may carry and still be *decodable* (security.md §2.5, TS-3): the
+ * The `alg` names a token header may carry and still be *decodable* (docs/security.md#algorithms): the
  * reference's closed enum. Anything else (`none` in any casing, `hs256`, `ES512`) is
  * `Bad token header`; names here but outside the configured set are `Unsupported token algorithm`.
  */
@@ -41,7 +41,7 @@ export const DECODABLE_ALGS: ReadonlySet<string> = new Set([
 /** The key family a token `alg` is verified with. */
 export type KeyFamily = 'hs' | 'rsa' | 'ed';
 
-/** Key family of a verifiable `alg` (seed 004, "Where the verification key comes from"). */
+/** Key family of a verifiable `alg` (docs/security.md#verification-keys). */
 export function familyOf(alg: TokenAlg): KeyFamily {
   if (alg === 'EdDSA') return 'ed';
   return alg.startsWith('HS') ? 'hs' : 'rsa';

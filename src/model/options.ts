@@ -1,6 +1,6 @@
 /**
  * Queue options: names, defaults, validation, and the merge/replace rules of `/configure`
- * (spec http-api.md §3.1, newest reference: absent key keeps, explicit `null` resets to the
+ * (docs/http-api.md#configure: absent key keeps, explicit `null` resets to the
  * default, a value is written; `replace` starts from the defaults).
  */
 import { QueenError } from '../errors.js';
@@ -42,7 +42,7 @@ export interface QueueOptions {
   retentionSinkHoldMaxSeconds: number;
 }
 
-/** Defaults applied on create, on `replace`, and for an explicit `null` (spec §3.1). */
+/** Defaults applied on create, on `replace`, and for an explicit `null` (docs/http-api.md#queue-options). */
 export const QUEUE_DEFAULTS: Readonly<QueueOptions> = Object.freeze({
   priority: 0,
   leaseTime: 300,

@@ -1,5 +1,5 @@
 /**
- * Parsing of a consumer group's subscription request (spec http-api.md §2.4), shared by the HTTP
+ * Parsing of a consumer group's subscription request (docs/http-api.md#subscription-modes), shared by the HTTP
  * layer (early 400s), the engine (first contact) and the configuration (the default mode).
  */
 import { QueenError } from '../errors.js';

@@ -1,5 +1,5 @@
 /**
- * Prometheus exposition at `/metrics/prometheus` (spec http-api.md §4.8) with prom-client, on a
+ * Prometheus exposition at `/metrics/prometheus` (docs/operations.md#prometheus-series) with prom-client, on a
  * registry of our own. Values are read at scrape time from what the broker maintains as it works
  * (lifetime counters, activity buckets, dead-letter depth, waiters): a scrape never scans the store.
  *

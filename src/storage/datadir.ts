@@ -1,6 +1,6 @@
 /**
- * The data directory is treated like a credential (seed "The data directory", security.md §4.3,
- * TS-19): it holds the payloads of every unencrypted queue, KV data, positions and key-check
+ * The data directory is treated like a credential (docs/security.md#data-directory):
+ * it holds the payloads of every unencrypted queue, KV data, positions and key-check
  * values. It is created with mode 0700, everything the broker creates in it gets mode 0600, and
  * the broker refuses to start on a directory that others can write to (they could swap the
  * database file under it).

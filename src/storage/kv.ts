@@ -1,5 +1,5 @@
 /**
- * The KV part of the storage contract (spec http-api.md §5.1): rows addressed by
+ * The KV part of the storage contract (docs/http-api.md#kv): rows addressed by
  * `(namespace, key)`, each with a JSON value, a version and an optional expiry.
  *
  * Versions are fencing tokens: a key's version only grows, even across a delete or an expiry.

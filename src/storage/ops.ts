@@ -39,7 +39,7 @@ export interface ListedMessage extends MessageRow {
   queuePk: number;
 }
 
-/** A trace event on a message (spec §4.5). */
+/** A trace event on a message (docs/http-api.md#traces). */
 export interface TraceRow {
   id: string;
   queuePk: number;

@@ -1,8 +1,8 @@
 /**
  * The storage contract the broker domain uses. `sqlite/` implements it now; a PostgreSQL
- * backend implements the same contract later (see ../shared/DESIGN.md §5).
+ * backend implements the same contract later (see docs/storage.md#store-contract).
  *
- * Model (DESIGN.md §1): a partition is an append-only sequence with a dense offset per message;
+ * Model (docs/storage.md#log-model): a partition is an append-only sequence with a dense offset per message;
  * a consumer group's progress on a partition is one cursor row (next offset, live lease, retry
  * counter). No per-message status rows exist.
  *
@@ -44,7 +44,7 @@ export interface PartitionRow {
   createdAt: number;
 }
 
-/** A consumer group's cursor on one partition (DESIGN.md §1). */
+/** A consumer group's cursor on one partition (docs/storage.md#log-model). */
 export interface CursorRow {
   partitionPk: number;
   group: string;
@@ -61,7 +61,7 @@ export interface CursorRow {
   deliveryCount: number;
 }
 
-/** How a consumer group subscribed to a queue on first contact (spec §2.4). */
+/** How a consumer group subscribed to a queue on first contact (docs/http-api.md#subscription-modes). */
 export interface SubscriptionRow {
   queuePk: number;
   group: string;
@@ -185,7 +185,7 @@ export interface Store extends StoreReader {
   readonly capabilities: StoreCapabilities;
   /** Operator reads and writes: inspection, retention, dead-letter admin, traces (ops.ts). */
   readonly ops: OpsStore;
-  /** KV rows (spec §5.1) and the lock permits stored as KV rows (kv.ts). */
+  /** KV rows (docs/http-api.md#kv) and the lock permits stored as KV rows (kv.ts). */
   readonly kv: KvStore;
   /** Scheduled messages (timers.ts). */
   readonly timers: TimerStore;

@@ -1,8 +1,8 @@
 /**
- * The timer part of the storage contract (scheduled messages, spec http-api.md §5.2): one row per
+ * The timer part of the storage contract (scheduled messages, docs/http-api.md#timers): one row per
  * (queue, timerKey), found by key and by due time. The due-time index is what the firing loop
  * reads: "what is due now" and "when is the next one" are index seeks whose cost grows with the
- * rows returned, never with the number of pending timers (DESIGN.md §2).
+ * rows returned, never with the number of pending timers (docs/storage.md#costs-scale-with-work).
  *
  * Reads are callable anywhere; writes only inside {@link Store.run} (they join that unit of work
  * and its group commit), so firing a timer deletes it in the same commit that pushes its message.

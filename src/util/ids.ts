@@ -1,5 +1,5 @@
 /**
- * Identifier minting. Message ids and lease ids are UUIDv7 (time-ordered, spec §1.1);
+ * Identifier minting. Message ids and lease ids are UUIDv7 (time-ordered, docs/http-api.md#conventions);
  * queue and partition ids are random UUIDv4.
  */
 import { randomUUID } from 'node:crypto';

@@ -1,5 +1,5 @@
 /**
- * Seed 004 "Boot-time validation is fatal": the real process, started with each bad configuration,
+ * Fatal JWT boot validation (docs/configuration.md#jwt): the real process, started with each bad configuration,
  * exits non-zero naming the problem, before any port is bound (the test holds the port it hands
  * the broker, so a broker that got as far as binding would report a bind error instead).
  */

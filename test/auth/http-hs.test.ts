@@ -1,7 +1,7 @@
 /**
- * Seed 004 against a real broker over HTTP, HS256 family: the error table, the token on the wire,
+ * Broker JWT (docs/security.md#jwt) against a real broker over HTTP, HS256 family: the error table, the token on the wire,
  * claims at and just past each skew boundary, the route table × role sets, skip paths, role
- * remapping, producerSub, the beyond-the-seed switches, and the alg-none attacks.
+ * remapping, producerSub, the stricter claim switches (docs/security.md#claims), and the alg-none attacks.
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';

@@ -1,5 +1,5 @@
 /**
- * Seed 004 "A JWKS endpoint", against a real broker over HTTP and a real JWKS server on 127.0.0.1
+ * JWKS (docs/security.md#jwks), against a real broker over HTTP and a real JWKS server on 127.0.0.1
  * that counts its fetches: pre-fetch log lines and key count, key types read, lookup by kid, the
  * empty kid, the unknown-kid re-fetch throttle under a 500-token stampede, rotation, failed
  * pre-fetch, no redirects, the 1 MiB cap (Content-Length and chunked), the timeout, the background

@@ -1,5 +1,5 @@
 /**
- * Seed 004 against a real broker over HTTP: the accepted-alg table (every row, every token alg),
+ * Broker JWT (docs/security.md#jwt) against a real broker over HTTP: the accepted-alg table (every row, every token alg),
  * key selection and its 500s, a static PEM winning over JWKS, and the algorithm-confusion attack.
  */
 import assert from 'node:assert/strict';

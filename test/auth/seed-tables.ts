@@ -1,5 +1,5 @@
 /**
- * The tables of seed 004 (`../shared/seeds/004_24a1fe9a74737580.txt`), transcribed as test data,
+ * The tables of docs/security.md, transcribed as test data,
  * independently of the implementation's own tables. Every test in test/auth walks these rows.
  */
 
@@ -36,7 +36,7 @@ export const SEED_ERRORS: readonly (readonly [status: number, message: string, c
   [500, 'invalid Ed public key PEM', 'invalid_ed_pem'],
 ];
 
-/** Look up a seed error row by code. */
+/** Look up an error row of docs/security.md#refusals by code. */
 export function seedError(code: string): { status: number; body: { error: string; code: string } } {
   const row = SEED_ERRORS.find((r) => r[2] === code);
   if (!row) throw new Error(`no seed error ${code}`);
@@ -65,16 +65,16 @@ export const ROLE_HOLDINGS: readonly (readonly string[])[] = [
   ['Admin'],
 ];
 
-/** Expected outcome of a holding at a level, from the seed's "Passed by" column. */
+/** Expected outcome of a holding at a level, from the "Passed by" column of docs/security.md#access-levels. */
 export function seedPasses(level: Level, held: readonly string[]): boolean {
   const by = SEED_LEVEL_PASSED_BY[level];
   return by === 'everyone' || held.some((r) => by.includes(r));
 }
 
 /**
- * The route classification table, one or more concrete requests per item of each seed row
+ * The route classification table, one or more concrete requests per item of each row
  * (query strings added where a real route would otherwise long-poll; they are not part of the path).
- * `why` names the seed item; rows marked S0/§11 come from seed 000 and security.md §11/§12.
+ * `why` names the row's item; rows marked S0 are the refinements listed in docs/security.md#access-levels.
  */
 export const SEED_ROUTES: readonly (readonly [method: string, path: string, level: Level, why: string])[] = [
   // public
@@ -101,7 +101,7 @@ export const SEED_ROUTES: readonly (readonly [method: string, path: string, leve
   ['DELETE', '/api/v1/resources/queues/auth-no-such-queue', 'admin', 'S4 admin DELETE /api/v1/resources/queues/*'],
   ['POST', '/api/v1/stats/refresh', 'admin', 'S4 admin /api/v1/stats/refresh'],
   ['GET', '/api/v1/stats/refresh', 'admin', 'S4 admin /api/v1/stats/refresh'],
-  ['DELETE', '/api/v1/dlq', 'admin', 'S0 deletes of dead letters (security.md §11)'],
+  ['DELETE', '/api/v1/dlq', 'admin', 'S0 deletes of dead letters (docs/security.md#access-levels)'],
   // read-only
   ['GET', '/status', 'read-only', 'S4 read-only GET /status'],
   ['GET', '/api/v1/status', 'read-only', 'S4 read-only GET /api/v1/status*'],
@@ -121,9 +121,9 @@ export const SEED_ROUTES: readonly (readonly [method: string, path: string, leve
   ['GET', '/api/v1/ephemeral/queues/q1', 'read-only', 'S4 read-only GET /api/v1/ephemeral/queues*'],
   ['GET', '/streams/v1/state/get', 'read-only', 'S4 read-only /streams/v1/state/get'],
   ['POST', '/streams/v1/state/get', 'read-only', 'S4 read-only /streams/v1/state/get'],
-  ['POST', '/api/v1/fetch', 'read-only', 'S0 reads by offset (security.md §11)'],
-  ['POST', '/api/v1/partitions/changed', 'read-only', 'S0 listings (security.md §11)'],
-  ['POST', '/api/v1/resources/kv/list', 'read-only', 'S0 KV reads (security.md §11)'],
+  ['POST', '/api/v1/fetch', 'read-only', 'S0 reads by offset (docs/security.md#access-levels)'],
+  ['POST', '/api/v1/partitions/changed', 'read-only', 'S0 listings (docs/security.md#access-levels)'],
+  ['POST', '/api/v1/resources/kv/list', 'read-only', 'S0 KV reads (docs/security.md#access-levels)'],
   // write-only
   ['POST', '/api/v1/push', 'write-only', 'S4 write-only POST /api/v1/push'],
   ['POST', '/api/v1/timers', 'write-only', 'S4 write-only POST /api/v1/timers'],

@@ -1,5 +1,5 @@
 /**
- * Module-level tests of the auth layer against the seed 004 tables (the same rows are walked over
+ * Module-level tests of the auth layer against the tables of docs/security.md (the same rows are walked over
  * HTTP against a real broker in the other files of this directory).
  */
 import assert from 'node:assert/strict';

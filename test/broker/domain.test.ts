@@ -1,7 +1,7 @@
 /**
  * The broker domain tested directly (no HTTP), on a real SQLite store in a temp directory:
  * ack status normalisation, nack priority at one position, and the ready set that keeps pops
- * from scanning partitions (DESIGN.md §1, §2, §5).
+ * from scanning partitions (docs/storage.md).
  */
 import assert from 'node:assert/strict';
 import path from 'node:path';

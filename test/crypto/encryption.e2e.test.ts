@@ -1,6 +1,6 @@
 /**
  * Encryption at rest, black box: a real broker process over real HTTP, its data directory read
- * byte for byte while it runs and after it stops (issue 4 acceptance 1 and 2).
+ * byte for byte while it runs and after it stops (docs/security.md#encryption-at-rest).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -150,7 +150,7 @@ export function bearer(token: string): Record<string, string> {
   return { authorization: `Bearer ${token}` };
 }
 
-/** The seed 004 auth messages, for telling "refused by auth" from "passed auth". */
+/** The auth refusal messages (docs/security.md#refusals), for telling "refused by auth" from "passed auth". */
 export const AUTH_MESSAGES: ReadonlySet<string> = new Set([
   'Authentication required', 'Bad token header', 'Unsupported token algorithm', 'Invalid token signature',
   'Token has expired', 'Token not yet valid', 'Token issued in the future', 'Invalid token issuer',

@@ -1,5 +1,5 @@
 /**
- * Conflation (spec §3.3): a conflating consumer group gets only the newest message of each claimed
+ * Conflation (docs/http-api.md#conflation): a conflating consumer group gets only the newest message of each claimed
  * partition, its ack commits everything behind it, and every answer echoes `conflation:true`
  * (empty ones too: 200, never 204). The policy is fixed at the group's first contact.
  */

@@ -1,4 +1,4 @@
-/** KV batch route (spec §5.1), black-box over real HTTP. */
+/** KV batch route (docs/http-api.md#kv), black-box over real HTTP. */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startBroker, type BrokerHandle } from '../helpers/broker.js';

@@ -1,4 +1,4 @@
-/** Locks and semaphores (spec §5.3) over real HTTP: permits are KV rows in `queen-locks`. */
+/** Locks and semaphores (docs/http-api.md#locks) over real HTTP: permits are KV rows in `queen-locks`. */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startBroker, type BrokerHandle } from '../helpers/broker.js';

@@ -1,4 +1,4 @@
-/** The `kv` rider of POST /api/v1/transaction (spec §3.5): same unit of work, all or nothing. */
+/** The `kv` rider of POST /api/v1/transaction (docs/http-api.md#transaction-riders): same unit of work, all or nothing. */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startBroker, type BrokerHandle } from '../helpers/broker.js';

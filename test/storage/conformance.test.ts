@@ -1,5 +1,5 @@
 /**
- * The Store contract's behavioural suite (STYLE.md: one suite, every backend). It runs on SQLite
+ * The Store contract's behavioural suite (docs/storage.md#store-contract: one suite, every backend). It runs on SQLite
  * now; a PostgreSQL backend joins the `backends` list unchanged.
  */
 import assert from 'node:assert/strict';

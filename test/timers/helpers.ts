@@ -1,4 +1,4 @@
-/** Small helpers for the timer tests (scheduled messages, spec §5.2). */
+/** Small helpers for the timer tests (scheduled messages, docs/http-api.md#timers). */
 import { call, uniqueName, type Answer } from '../helpers/http.js';
 
 /** base64 of the JSON bytes of `v` (the wire form of a timer payload). */

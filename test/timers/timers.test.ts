@@ -1,5 +1,5 @@
 /**
- * Timers (scheduled messages, spec http-api.md §5.2), black box over real HTTP: delivery after the
+ * Timers (scheduled messages, docs/http-api.md#timers), black box over real HTTP: delivery after the
  * delay and not before, reschedule / cancel / absent / too_late, keyset listing, peek, the DELETE
  * route, dedup on `txn`, and producerSub from the scheduler's token.
  */
@@ -119,7 +119,7 @@ describe('timers over HTTP', () => {
     assert.deepEqual([d2.body.ok, d2.body.status], [false, 'absent']);
   });
 
-  it('peek: every field of §5.2; keys with "/" and percent-encoded segments; unknown key ⇒ found:false', async () => {
+  it('peek: every field of a timer; keys with "/" and percent-encoded segments; unknown key ⇒ found:false', async () => {
     const q = uniqueName('tm q');
     const s = await timers(b.url, [schedule(q, 'user/42/reminder', { partition: 'u42', payload: b64json({ x: [1, 2] }) })]);
     const r = s.body.results[0];

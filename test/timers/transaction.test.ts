@@ -1,5 +1,5 @@
 /**
- * The `timers` rider of `POST /api/v1/transaction` (spec §3.5): timer operations commit with the
+ * The `timers` rider of `POST /api/v1/transaction` (docs/http-api.md#transaction-riders): timer operations commit with the
  * transaction's acks and pushes or not at all; results are appended as `type:"timer"` with `opIndex`.
  */
 import assert from 'node:assert/strict';

@@ -1,5 +1,5 @@
 /**
- * End-to-end tests of the broker-served dashboard (issue 6) in real headless Chromium against a
+ * End-to-end tests of the broker-served dashboard (docs/http-api.md#dashboard-and-auth-routes) in real headless Chromium against a
  * real broker seeded through the real API: queues, partitions, two consumer groups, dead letters
  * and traces. Every page is checked for the seeded facts and photographed into
  * test-output/screenshots/ (git-ignored), on a laptop-sized and a phone-sized viewport.

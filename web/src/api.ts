@@ -1,5 +1,5 @@
 /**
- * The broker's HTTP API, as the dashboard uses it (spec http-api.md §4). Every shape is read
+ * The broker's HTTP API, as the dashboard uses it (docs/http-api.md#operator-routes). Every shape is read
  * tolerantly: fields may be missing while routes are still being built, so the helpers below
  * coerce instead of trusting.
  */
@@ -21,7 +21,7 @@ export class ApiError extends Error {
   }
 }
 
-/** Set when the broker answers 401: JWT is on and this dashboard is off (seed 004). */
+/** Set when the broker answers 401: JWT is on and this dashboard is off (docs/security.md#dashboard-and-auth-routes). */
 export const authRequired = store(false);
 /** Set while the broker cannot be reached at all. */
 export const offline = store(false);

@@ -47,7 +47,7 @@ export function App() {
 
   useEffect(() => {
     if (gate !== 'checking') return;
-    // Seed 004: with JWT on, /auth/me answers 401 from its own handler. Anything else
+    // With JWT on (docs/security.md#dashboard-and-auth-routes), /auth/me answers 401 from its own handler. Anything else
     // (200 standalone identity, or no auth routes at all) means the dashboard is open.
     api('/auth/me')
       .then(() => setGate('open'))

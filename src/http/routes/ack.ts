@@ -1,5 +1,5 @@
 /**
- * `POST /api/v1/ack` and `/api/v1/ack/batch` (spec http-api.md §3.4): always 200 with a
+ * `POST /api/v1/ack` and `/api/v1/ack/batch` (docs/http-api.md#ack): always 200 with a
  * top-level array holding exactly one outcome per acknowledgement, in order.
  */
 import type { FastifyInstance } from 'fastify';

@@ -1,12 +1,12 @@
 /**
- * `/auth/me`, `/auth/login`, `/auth/logout`: public routes (seed 004 route table) so they can answer
+ * `/auth/me`, `/auth/login`, `/auth/logout`: public routes (docs/security.md#public-routes) so they can answer
  * the auth question rather than be blocked by it.
  *
  * JWT on: the broker-served dashboard is off on purpose; `/auth/me` answers 401 from this handler,
  * `/auth/login` serves a static page pointing at the proxy. JWT off: `/auth/me` returns the fixed
  * standalone identity, `/auth/login` redirects to `/`.
  *
- * Source: seed 004_24a1fe9a74737580.txt (Note under "Access levels"); security.md §2.13.
+ * Source: docs/security.md#dashboard-and-auth-routes.
  */
 import type { FastifyInstance } from 'fastify';
 import { QueenError } from '../../errors.js';
@@ -35,7 +35,7 @@ export const LOGIN_PAGE = `<!doctype html>
 </html>
 `;
 
-/** The fixed identity `/auth/me` answers with JWT off (security.md §2.13). */
+/** The fixed identity `/auth/me` answers with JWT off (docs/security.md#dashboard-and-auth-routes). */
 export function standaloneIdentity(serverId: string): Record<string, unknown> {
   return {
     user_id: 'standalone',

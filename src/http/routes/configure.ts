@@ -1,4 +1,4 @@
-/** `POST /api/v1/configure`: create or reconfigure a queue (spec http-api.md §3.1). */
+/** `POST /api/v1/configure`: create or reconfigure a queue (docs/http-api.md#configure). */
 import type { FastifyInstance } from 'fastify';
 import { QueenError } from '../../errors.js';
 import type { RouteContext } from '../app.js';

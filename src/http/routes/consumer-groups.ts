@@ -1,5 +1,5 @@
 /**
- * Consumer-group routes (spec http-api.md §4.4): listings with lag, detail, delete (all queues or
+ * Consumer-group routes (docs/http-api.md#consumer-group-administration): listings with lag, detail, delete (all queues or
  * one), seek (queue or partition; to the end or to a time) and the subscription timestamp.
  */
 import type { FastifyInstance } from 'fastify';

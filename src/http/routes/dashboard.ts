@@ -1,6 +1,6 @@
 /**
- * The broker-served dashboard (issue 6): the single-page app built by Vite from `web/` into
- * `dist/web`, served at `/` with `/assets/*`, plus the SPA fallback of spec http-api.md §1.2
+ * The broker-served dashboard (docs/http-api.md#dashboard-and-auth-routes): the single-page app built by Vite from `web/` into
+ * `dist/web`, served at `/` with `/assets/*`, plus the SPA fallback of docs/http-api.md#dashboard-and-auth-routes
  * ("other unknown GET paths fall back to the embedded dashboard SPA").
  *
  * Every file is read into memory once at registration (the build is a few hundred KiB), with
@@ -8,7 +8,7 @@
  * `immutable` for a year; `index.html` and the other top-level files are `no-cache` with an
  * ETag, so a new build is picked up on the next load.
  *
- * JWT on (seed 004, "Turning JWT on turns the broker-served dashboard off"): only the shell
+ * JWT on (docs/security.md#dashboard-and-auth-routes): only the shell
  * (`/`, `/assets/*`, `/favicon*`, all public) is served, marked with
  * `<meta name="queen-auth" content="jwt">`, so the page explains itself instead of calling the
  * API; there is no SPA fallback, and `/auth/*` belongs to the auth routes.

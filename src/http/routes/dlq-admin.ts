@@ -1,5 +1,5 @@
 /**
- * Dead-letter administration (spec http-api.md §4.3) beyond the listing of dlq.ts: purge one
+ * Dead-letter administration (docs/http-api.md#dead-letters) beyond the listing of dlq.ts: purge one
  * queue's dead letters (the queue is required: never a broker-wide delete) and replay one by id.
  */
 import type { FastifyInstance } from 'fastify';

@@ -1,4 +1,4 @@
-/** `GET /api/v1/dlq` (spec http-api.md §4.3): dead letters with queue/group/time filters. */
+/** `GET /api/v1/dlq` (docs/http-api.md#dead-letters): dead letters with queue/group/time filters. */
 import type { FastifyInstance } from 'fastify';
 import { QueenError } from '../../errors.js';
 import type { RouteContext } from '../app.js';

@@ -1,4 +1,4 @@
-/** `GET /health` (storage reachable?) and `GET /metrics` (JSON counters, spec §4.8). Public. */
+/** `GET /health` (storage reachable?) and `GET /metrics` (JSON counters, docs/http-api.md#health-and-metrics). Public. */
 import type { FastifyInstance } from 'fastify';
 import type { RouteContext } from '../app.js';
 

@@ -1,5 +1,5 @@
 /**
- * Validation of KV operations (spec http-api.md §5.1) into {@link KvOp}s. Shared by `POST
+ * Validation of KV operations (docs/http-api.md#kv) into {@link KvOp}s. Shared by `POST
  * /api/v1/kv`, the path routes, and the `kv` rider of `POST /api/v1/transaction`. Every refusal
  * is a 400 `{"error":"kv_bad_request","code":<specific code>,"reason":<what and where>}`; an
  * oversized value is 413 `payload_too_large`.
@@ -186,7 +186,7 @@ export function parseKvBatch(body: unknown, limits: KvInputLimits): KvOp[] {
   return list.map((raw: unknown, i: number) => parseKvOp(raw, `operations[${i}]`, limits));
 }
 
-/** The `kv` rider of a transaction: like a batch, but `getPrefix` is refused (spec §5.1). */
+/** The `kv` rider of a transaction: like a batch, but `getPrefix` is refused (docs/http-api.md#transaction-riders). */
 export function parseKvRider(raw: unknown, limits: KvInputLimits): KvOp[] {
   if (!Array.isArray(raw)) throw kvBad('kv_bad_request', 'kv must be an array of operations');
   if (raw.length > limits.maxOps) throw kvBad('kv_too_many_operations', `${raw.length} kv operations; the limit is ${limits.maxOps}`);

@@ -1,5 +1,5 @@
 /**
- * The `kv` rider of `POST /api/v1/transaction` (spec §3.5): KV operations (no `getPrefix`)
+ * The `kv` rider of `POST /api/v1/transaction` (docs/http-api.md#transaction-riders): KV operations (no `getPrefix`)
  * applied in the transaction's unit of work; results are appended as `type:"kv"` with `opIndex`.
  * A lost `required` precondition rolls the whole transaction back and answers 200 with
  * `success:false, reason:"kv_precondition", ok:false, failedIndex, kvReason, version, value`.

@@ -1,5 +1,5 @@
 /**
- * KV routes (spec http-api.md §5.1): `POST /api/v1/kv` (batch; the route the JS client uses),
+ * KV routes (docs/http-api.md#kv): `POST /api/v1/kv` (batch; the route the JS client uses),
  * `GET|PUT|DELETE /api/v1/kv/:ns/*` (the key is the rest of the path and may contain `/`; query
  * strings are refused), and the console reads `GET /api/v1/resources/kv/namespaces` and
  * `POST /api/v1/resources/kv/list`. Registers the lock routes (locks.ts) too: locks are KV rows.

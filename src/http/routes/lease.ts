@@ -1,4 +1,4 @@
-/** `POST /api/v1/lease/:leaseId/extend` (spec http-api.md §3.6): body `{seconds?}`, default 60. */
+/** `POST /api/v1/lease/:leaseId/extend` (docs/http-api.md#lease-extension): body `{seconds?}`, default 60. */
 import type { FastifyInstance } from 'fastify';
 import { QueenError } from '../../errors.js';
 import { controlNumber } from '../../util/json.js';

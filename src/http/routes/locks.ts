@@ -1,5 +1,5 @@
 /**
- * `POST /api/v1/locks` (spec http-api.md §5.3): `{"operations":[…]}` or a bare array of
+ * `POST /api/v1/locks` (docs/http-api.md#locks): `{"operations":[…]}` or a bare array of
  * `acquire {name, ttlSeconds, owner?, limit?}`, `renew {name, token, ttlSeconds, owner?, slot?}`,
  * `release {name, token, slot?}`, `get {name}`. Verdicts answer 200; malformed input is
  * 400 `{"error":"locks_bad_request","code":"locks_bad_request","reason":…}`.

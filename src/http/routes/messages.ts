@@ -1,5 +1,5 @@
 /**
- * Message routes (spec http-api.md §4.2): listing with filters and keyset pagination (`cursor`
+ * Message routes (docs/http-api.md#messages): listing with filters and keyset pagination (`cursor`
  * from `pagination.nextCursor`), one message by address, delete (dead letters only) and retry
  * (replay of the address's newest dead letter).
  */

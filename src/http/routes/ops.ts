@@ -1,5 +1,5 @@
 /**
- * The operator routes (spec http-api.md §4, issue 5), registered as one plugin: resources,
+ * The operator routes (docs/http-api.md#operator-routes), registered as one plugin: resources,
  * messages, dead-letter administration, consumer groups, traces, status, system, Prometheus.
  */
 import type { FastifyInstance } from 'fastify';

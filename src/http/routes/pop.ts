@@ -1,5 +1,5 @@
 /**
- * The three pop routes (spec http-api.md §3.3): a queue, one partition, or namespace/task
+ * The three pop routes (docs/http-api.md#pop): a queue, one partition, or namespace/task
  * discovery. 200 with messages, or 204 with no body when there is nothing (also after a
  * long-poll times out). A client that disconnects while parked gets nothing claimed.
  */

@@ -1,4 +1,4 @@
-/** `GET /metrics/prometheus` (spec http-api.md §4.8): Prometheus text format, public. */
+/** `GET /metrics/prometheus` (docs/operations.md#prometheus-series): Prometheus text format, public. */
 import type { FastifyInstance } from 'fastify';
 import type { OpsContext } from './ops-context.js';
 

@@ -1,4 +1,4 @@
-/** `POST /api/v1/push`: 201 with one result per item, in order (spec http-api.md §3.2). */
+/** `POST /api/v1/push`: 201 with one result per item, in order (docs/http-api.md#push). */
 import type { FastifyInstance } from 'fastify';
 import type { PushItem } from '../../broker/push.js';
 import { QueenError } from '../../errors.js';

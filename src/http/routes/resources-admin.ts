@@ -1,5 +1,5 @@
 /**
- * Resource views (spec http-api.md §4.1) beyond the queue list/detail/delete of resources.ts:
+ * Resource views (docs/http-api.md#resources) beyond the queue list/detail/delete of resources.ts:
  * overview, namespaces, tasks, partitions of a queue, queue depth, and the stats refresh (stats are
  * live here, so it only reports that).
  */
@@ -21,7 +21,7 @@ export async function resourceAdminRoutes(app: FastifyInstance, { broker, ops }:
     const after = qString(q, 'after') || undefined;
     return queue ? partitionsOf(engine, queue, limit, after, Date.now()) : allPartitions(engine, limit, after, Date.now());
   };
-  // JS Admin.getPartitions (spec §10 item 7): optional queue as a query parameter.
+  // JS Admin.getPartitions (docs/http-api.md#resources): optional queue as a query parameter.
   app.get<{ Querystring: Query }>('/api/v1/resources/partitions', async (req) => partitions(qString(req.query, 'queue'), req.query));
   app.get<{ Params: { queue: string }; Querystring: Query }>('/api/v1/resources/queues/:queue/partitions', async (req) =>
     partitions(req.params.queue, req.query));

@@ -1,4 +1,4 @@
-/** Queue resources (spec http-api.md §4.1): list, detail, delete. */
+/** Queue resources (docs/http-api.md#resources): list, detail, delete. */
 import type { FastifyInstance } from 'fastify';
 import { Operations } from '../../broker/operations.js';
 import { listQueues, queueDetail } from '../../broker/resources.js';

@@ -1,5 +1,5 @@
 /**
- * Status and analytics routes for the dashboard (spec http-api.md §4.6, §4.7): served from the
+ * Status and analytics routes for the dashboard (docs/http-api.md#status-and-analytics): served from the
  * activity counters and in-memory indexes. The analytics families the reference serves from its
  * metrics tables answer neutral documents built from the same counters.
  */
@@ -58,7 +58,7 @@ export async function statusRoutes(app: FastifyInstance, { broker, ops }: OpsCon
   app.get('/api/v1/analytics/worker-metrics', async () => ({ timeSeries: [], workers: [] }));
 
   // The reference's remaining analytics read PostgreSQL internals or its own stats tables; this
-  // broker has neither, so they answer neutral documents (spec §4.7) that say so, instead of 404s
+  // broker has neither, so they answer neutral documents (docs/http-api.md#status-and-analytics) that say so, instead of 404s
   // that make the official clients' admin helpers throw.
   const neutral = (name: string, body: Record<string, unknown>) =>
     app.get(`/api/v1/analytics/${name}`, async () => ({ ...body, engine: 'sqlite', supported: false }));

@@ -1,4 +1,4 @@
-/** System routes (spec http-api.md §4.9): push and pop maintenance, shared-state summary. ADMIN (auth table). */
+/** System routes (docs/http-api.md#maintenance): push and pop maintenance, shared-state summary. ADMIN (auth table). */
 import type { FastifyInstance } from 'fastify';
 import { QueenError } from '../../errors.js';
 import { bodyObject, type OpsContext } from './ops-context.js';

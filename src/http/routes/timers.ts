@@ -1,5 +1,5 @@
 /**
- * Timer routes (spec http-api.md §5.2): `POST /api/v1/timers` (schedule / reschedule / cancel in
+ * Timer routes (docs/http-api.md#timers): `POST /api/v1/timers` (schedule / reschedule / cancel in
  * one all-or-nothing batch), `GET /api/v1/timers/:queue` (keyset listing by key, `after`),
  * `GET /api/v1/timers/:queue/*timerKey` (peek) and `DELETE /api/v1/timers/:queue/*timerKey`
  * (cancel). Verdicts (`absent`, `too_late`) are 200 answers with `ok:false`.
@@ -84,7 +84,7 @@ export function toTimerOp(raw: unknown, at: string, maxPayloadBytes: number): Ti
 }
 
 /**
- * The `timers` rider of `POST /api/v1/transaction` (spec §3.5): parsed and checked before the
+ * The `timers` rider of `POST /api/v1/transaction` (docs/http-api.md#transaction-riders): parsed and checked before the
  * transaction runs; undefined when absent.
  * @throws QueenError with the transaction failure body (`success:false`, `reason`, `results:[]`)
  */

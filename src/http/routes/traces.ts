@@ -1,4 +1,4 @@
-/** Trace routes (spec http-api.md §4.5): record an event (201) and list by message, by name, and the names. */
+/** Trace routes (docs/http-api.md#traces): record an event (201) and list by message, by name, and the names. */
 import type { FastifyInstance } from 'fastify';
 import { recordTrace, traceNames, tracesByName, tracesOfMessage } from '../../broker/traces.js';
 import { QueenError } from '../../errors.js';

@@ -1,5 +1,5 @@
 /**
- * `POST /api/v1/transaction`: acks and pushes, all or nothing (spec http-api.md §3.5). 200 in
+ * `POST /api/v1/transaction`: acks and pushes, all or nothing (docs/http-api.md#transaction). 200 in
  * both outcomes; a refusal is `success:false` with `error` and `reason`. Malformed input is a 400
  * with the same failure shape.
  */

@@ -92,7 +92,7 @@ const MIGRATIONS: readonly string[] = [
     value TEXT NOT NULL
   ) WITHOUT ROWID;
   `,
-  // 2: trace events on messages (spec §4.5), by message address and by trace name.
+  // 2: trace events on messages (docs/http-api.md#traces), by message address and by trace name.
   `
   CREATE TABLE traces (
     pk INTEGER PRIMARY KEY,
@@ -127,7 +127,7 @@ const MIGRATIONS: readonly string[] = [
   DROP INDEX messages_by_txn;
   CREATE INDEX messages_by_txn ON messages (partition_pk, transaction_id, offset);
   `,
-  // 4: timers (scheduled messages, spec §5.2): one row per (queue, timer key); the due-time index
+  // 4: timers (scheduled messages, docs/http-api.md#timers): one row per (queue, timer key); the due-time index
   // is what the firing loop reads (the next due time, and what is due now), never a scan.
   `
   CREATE TABLE timers (
@@ -148,7 +148,7 @@ const MIGRATIONS: readonly string[] = [
   ) WITHOUT ROWID;
   CREATE INDEX timers_by_due ON timers (deliver_at);
   `,
-  // 5: the KV store (spec §5.1; locks are KV rows too). Versions are fencing tokens: kv_meta.floor
+  // 5: the KV store (docs/http-api.md#kv; locks are KV rows too). Versions are fencing tokens: kv_meta.floor
   // is the highest version any removed row had, so a re-created key never reuses a version.
   // kv_by_expiry (only rows that expire) lets the expiry sweep cost what is due.
   `

@@ -25,7 +25,7 @@ function toTimer(r: Row): TimerRow {
   };
 }
 
-/** Scheduled messages (spec §5.2) on the SQLite connection. */
+/** Scheduled messages (docs/http-api.md#timers) on the SQLite connection. */
 export class SqliteTimers implements TimerStore {
   private readonly s: Record<string, Statement>;
 

@@ -1,4 +1,4 @@
-/** Shown instead of the dashboard when the broker runs with JWT on (seed 004). */
+/** Shown instead of the dashboard when the broker runs with JWT on (docs/security.md#dashboard-and-auth-routes). */
 import { Icon } from '../components/ui';
 
 export function JwtOff() {

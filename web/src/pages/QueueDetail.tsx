@@ -17,7 +17,7 @@ const UNITS: Record<string, string> = {
   completedRetentionSeconds: 's', maxWaitTimeSeconds: 's', minPopWaitTime: 'ms', dedupWindowSeconds: 's', retentionSinkHoldMaxSeconds: 's',
 };
 
-/** Spec http-api.md §3.1 defaults, to tell which options were changed. */
+/** Queue option defaults (docs/http-api.md#queue-options), to tell which options were changed. */
 const DEFAULTS: Record<string, unknown> = {
   leaseTime: 300, retryLimit: 3, retryDelay: 1000, priority: 0, maxSize: 0, ttl: 3600, deadLetterQueue: true, dlqAfterMaxRetries: true,
   delayedProcessing: 0, windowBuffer: 0, retentionSeconds: 0, completedRetentionSeconds: 0, retentionEnabled: false, encryptionEnabled: false,
