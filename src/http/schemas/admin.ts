@@ -26,7 +26,7 @@ const staticFile: RouteSchema = { hide: true, response: { 200: { description: 'D
 const groupsDelete = query({ deleteMetadata: 'true|false (true): also remove the subscription' });
 
 /** Operator route schemas. */
-export const adminSchemas: RouteTable = {
+export const adminSchemas = {
   // queues and resources
   'GET /api/v1/resources/queues': {
     tags: ['queues'], summary: 'Queues with counts, options and group lag',
@@ -168,7 +168,7 @@ export const adminSchemas: RouteTable = {
   'GET /index.html': staticFile,
   'GET /assets/*': staticFile,
   'GET /*': staticFile,
-};
+} satisfies RouteTable;
 
 /** Schema of a top-level dashboard build file (favicon and the like): `GET /<name>.<ext>`. */
 export function staticFileSchema(method: string, url: string): RouteSchema | undefined {

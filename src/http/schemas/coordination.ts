@@ -12,7 +12,7 @@ const timerView = obj({ queue: str(), timerKey: str(), deliverAt: isoTime, parti
 const timerList = obj({ rows: arr(timerView), truncated: bool, nextAfter: nullableStr }, 'A keyset page of timers by key');
 
 /** Coordination route schemas. */
-export const coordinationSchemas: RouteTable = {
+export const coordinationSchemas = {
   'POST /api/v1/kv': {
     tags: ['kv'], summary: 'KV batch: one unit of work',
     body: handBody({ oneOf: [obj({ operations: arr(kvOp) }, undefined, ['operations']), arr(kvOp)] }),
@@ -57,4 +57,4 @@ export const coordinationSchemas: RouteTable = {
     tags: ['timers'], summary: 'Cancel one timer', params: params({ queue: 'queue name', '*': 'timer key' }),
     response: answers(obj({ ok: bool, status: str('cancelled | absent | too_late') }), 'The verdict'),
   },
-};
+} satisfies RouteTable;

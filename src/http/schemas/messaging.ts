@@ -31,7 +31,7 @@ const pushResult = arr(obj({ transaction_id: str(), message_id: str(), status: s
 const ackResult = arr(obj({ transactionId: str(), success: bool, error: str() }));
 
 /** Messaging route schemas. */
-export const messagingSchemas: RouteTable = {
+export const messagingSchemas = {
   'POST /api/v1/configure': {
     tags: ['queues'], summary: 'Create a queue or change its options',
     response: answers(obj({ queue: str(), namespace: str(), task: str(), options: obj() }), 'The queue as configured'),
@@ -72,4 +72,4 @@ export const messagingSchemas: RouteTable = {
     body: handBody(obj({ seconds: int })),
     response: answers(obj({ success: bool, leaseExpiresAt: isoTime }), 'The new expiry'),
   },
-};
+} satisfies RouteTable;
