@@ -2,6 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import { QueenError } from '../../errors.js';
 import type { RouteContext } from '../app.js';
+import type { Replies } from '../schemas/types.js';
 
 const bodySchema = {
   type: 'object',
@@ -25,7 +26,7 @@ interface ConfigureBody {
 
 /** Fastify plugin registering the routes this module describes. */
 export async function configureRoutes(app: FastifyInstance, { broker }: RouteContext): Promise<void> {
-  app.post<{ Body: ConfigureBody }>('/api/v1/configure', {
+  app.post<{ Body: ConfigureBody } & Replies<'POST /api/v1/configure'>>('/api/v1/configure', {
     preValidation: async (req) => {
       const b = req.body as unknown;
       if (b === undefined || b === null || typeof b !== 'object' || Array.isArray(b)) {

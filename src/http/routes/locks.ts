@@ -11,6 +11,7 @@ import { controlNumber } from '../../util/json.js';
 import { checkNameText } from '../../util/names.js';
 import type { RouteContext } from '../app.js';
 import { KV_MAX_TTL_SECONDS } from './kv-input.js';
+import type { Replies } from '../schemas/types.js';
 
 type Obj = Record<string, unknown>;
 
@@ -71,7 +72,7 @@ function parseOp(raw: unknown, where: string): LockOp {
 
 /** Fastify plugin registering the routes this module describes. */
 export async function lockRoutes(app: FastifyInstance, { broker, config }: RouteContext): Promise<void> {
-  app.post('/api/v1/locks', async (req) => {
+  app.post<Replies<'POST /api/v1/locks'>>('/api/v1/locks', async (req) => {
     const body = req.body;
     const list = Array.isArray(body) ? body : body && typeof body === 'object' ? (body as Obj).operations : undefined;
     if (!Array.isArray(list) || list.length === 0) throw bad('body must be {"operations":[…]} or a non-empty array of operations');

@@ -8,6 +8,7 @@ import { deleteDeadLetter, getMessage, listMessages, replayDeadLetter, type Mess
 import { QueenError } from '../../errors.js';
 import { qInt, qString, qTime, type Query } from '../query.js';
 import type { OpsContext } from './ops-context.js';
+import type { Replies } from '../schemas/types.js';
 
 const STATUSES: readonly MessageStatus[] = ['pending', 'processing', 'completed'];
 
@@ -15,7 +16,7 @@ const STATUSES: readonly MessageStatus[] = ['pending', 'processing', 'completed'
 export async function messageRoutes(app: FastifyInstance, { broker, ops }: OpsContext): Promise<void> {
   const engine = broker.engine;
 
-  app.get<{ Querystring: Query }>('/api/v1/messages', async (req) => {
+  app.get<{ Querystring: Query } & Replies<'GET /api/v1/messages'>>('/api/v1/messages', async (req) => {
     const q = req.query;
     const status = qString(q, 'status') || undefined;
     if (status !== undefined && !STATUSES.includes(status as MessageStatus)) {
@@ -37,13 +38,13 @@ export async function messageRoutes(app: FastifyInstance, { broker, ops }: OpsCo
     });
   });
 
-  app.get<{ Params: { partitionId: string; transactionId: string } }>('/api/v1/messages/:partitionId/:transactionId', async (req) =>
+  app.get<{ Params: { partitionId: string; transactionId: string } } & Replies<'GET /api/v1/messages/:partitionId/:transactionId'>>('/api/v1/messages/:partitionId/:transactionId', async (req) =>
     getMessage(engine, req.params.partitionId, req.params.transactionId));
 
-  app.delete<{ Params: { partitionId: string; transactionId: string } }>('/api/v1/messages/:partitionId/:transactionId', async (req) =>
+  app.delete<{ Params: { partitionId: string; transactionId: string } } & Replies<'DELETE /api/v1/messages/:partitionId/:transactionId'>>('/api/v1/messages/:partitionId/:transactionId', async (req) =>
     deleteDeadLetter(broker, ops.activity, req.params.partitionId, req.params.transactionId));
 
-  app.post<{ Params: { partitionId: string; transactionId: string } }>('/api/v1/messages/:partitionId/:transactionId/retry', async (req) => {
+  app.post<{ Params: { partitionId: string; transactionId: string } } & Replies<'POST /api/v1/messages/:partitionId/:transactionId/retry'>>('/api/v1/messages/:partitionId/:transactionId/retry', async (req) => {
     const { partitionId, transactionId } = req.params;
     try {
       return await replayDeadLetter(broker, ops.activity, () => broker.store.ops.findDlqByAddress(partitionId, transactionId), {}, ops.maintenance.diverting);

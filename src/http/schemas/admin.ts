@@ -160,10 +160,19 @@ export const adminSchemas = {
   'GET /openapi': { tags: ['system'], summary: 'Human-readable page of this document (self-contained)', response: { 200: { description: 'text/html', type: 'string' } } },
 
   // auth and dashboard
-  'GET /auth/me': { tags: ['auth'], summary: 'The caller (JWT claims) or 401', response: answers(obj({ sub: str(), roles: arr(str()) }), 'The caller') },
-  'GET /auth/login': { tags: ['auth'], summary: 'Login hint for the dashboard', response: answers(obj(), 'Hint') },
-  'GET /auth/logout': { tags: ['auth'], summary: 'Clear the dashboard session', response: answers(obj({ success: bool }), 'Logged out') },
-  'POST /auth/logout': { tags: ['auth'], summary: 'Clear the dashboard session', response: answers(obj({ success: bool }), 'Logged out') },
+  'GET /auth/me': {
+    tags: ['auth'], summary: 'The dashboard identity (the standalone operator), or 401 when JWT is on',
+    response: answers(obj({
+      user_id: str(), email: nullableStr, tenant_slug: str(), is_operator: bool, role: str(), standalone: bool, cluster: nullableStr,
+      clusters: arr(obj({ id: str(), slug: str(), role: str(), status: str() })),
+    }, undefined, ['user_id', 'role', 'standalone']), 'The caller'),
+  },
+  'GET /auth/login': {
+    tags: ['auth'], summary: 'Login page for the dashboard (JWT on), or a redirect to it (JWT off)',
+    response: { 200: { description: 'text/html login page', type: 'string' }, 303: { description: 'Redirect to / (no login needed)' } },
+  },
+  'GET /auth/logout': { tags: ['auth'], summary: 'Clear the dashboard session', response: answers(obj({ ok: bool }, undefined, ['ok']), 'Logged out') },
+  'POST /auth/logout': { tags: ['auth'], summary: 'Clear the dashboard session', response: answers(obj({ ok: bool }, undefined, ['ok']), 'Logged out') },
   'GET /': staticFile,
   'GET /index.html': staticFile,
   'GET /assets/*': staticFile,

@@ -28,7 +28,7 @@ const popped = obj({
 }, '200 with messages; 204 (empty body) when nothing is available');
 
 const pushResult = arr(obj({ transaction_id: str(), message_id: str(), status: str('queued | duplicate | buffered | failed'), error: str() }));
-const ackResult = arr(obj({ transactionId: str(), success: bool, error: str() }));
+const ackResult = arr(obj({ transactionId: str(), success: bool, error: nullableStr }, undefined, ['transactionId', 'success']));
 
 /** Messaging route schemas. */
 export const messagingSchemas = {

@@ -33,7 +33,14 @@ export type Answer<K extends JsonRoute> = FromSchema<OkSchema<K>>;
 
 type OkSchema<K extends JsonRoute> = Table[K]['response'][OkStatus<K>] extends infer S extends JSONSchema ? S : never;
 
-/** Fastify route generic for a route's `Reply`: `app.get<Replies<'GET /health'>>(...)`. */
+/** The error envelope of every refusal: `{"error": message, "code": stable code}` (codes: src/errors.ts). */
+export type ErrorAnswer = { error: string; code: string; [extra: string]: unknown };
+
+/**
+ * Fastify route generic for a route's `Reply`: `app.get<Replies<'GET /health'>>(...)`. The
+ * handler's return value and `reply.send(…)` must then be the route's {@link Answer}; refusals are
+ * thrown as `QueenError` (src/errors.ts) and answer {@link ErrorAnswer}.
+ */
 export interface Replies<K extends JsonRoute> {
   Reply: Answer<K>;
 }
