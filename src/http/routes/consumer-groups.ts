@@ -10,7 +10,8 @@ import { QueenError } from '../../errors.js';
 import { qBool, qInt, type Query } from '../query.js';
 import { bodyObject, type OpsContext } from './ops-context.js';
 import { parseIso } from '../../util/time.js';
-import type { Replies } from '../schemas/types.js';
+import type { Answer, Replies } from '../schemas/types.js';
+import { unchecked } from '../schemas/wire.js';
 
 /**
  * Reads a seek body: `{toEnd:true}` or `{timestamp: ISO}`; `emptyIsEnd` for the partition route.
@@ -33,12 +34,13 @@ function seekTarget(body: unknown, emptyIsEnd: boolean): SeekTarget {
 export async function consumerGroupRoutes(app: FastifyInstance, { broker, ops }: OpsContext): Promise<void> {
   const engine = broker.engine;
 
-  app.get<Replies<'GET /api/v1/consumer-groups'>>('/api/v1/consumer-groups', async () => listGroups(engine, Date.now()));
+  app.get<Replies<'GET /api/v1/consumer-groups'>>('/api/v1/consumer-groups', async () => unchecked<Answer<'GET /api/v1/consumer-groups'>>(listGroups(engine, Date.now())));
 
   app.get<{ Querystring: Query } & Replies<'GET /api/v1/consumer-groups/lagging'>>('/api/v1/consumer-groups/lagging', async (req) =>
     laggingPartitions(engine, qInt(req.query, 'minLagSeconds', 3600, 0, 10 * 365 * 86_400), Date.now()));
 
-  app.get<{ Params: { group: string } } & Replies<'GET /api/v1/consumer-groups/:group'>>('/api/v1/consumer-groups/:group', async (req) => groupDetail(engine, req.params.group, Date.now()));
+  app.get<{ Params: { group: string } } & Replies<'GET /api/v1/consumer-groups/:group'>>('/api/v1/consumer-groups/:group', async (req) =>
+    unchecked<Answer<'GET /api/v1/consumer-groups/:group'>>(groupDetail(engine, req.params.group, Date.now())));
 
   app.delete<{ Params: { group: string }; Querystring: Query } & Replies<'DELETE /api/v1/consumer-groups/:group'>>('/api/v1/consumer-groups/:group', async (req) =>
     deleteGroup(broker, req.params.group, undefined, qBool(req.query, 'deleteMetadata', true), ops.cursorMoved));

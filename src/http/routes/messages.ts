@@ -8,7 +8,8 @@ import { deleteDeadLetter, getMessage, listMessages, replayDeadLetter, type Mess
 import { QueenError } from '../../errors.js';
 import { qInt, qString, qTime, type Query } from '../query.js';
 import type { OpsContext } from './ops-context.js';
-import type { Replies } from '../schemas/types.js';
+import type { Answer, Replies } from '../schemas/types.js';
+import { unchecked } from '../schemas/wire.js';
 
 const STATUSES: readonly MessageStatus[] = ['pending', 'processing', 'completed'];
 
@@ -25,7 +26,7 @@ export async function messageRoutes(app: FastifyInstance, { broker, ops }: OpsCo
     if ((qString(q, 'offset') ?? '') !== '' && qInt(q, 'offset', 0, 0, 0) !== 0) {
       throw new QueenError('invalid_request', 'offset paging is not supported: use cursor (pagination.nextCursor)');
     }
-    return listMessages(engine, {
+    return unchecked<Answer<'GET /api/v1/messages'>>(listMessages(engine, {
       queue: qString(q, 'queue') || undefined,
       partition: qString(q, 'partition') || undefined,
       namespace: qString(q, 'namespace') || qString(q, 'ns') || undefined,
@@ -35,7 +36,7 @@ export async function messageRoutes(app: FastifyInstance, { broker, ops }: OpsCo
       status: status as MessageStatus | undefined,
       limit: qInt(q, 'limit', 200, 1, 1000),
       cursor: qString(q, 'cursor') || undefined,
-    });
+    }));
   });
 
   app.get<{ Params: { partitionId: string; transactionId: string } } & Replies<'GET /api/v1/messages/:partitionId/:transactionId'>>('/api/v1/messages/:partitionId/:transactionId', async (req) =>

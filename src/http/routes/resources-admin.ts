@@ -7,13 +7,14 @@ import type { FastifyInstance } from 'fastify';
 import { allPartitions, depth, namespaces, overview, partitionsOf, tasks } from '../../broker/resources.js';
 import { qInt, qString, type Query } from '../query.js';
 import type { OpsContext } from './ops-context.js';
-import type { Replies } from '../schemas/types.js';
+import type { Answer, Replies } from '../schemas/types.js';
+import { unchecked } from '../schemas/wire.js';
 
 /** Fastify plugin registering the routes this module describes. */
 export async function resourceAdminRoutes(app: FastifyInstance, { broker, ops }: OpsContext): Promise<void> {
   const engine = broker.engine;
 
-  app.get<Replies<'GET /api/v1/resources/overview'>>('/api/v1/resources/overview', async () => overview(engine, ops.activity, Date.now()));
+  app.get<Replies<'GET /api/v1/resources/overview'>>('/api/v1/resources/overview', async () => unchecked<Answer<'GET /api/v1/resources/overview'>>(overview(engine, ops.activity, Date.now())));
   app.get<Replies<'GET /api/v1/resources/namespaces'>>('/api/v1/resources/namespaces', async () => namespaces(engine, ops.activity, Date.now()));
   app.get<Replies<'GET /api/v1/resources/tasks'>>('/api/v1/resources/tasks', async () => tasks(engine, ops.activity, Date.now()));
 

@@ -8,7 +8,8 @@ import { analytics, status, statusQueue, statusQueues, type StatusFilter } from 
 import { QueenError } from '../../errors.js';
 import { qInt, qString, qTime, type Query } from '../query.js';
 import type { OpsContext } from './ops-context.js';
-import type { Replies } from '../schemas/types.js';
+import type { Answer, Replies } from '../schemas/types.js';
+import { unchecked } from '../schemas/wire.js';
 
 function filter(q: Query): StatusFilter {
   return {
@@ -23,14 +24,14 @@ export async function statusRoutes(app: FastifyInstance, { broker, ops }: OpsCon
 
   app.get<{ Querystring: Query } & Replies<'GET /api/v1/status'>>('/api/v1/status', async (req) => {
     const m = ops.maintenance.status();
-    return status(engine, ops.activity, filter(req.query), {
+    return unchecked<Answer<'GET /api/v1/status'>>(status(engine, ops.activity, filter(req.query), {
       parkedConsumers: engine.waiters.size, uptimeSeconds: (Date.now() - broker.startedAt) / 1000,
       maintenance: { push: m.maintenanceMode, pop: m.popMaintenanceMode, bufferedMessages: m.bufferedMessages },
-    }, Date.now());
+    }, Date.now()));
   });
 
   app.get<{ Querystring: Query } & Replies<'GET /api/v1/status/queues'>>('/api/v1/status/queues', async (req) =>
-    statusQueues(engine, ops.activity, filter(req.query), qInt(req.query, 'limit', 100, 1, 1000), qInt(req.query, 'offset', 0, 0, 1_000_000), Date.now()));
+    unchecked<Answer<'GET /api/v1/status/queues'>>(statusQueues(engine, ops.activity, filter(req.query), qInt(req.query, 'limit', 100, 1, 1000), qInt(req.query, 'offset', 0, 0, 1_000_000), Date.now())));
 
   app.get<{ Params: { queue: string } } & Replies<'GET /api/v1/status/queues/:queue'>>('/api/v1/status/queues/:queue', async (req) => statusQueue(engine, ops.activity, req.params.queue, Date.now()));
 
