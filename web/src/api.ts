@@ -5,6 +5,15 @@
  */
 import { store } from './store';
 import { parseJson } from './json';
+// The wire types are derived from the broker's response schemas (src/http/schemas): type-only, so
+// nothing of the broker is bundled, and `npm run typecheck` fails when a reader and a schema disagree.
+import type {
+  ConsumerGroupsAnswer, DlqAnswer, MessagesAnswer, QueueAnswer, QueuesAnswer, TraceNamesAnswer, TracesAnswer,
+} from '../../src/http/schemas/types';
+
+export type {
+  ConsumerGroupAnswer, ConsumerGroupsAnswer, DlqAnswer, HealthAnswer, MessagesAnswer, QueueAnswer, QueuesAnswer, TraceNamesAnswer, TracesAnswer,
+} from '../../src/http/schemas/types';
 
 export class ApiError extends Error {
   constructor(
@@ -132,8 +141,9 @@ function queueIdentity(q: Obj): { id: string; name: string; namespace: string; t
   return { id: str(q.id), name: str(q.name, q.queue), namespace: str(q.namespace), task: str(q.task), createdAt: str(q.createdAt) };
 }
 
-export function readQueues(body: unknown): QueueRow[] {
-  const list = Array.isArray(body) ? body : arr(obj(body).queues);
+/** Rows of `GET /api/v1/resources/queues`. */
+export function readQueues(body: QueuesAnswer | null): QueueRow[] {
+  const list: unknown[] = body?.queues ?? [];
   return list.map((x) => {
     const q = obj(x);
     const m = obj(q.messages);
@@ -193,8 +203,9 @@ export function ageOf(iso: string): number | undefined {
   return Number.isFinite(t) ? Math.max(0, (Date.now() - t) / 1000) : undefined;
 }
 
-export function readQueueDetail(body: unknown): QueueDetail {
-  const q = obj(body);
+/** The answer of `GET /api/v1/resources/queues/:queue`. */
+export function readQueueDetail(body: QueueAnswer | null): QueueDetail {
+  const q: Obj = body ?? {};
   const partitions = arr(q.partitions).map((x) => {
     const p = obj(x);
     const s = obj(p.stats ?? p.messages);
@@ -276,8 +287,9 @@ function readGroupPartitions(v: unknown): GroupPartitionLag[] {
   });
 }
 
-export function readGroups(body: unknown): GroupRow[] {
-  const list = Array.isArray(body) ? body : arr(obj(body).consumerGroups ?? obj(body).groups);
+/** Rows of `GET /api/v1/consumer-groups` (one per group and queue). */
+export function readGroups(body: ConsumerGroupsAnswer | null): GroupRow[] {
+  const list: unknown[] = body ?? [];
   const out: GroupRow[] = [];
   for (const x of list) {
     const g = obj(x);
@@ -328,8 +340,9 @@ export interface DeadLetter {
   failedAt: string;
 }
 
-export function readDlq(body: unknown): DeadLetter[] {
-  const list = Array.isArray(body) ? body : arr(obj(body).messages);
+/** Rows of `GET /api/v1/dlq`. */
+export function readDlq(body: DlqAnswer | null): DeadLetter[] {
+  const list: unknown[] = body?.messages ?? [];
   return list.map((x) => {
     const m = obj(x);
     return {
@@ -382,12 +395,10 @@ export function readMessage(x: unknown): MessageRow {
   };
 }
 
-export function readMessages(body: unknown): { messages: MessageRow[]; next: string; hasMore: boolean | undefined } {
-  const b = obj(body);
-  const list = Array.isArray(body) ? body : arr(b.messages);
-  const p = obj(b.pagination);
-  const hasMore = typeof p.hasMore === 'boolean' ? p.hasMore : undefined;
-  return { messages: list.map(readMessage), next: str(p.nextCursor, p.next, p.cursor, b.nextCursor, b.next), hasMore };
+/** A page of `GET /api/v1/messages`. */
+export function readMessages(body: MessagesAnswer | null): { messages: MessageRow[]; next: string; hasMore: boolean | undefined } {
+  if (!body) return { messages: [], next: '', hasMore: undefined };
+  return { messages: body.messages.map(readMessage), next: body.pagination.nextCursor ?? '', hasMore: body.pagination.hasMore };
 }
 
 export interface TraceEvent {
@@ -404,8 +415,9 @@ export interface TraceEvent {
   partition: string;
 }
 
-export function readTraces(body: unknown): TraceEvent[] {
-  const list = Array.isArray(body) ? body : arr(obj(body).traces ?? obj(body).events);
+/** Events of `GET /api/v1/traces/:partitionId/:transactionId` or `/by-name/:traceName`. */
+export function readTraces(body: TracesAnswer | null): TraceEvent[] {
+  const list: unknown[] = body?.traces ?? [];
   return list.map((x) => {
     const t = obj(x);
     const names = t.trace_names ?? t.traceNames;
@@ -432,9 +444,9 @@ export interface TraceName {
   lastSeen: string;
 }
 
-export function readTraceNames(body: unknown): TraceName[] {
-  const b = obj(body);
-  const list = Array.isArray(body) ? body : arr(b.trace_names ?? b.traceNames ?? b.names);
+/** Rows of `GET /api/v1/traces/names`. */
+export function readTraceNames(body: TraceNamesAnswer | null): TraceName[] {
+  const list: unknown[] = body?.trace_names ?? [];
   return list.map((x) => {
     if (typeof x === 'string') return { name: x, traces: 0, messages: 0, lastSeen: '' };
     const n = obj(x);

@@ -5,7 +5,7 @@
  * their own data without a reload.
  */
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
-import { api, ApiError, enc, num, obj, QUEUE_MODE, readGroups, readQueueDetail, readQueues, type GroupRow, type Obj, type QueueRow } from './api';
+import { api, ApiError, enc, num, obj, QUEUE_MODE, readGroups, readQueueDetail, readQueues, type ConsumerGroupsAnswer, type GroupRow, type HealthAnswer, type Obj, type QueueAnswer, type QueueRow, type QueuesAnswer } from './api';
 import { store, useStore } from './store';
 
 export interface Sample {
@@ -111,7 +111,7 @@ async function dlqDepth(): Promise<{ depth?: number; capped?: boolean }> {
  */
 async function groupsFromDetails(queues: QueueRow[]): Promise<GroupRow[]> {
   const named = queues.filter((q) => q.groups.some((g) => g !== QUEUE_MODE)).slice(0, 50);
-  const details = await Promise.all(named.map((q) => settle(api(`/api/v1/resources/queues/${enc(q.name)}`))));
+  const details = await Promise.all(named.map((q) => settle(api<QueueAnswer>(`/api/v1/resources/queues/${enc(q.name)}`))));
   const out: GroupRow[] = [];
   for (const d of details) {
     if (!d.ok) continue;
@@ -133,10 +133,10 @@ export async function refresh(): Promise<void> {
   running = true;
   try {
     const [health, metrics, queues, groups, dlq] = await Promise.all([
-      settle(api<Obj>('/health')),
+      settle(api<HealthAnswer>('/health')),
       settle(api<Obj>('/metrics')),
-      settle(api<unknown>('/api/v1/resources/queues')),
-      settle(api<unknown>('/api/v1/consumer-groups')),
+      settle(api<QueuesAnswer>('/api/v1/resources/queues')),
+      settle(api<ConsumerGroupsAnswer>('/api/v1/consumer-groups')),
       dlqDepth(),
     ]);
     const now = Date.now() / 1000;

@@ -7,6 +7,8 @@ import type { AckInput } from '../../broker/ack.js';
 import { QUEUE_MODE } from '../../broker/broker.js';
 import { QueenError } from '../../errors.js';
 import type { RouteContext } from '../app.js';
+import type { Replies } from '../schemas/types.js';
+import { wire } from '../schemas/wire.js';
 
 const nullableString = { type: ['string', 'null'] } as const;
 
@@ -40,13 +42,13 @@ export function toAckInput(a: RawAck, group: string | null | undefined): AckInpu
 
 /** Fastify plugin registering the routes this module describes. */
 export async function ackRoutes(app: FastifyInstance, { broker, config }: RouteContext): Promise<void> {
-  app.post<{ Body: RawAck }>('/api/v1/ack', {
+  app.post<{ Body: RawAck } & Replies<'POST /api/v1/ack'>>('/api/v1/ack', {
     schema: { body: { type: 'object', required: ['transactionId', 'partitionId'], properties: ackItemProperties } },
   }, async (req) => {
-    return broker.ack([toAckInput(req.body, undefined)]);
+    return wire(await broker.ack([toAckInput(req.body, undefined)]));
   });
 
-  app.post<{ Body: { consumerGroup?: string | null; acknowledgments: RawAck[] } }>('/api/v1/ack/batch', {
+  app.post<{ Body: { consumerGroup?: string | null; acknowledgments: RawAck[] } } & Replies<'POST /api/v1/ack/batch'>>('/api/v1/ack/batch', {
     preValidation: async (req) => {
       const acks = (req.body as { acknowledgments?: unknown } | undefined)?.acknowledgments;
       if (Array.isArray(acks) && acks.length > config.limits.maxPushItems) {
@@ -67,6 +69,6 @@ export async function ackRoutes(app: FastifyInstance, { broker, config }: RouteC
       },
     },
   }, async (req) => {
-    return broker.ack(req.body.acknowledgments.map((a) => toAckInput(a, req.body.consumerGroup)));
+    return wire(await broker.ack(req.body.acknowledgments.map((a) => toAckInput(a, req.body.consumerGroup))));
   });
 }

@@ -10,6 +10,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { QueenError } from '../../errors.js';
+import type { MeAnswer, Replies } from '../schemas/types.js';
 
 export interface AuthRoutesOptions {
   /** `JWT_ENABLED` as loaded at boot. */
@@ -36,7 +37,7 @@ export const LOGIN_PAGE = `<!doctype html>
 `;
 
 /** The fixed identity `/auth/me` answers with JWT off (docs/security.md#dashboard-and-auth-routes). */
-export function standaloneIdentity(serverId: string): Record<string, unknown> {
+export function standaloneIdentity(serverId: string): MeAnswer {
   return {
     user_id: 'standalone',
     email: null,
@@ -66,6 +67,7 @@ export function standaloneIdentity(serverId: string): Record<string, unknown> {
 /** Registers the `/auth/*` routes. */
 export async function authRoutes(app: FastifyInstance, opts: AuthRoutesOptions): Promise<void> {
   const serverId = opts.serverId ?? 'local';
+  // the 401 answer is sent here, so the Reply is not narrowed; standaloneIdentity() is typed instead
   app.get('/auth/me', async (_req, reply) => {
     if (opts.jwtEnabled) {
       return reply.code(401).type('application/json').send(new QueenError('auth_required', 'auth_required').toJSON());
@@ -77,6 +79,6 @@ export async function authRoutes(app: FastifyInstance, opts: AuthRoutesOptions):
     return reply.redirect('/', 303);
   });
   const logout = async (): Promise<{ ok: true }> => ({ ok: true });
-  app.post('/auth/logout', logout);
-  app.get('/auth/logout', logout);
+  app.post<Replies<'POST /auth/logout'>>('/auth/logout', logout);
+  app.get<Replies<'GET /auth/logout'>>('/auth/logout', logout);
 }

@@ -2,6 +2,8 @@
 import type { FastifyInstance } from 'fastify';
 import { QueenError } from '../../errors.js';
 import type { RouteContext } from '../app.js';
+import type { Answer, Replies } from '../schemas/types.js';
+import { unchecked } from '../schemas/wire.js';
 
 const bodySchema = {
   type: 'object',
@@ -25,7 +27,7 @@ interface ConfigureBody {
 
 /** Fastify plugin registering the routes this module describes. */
 export async function configureRoutes(app: FastifyInstance, { broker }: RouteContext): Promise<void> {
-  app.post<{ Body: ConfigureBody }>('/api/v1/configure', {
+  app.post<{ Body: ConfigureBody } & Replies<'POST /api/v1/configure'>>('/api/v1/configure', {
     preValidation: async (req) => {
       const b = req.body as unknown;
       if (b === undefined || b === null || typeof b !== 'object' || Array.isArray(b)) {
@@ -47,6 +49,6 @@ export async function configureRoutes(app: FastifyInstance, { broker }: RouteCon
       const { queue: _q, namespace: _n, task: _t, options: _o, mode: _m, ...rest } = b;
       options = rest;
     }
-    return broker.configure({ queue: b.queue as string, namespace: b.namespace, task: b.task, options, mode });
+    return unchecked<Answer<'POST /api/v1/configure'>>(await broker.configure({ queue: b.queue as string, namespace: b.namespace, task: b.task, options, mode }));
   });
 }

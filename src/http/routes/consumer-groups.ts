@@ -10,6 +10,8 @@ import { QueenError } from '../../errors.js';
 import { qBool, qInt, type Query } from '../query.js';
 import { bodyObject, type OpsContext } from './ops-context.js';
 import { parseIso } from '../../util/time.js';
+import type { Answer, Replies } from '../schemas/types.js';
+import { unchecked } from '../schemas/wire.js';
 
 /**
  * Reads a seek body: `{toEnd:true}` or `{timestamp: ISO}`; `emptyIsEnd` for the partition route.
@@ -32,20 +34,21 @@ function seekTarget(body: unknown, emptyIsEnd: boolean): SeekTarget {
 export async function consumerGroupRoutes(app: FastifyInstance, { broker, ops }: OpsContext): Promise<void> {
   const engine = broker.engine;
 
-  app.get('/api/v1/consumer-groups', async () => listGroups(engine, Date.now()));
+  app.get<Replies<'GET /api/v1/consumer-groups'>>('/api/v1/consumer-groups', async () => unchecked<Answer<'GET /api/v1/consumer-groups'>>(listGroups(engine, Date.now())));
 
-  app.get<{ Querystring: Query }>('/api/v1/consumer-groups/lagging', async (req) =>
+  app.get<{ Querystring: Query } & Replies<'GET /api/v1/consumer-groups/lagging'>>('/api/v1/consumer-groups/lagging', async (req) =>
     laggingPartitions(engine, qInt(req.query, 'minLagSeconds', 3600, 0, 10 * 365 * 86_400), Date.now()));
 
-  app.get<{ Params: { group: string } }>('/api/v1/consumer-groups/:group', async (req) => groupDetail(engine, req.params.group, Date.now()));
+  app.get<{ Params: { group: string } } & Replies<'GET /api/v1/consumer-groups/:group'>>('/api/v1/consumer-groups/:group', async (req) =>
+    unchecked<Answer<'GET /api/v1/consumer-groups/:group'>>(groupDetail(engine, req.params.group, Date.now())));
 
-  app.delete<{ Params: { group: string }; Querystring: Query }>('/api/v1/consumer-groups/:group', async (req) =>
+  app.delete<{ Params: { group: string }; Querystring: Query } & Replies<'DELETE /api/v1/consumer-groups/:group'>>('/api/v1/consumer-groups/:group', async (req) =>
     deleteGroup(broker, req.params.group, undefined, qBool(req.query, 'deleteMetadata', true), ops.cursorMoved));
 
-  app.delete<{ Params: { group: string; queue: string }; Querystring: Query }>('/api/v1/consumer-groups/:group/queues/:queue', async (req) =>
+  app.delete<{ Params: { group: string; queue: string }; Querystring: Query } & Replies<'DELETE /api/v1/consumer-groups/:group/queues/:queue'>>('/api/v1/consumer-groups/:group/queues/:queue', async (req) =>
     deleteGroup(broker, req.params.group, req.params.queue, qBool(req.query, 'deleteMetadata', true), ops.cursorMoved));
 
-  app.post<{ Params: { group: string } }>('/api/v1/consumer-groups/:group/subscription', async (req) => {
+  app.post<{ Params: { group: string } } & Replies<'POST /api/v1/consumer-groups/:group/subscription'>>('/api/v1/consumer-groups/:group/subscription', async (req) => {
     engine.checkName('consumerGroup', req.params.group);
     const b = bodyObject(req.body);
     const ts = typeof b.subscriptionTimestamp === 'string' ? parseIso(b.subscriptionTimestamp) : undefined;
@@ -53,13 +56,12 @@ export async function consumerGroupRoutes(app: FastifyInstance, { broker, ops }:
     return setSubscriptionTimestamp(broker, req.params.group, ts);
   });
 
-  app.post<{ Params: { group: string; queue: string } }>('/api/v1/consumer-groups/:group/queues/:queue/seek', async (req) => {
+  app.post<{ Params: { group: string; queue: string } } & Replies<'POST /api/v1/consumer-groups/:group/queues/:queue/seek'>>('/api/v1/consumer-groups/:group/queues/:queue/seek', async (req) => {
     engine.checkName('consumerGroup', req.params.group);
     return seek(broker, req.params.group, req.params.queue, undefined, seekTarget(req.body, false), ops.cursorMoved);
   });
 
-  app.post<{ Params: { group: string; queue: string; partition: string } }>(
-    '/api/v1/consumer-groups/:group/queues/:queue/partitions/:partition/seek',
+  app.post<{ Params: { group: string; queue: string; partition: string } } & Replies<'POST /api/v1/consumer-groups/:group/queues/:queue/partitions/:partition/seek'>>('/api/v1/consumer-groups/:group/queues/:queue/partitions/:partition/seek',
     async (req) => {
       engine.checkName('consumerGroup', req.params.group);
       return seek(broker, req.params.group, req.params.queue, req.params.partition, seekTarget(req.body, true), ops.cursorMoved);

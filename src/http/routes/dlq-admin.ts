@@ -7,16 +7,17 @@ import { purgeDeadLetters, replayDeadLetter, type ReplayTarget } from '../../bro
 import { QueenError } from '../../errors.js';
 import { qString, type Query } from '../query.js';
 import { bodyObject, type OpsContext } from './ops-context.js';
+import type { Replies } from '../schemas/types.js';
 
 /** Fastify plugin registering the routes this module describes. */
 export async function dlqAdminRoutes(app: FastifyInstance, { broker, ops }: OpsContext): Promise<void> {
-  app.delete<{ Querystring: Query }>('/api/v1/dlq', async (req) => {
+  app.delete<{ Querystring: Query } & Replies<'DELETE /api/v1/dlq'>>('/api/v1/dlq', async (req) => {
     const queue = qString(req.query, 'queue');
     if (!queue) throw new QueenError('queue_required', undefined, { success: false });
     return purgeDeadLetters(broker, ops.activity, queue, qString(req.query, 'consumerGroup') || undefined);
   });
 
-  app.post<{ Params: { id: string } }>('/api/v1/dlq/:id/replay', async (req) => {
+  app.post<{ Params: { id: string } } & Replies<'POST /api/v1/dlq/:id/replay'>>('/api/v1/dlq/:id/replay', async (req) => {
     const b = bodyObject(req.body);
     const target: ReplayTarget = {};
     for (const k of ['queue', 'partition'] as const) {

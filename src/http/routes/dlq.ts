@@ -3,13 +3,15 @@ import type { FastifyInstance } from 'fastify';
 import { QueenError } from '../../errors.js';
 import type { RouteContext } from '../app.js';
 import { qInt, qString, qTime, type Query } from '../query.js';
+import type { Answer, Replies } from '../schemas/types.js';
+import { unchecked } from '../schemas/wire.js';
 
 /** Largest `offset` a listing accepts (deeper pages: narrow the filter or the time window). */
 const MAX_OFFSET = 1_000_000;
 
 /** Fastify plugin registering the routes this module describes. */
 export async function dlqRoutes(app: FastifyInstance, { broker }: RouteContext): Promise<void> {
-  app.get<{ Querystring: Query }>('/api/v1/dlq', async (req) => {
+  app.get<{ Querystring: Query } & Replies<'GET /api/v1/dlq'>>('/api/v1/dlq', async (req) => {
     const q = req.query;
     const filter: Parameters<typeof broker.listDlq>[0] = {
       limit: qInt(q, 'limit', 100, 1, 1000),
@@ -24,6 +26,6 @@ export async function dlqRoutes(app: FastifyInstance, { broker }: RouteContext):
     if (group) filter.group = group;
     if (from !== undefined) filter.from = from;
     if (to !== undefined) filter.to = to;
-    return broker.listDlq(filter);
+    return unchecked<Answer<'GET /api/v1/dlq'>>(broker.listDlq(filter));
   });
 }

@@ -1,20 +1,21 @@
 /** `GET /health` (storage reachable?) and `GET /metrics` (JSON counters, docs/http-api.md#health-and-metrics). Public. */
 import type { FastifyInstance } from 'fastify';
 import type { RouteContext } from '../app.js';
+import type { Replies } from '../schemas/types.js';
 
 /** The broker's version, as /health and the OpenAPI document report it. */
 export const VERSION = '0.1.0';
 
 /** Fastify plugin registering the routes this module describes. */
 export async function healthRoutes(app: FastifyInstance, { broker }: RouteContext): Promise<void> {
-  app.get('/health', async (_req, reply) => {
+  app.get<Replies<'GET /health'>>('/health', async (_req, reply) => {
     const ok = broker.healthy();
     return reply.code(ok ? 200 : 503).send({
       status: ok ? 'healthy' : 'unhealthy', database: ok ? 'connected' : 'disconnected', engine: 'sqlite', version: VERSION,
     });
   });
 
-  app.get('/metrics', async () => {
+  app.get<Replies<'GET /metrics'>>('/metrics', async () => {
     const c = broker.counters;
     const uptime = (Date.now() - broker.startedAt) / 1000;
     const requests = c.pushRequests + c.popRequests + c.ackRequests + c.transactions;

@@ -10,8 +10,11 @@ import { Kv, KvView, rowOut, type KvOp } from '../../broker/kv.js';
 import type { RouteContext } from '../app.js';
 import { kvBad, kvKey, kvLimits, kvNamespace, page, parseKvBatch, parseKvOp } from './kv-input.js';
 import { lockRoutes } from './locks.js';
+import type { Replies } from '../schemas/types.js';
+import { wire } from '../schemas/wire.js';
 
 type Obj = Record<string, unknown>;
+type KvParams = { ns: string; '*': string };
 
 /** Namespaces listed by the console read. */
 const MAX_NAMESPACES = 1000;
@@ -33,9 +36,9 @@ export async function kvRoutes(app: FastifyInstance, ctx: RouteContext): Promise
   const limits = kvLimits(config.limits);
   app.addHook('onClose', async () => kv.stop());
 
-  app.post('/api/v1/kv', async (req) => kv.batch(parseKvBatch(req.body, limits)));
+  app.post<Replies<'POST /api/v1/kv'>>('/api/v1/kv', async (req) => kv.batch(parseKvBatch(req.body, limits)));
 
-  type PathReq = FastifyRequest<{ Params: { ns: string; '*': string } }>;
+  type PathReq = FastifyRequest<{ Params: KvParams }>;
   const single = async (req: PathReq, build: (ns: string, key: string, body: Obj) => Obj) => {
     noQuery(req);
     const ns = kvNamespace(req.params.ns, 'path');
@@ -46,15 +49,15 @@ export async function kvRoutes(app: FastifyInstance, ctx: RouteContext): Promise
     const { index: _index, ...result } = answer.results[0]!;
     return { ns, ...result };
   };
-  app.get('/api/v1/kv/:ns/*', (req: PathReq) => single(req, (ns, key) => ({ op: 'get', ns, key })));
-  app.put('/api/v1/kv/:ns/*', (req: PathReq) => single(req, (ns, key, body) => ({ ...body, op: 'put', ns, key })));
-  app.delete('/api/v1/kv/:ns/*', (req: PathReq) => single(req, (ns, key, body) => ({ ...body, op: 'delete', ns, key })));
+  app.get<{ Params: KvParams } & Replies<'GET /api/v1/kv/:ns/*'>>('/api/v1/kv/:ns/*', (req) => single(req, (ns, key) => ({ op: 'get', ns, key })));
+  app.put<{ Params: KvParams } & Replies<'PUT /api/v1/kv/:ns/*'>>('/api/v1/kv/:ns/*', (req) => single(req, (ns, key, body) => ({ ...body, op: 'put', ns, key })));
+  app.delete<{ Params: KvParams } & Replies<'DELETE /api/v1/kv/:ns/*'>>('/api/v1/kv/:ns/*', (req) => single(req, (ns, key, body) => ({ ...body, op: 'delete', ns, key })));
 
-  app.get('/api/v1/resources/kv/namespaces', async () => ({
+  app.get<Replies<'GET /api/v1/resources/kv/namespaces'>>('/api/v1/resources/kv/namespaces', async () => ({
     namespaces: broker.store.kv.namespaces('', MAX_NAMESPACES),
   }));
 
-  app.post('/api/v1/resources/kv/list', async (req) => {
+  app.post<Replies<'POST /api/v1/resources/kv/list'>>('/api/v1/resources/kv/list', async (req) => {
     const body = objectBody(req.body);
     const ns = kvNamespace(body.ns, 'body');
     const prefix = body.prefix === undefined || body.prefix === null ? '' : body.prefix;
@@ -63,7 +66,7 @@ export async function kvRoutes(app: FastifyInstance, ctx: RouteContext): Promise
     const got = new KvView(broker.store.kv, Date.now()).scan(ns, prefix, p.after, p.limit + 1);
     const truncated = got.length > p.limit;
     const rows = truncated ? got.slice(0, p.limit) : got;
-    return { ns, rows: rows.map((r) => rowOut(r, !p.keysOnly)), truncated, nextAfter: truncated ? rows[rows.length - 1]!.key : null };
+    return { ns, rows: wire(rows.map((r) => rowOut(r, !p.keysOnly))), truncated, nextAfter: truncated ? rows[rows.length - 1]!.key : null };
   });
 
   await app.register(lockRoutes, ctx);

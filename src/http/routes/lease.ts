@@ -3,10 +3,12 @@ import type { FastifyInstance } from 'fastify';
 import { QueenError } from '../../errors.js';
 import { controlNumber } from '../../util/json.js';
 import type { RouteContext } from '../app.js';
+import type { Answer, Replies } from '../schemas/types.js';
+import { unchecked } from '../schemas/wire.js';
 
 /** Fastify plugin registering the routes this module describes. */
 export async function leaseRoutes(app: FastifyInstance, { broker }: RouteContext): Promise<void> {
-  app.post<{ Params: { leaseId: string } }>('/api/v1/lease/:leaseId/extend', async (req) => {
+  app.post<{ Params: { leaseId: string } } & Replies<'POST /api/v1/lease/:leaseId/extend'>>('/api/v1/lease/:leaseId/extend', async (req) => {
     const body = req.body as { seconds?: unknown } | undefined | null;
     if (body !== undefined && body !== null && (typeof body !== 'object' || Array.isArray(body))) {
       throw new QueenError('invalid_request', 'body must be a JSON object like {"seconds": 60}');
@@ -19,6 +21,6 @@ export async function leaseRoutes(app: FastifyInstance, { broker }: RouteContext
       }
       seconds = s;
     }
-    return broker.extendLease(req.params.leaseId, seconds);
+    return unchecked<Answer<'POST /api/v1/lease/:leaseId/extend'>>(await broker.extendLease(req.params.leaseId, seconds));
   });
 }

@@ -11,6 +11,8 @@ import { controlNumber } from '../../util/json.js';
 import { checkNameText } from '../../util/names.js';
 import type { RouteContext } from '../app.js';
 import { KV_MAX_TTL_SECONDS } from './kv-input.js';
+import type { Answer, Replies } from '../schemas/types.js';
+import { unchecked } from '../schemas/wire.js';
 
 type Obj = Record<string, unknown>;
 
@@ -71,12 +73,12 @@ function parseOp(raw: unknown, where: string): LockOp {
 
 /** Fastify plugin registering the routes this module describes. */
 export async function lockRoutes(app: FastifyInstance, { broker, config }: RouteContext): Promise<void> {
-  app.post('/api/v1/locks', async (req) => {
+  app.post<Replies<'POST /api/v1/locks'>>('/api/v1/locks', async (req) => {
     const body = req.body;
     const list = Array.isArray(body) ? body : body && typeof body === 'object' ? (body as Obj).operations : undefined;
     if (!Array.isArray(list) || list.length === 0) throw bad('body must be {"operations":[…]} or a non-empty array of operations');
     if (list.length > config.limits.maxPushItems) throw bad(`${list.length} operations; the limit is ${config.limits.maxPushItems}`);
     const ops = list.map((r: unknown, i: number) => parseOp(r, `operations[${i}]`));
-    return { results: await runLocks(broker, ops) };
+    return { results: unchecked<Answer<'POST /api/v1/locks'>['results']>(await runLocks(broker, ops)) };
   });
 }

@@ -8,6 +8,8 @@ import { deleteDeadLetter, getMessage, listMessages, replayDeadLetter, type Mess
 import { QueenError } from '../../errors.js';
 import { qInt, qString, qTime, type Query } from '../query.js';
 import type { OpsContext } from './ops-context.js';
+import type { Answer, Replies } from '../schemas/types.js';
+import { unchecked } from '../schemas/wire.js';
 
 const STATUSES: readonly MessageStatus[] = ['pending', 'processing', 'completed'];
 
@@ -15,7 +17,7 @@ const STATUSES: readonly MessageStatus[] = ['pending', 'processing', 'completed'
 export async function messageRoutes(app: FastifyInstance, { broker, ops }: OpsContext): Promise<void> {
   const engine = broker.engine;
 
-  app.get<{ Querystring: Query }>('/api/v1/messages', async (req) => {
+  app.get<{ Querystring: Query } & Replies<'GET /api/v1/messages'>>('/api/v1/messages', async (req) => {
     const q = req.query;
     const status = qString(q, 'status') || undefined;
     if (status !== undefined && !STATUSES.includes(status as MessageStatus)) {
@@ -24,7 +26,7 @@ export async function messageRoutes(app: FastifyInstance, { broker, ops }: OpsCo
     if ((qString(q, 'offset') ?? '') !== '' && qInt(q, 'offset', 0, 0, 0) !== 0) {
       throw new QueenError('invalid_request', 'offset paging is not supported: use cursor (pagination.nextCursor)');
     }
-    return listMessages(engine, {
+    return unchecked<Answer<'GET /api/v1/messages'>>(listMessages(engine, {
       queue: qString(q, 'queue') || undefined,
       partition: qString(q, 'partition') || undefined,
       namespace: qString(q, 'namespace') || qString(q, 'ns') || undefined,
@@ -34,16 +36,16 @@ export async function messageRoutes(app: FastifyInstance, { broker, ops }: OpsCo
       status: status as MessageStatus | undefined,
       limit: qInt(q, 'limit', 200, 1, 1000),
       cursor: qString(q, 'cursor') || undefined,
-    });
+    }));
   });
 
-  app.get<{ Params: { partitionId: string; transactionId: string } }>('/api/v1/messages/:partitionId/:transactionId', async (req) =>
+  app.get<{ Params: { partitionId: string; transactionId: string } } & Replies<'GET /api/v1/messages/:partitionId/:transactionId'>>('/api/v1/messages/:partitionId/:transactionId', async (req) =>
     getMessage(engine, req.params.partitionId, req.params.transactionId));
 
-  app.delete<{ Params: { partitionId: string; transactionId: string } }>('/api/v1/messages/:partitionId/:transactionId', async (req) =>
+  app.delete<{ Params: { partitionId: string; transactionId: string } } & Replies<'DELETE /api/v1/messages/:partitionId/:transactionId'>>('/api/v1/messages/:partitionId/:transactionId', async (req) =>
     deleteDeadLetter(broker, ops.activity, req.params.partitionId, req.params.transactionId));
 
-  app.post<{ Params: { partitionId: string; transactionId: string } }>('/api/v1/messages/:partitionId/:transactionId/retry', async (req) => {
+  app.post<{ Params: { partitionId: string; transactionId: string } } & Replies<'POST /api/v1/messages/:partitionId/:transactionId/retry'>>('/api/v1/messages/:partitionId/:transactionId/retry', async (req) => {
     const { partitionId, transactionId } = req.params;
     try {
       return await replayDeadLetter(broker, ops.activity, () => broker.store.ops.findDlqByAddress(partitionId, transactionId), {}, ops.maintenance.diverting);

@@ -10,6 +10,7 @@ import { QueenError } from '../../errors.js';
 import { parseSubscriptionFrom } from '../../model/subscription.js';
 import type { RouteContext } from '../app.js';
 import { qBool, qInt, qIntOpt, qString, type Query } from '../query.js';
+import type { Replies } from '../schemas/types.js';
 
 /** Fastify plugin registering the routes this module describes. */
 export async function popRoutes(app: FastifyInstance, { broker, config }: RouteContext): Promise<void> {
@@ -66,13 +67,12 @@ export async function popRoutes(app: FastifyInstance, { broker, config }: RouteC
   // HEAD can never claim or consume anything (it answers 404 no_such_route).
   const noHead = { exposeHeadRoute: false };
 
-  app.get<{ Params: { queue: string }; Querystring: Query }>('/api/v1/pop/queue/:queue', noHead, async (req, reply) => {
+  app.get<{ Params: { queue: string }; Querystring: Query } & Replies<'GET /api/v1/pop/queue/:queue'>>('/api/v1/pop/queue/:queue', noHead, async (req, reply) => {
     broker.engine.checkName('queue', req.params.queue);
     return answer(req, reply, parse(req.query, req.params.queue, undefined));
   });
 
-  app.get<{ Params: { queue: string; partition: string }; Querystring: Query }>(
-    '/api/v1/pop/queue/:queue/partition/:partition',
+  app.get<{ Params: { queue: string; partition: string }; Querystring: Query } & Replies<'GET /api/v1/pop/queue/:queue/partition/:partition'>>('/api/v1/pop/queue/:queue/partition/:partition',
     noHead,
     async (req, reply) => {
       broker.engine.checkName('queue', req.params.queue);
@@ -81,7 +81,7 @@ export async function popRoutes(app: FastifyInstance, { broker, config }: RouteC
     },
   );
 
-  app.get<{ Querystring: Query }>('/api/v1/pop', noHead, async (req, reply) => {
+  app.get<{ Querystring: Query } & Replies<'GET /api/v1/pop'>>('/api/v1/pop', noHead, async (req, reply) => {
     const pop = parse(req.query, undefined, undefined);
     if (!pop.namespace && !pop.task) {
       throw new QueenError('namespace_or_task_required', undefined, { success: false, messages: [] });

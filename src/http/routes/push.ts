@@ -4,6 +4,8 @@ import type { PushItem } from '../../broker/push.js';
 import { QueenError } from '../../errors.js';
 import type { RouteContext } from '../app.js';
 import { producerSubOf } from '../identity.js';
+import type { Replies } from '../schemas/types.js';
+import { wire } from '../schemas/wire.js';
 
 /** JSON schema of one push item (shared with transaction push ops). */
 export const pushItemSchema = {
@@ -55,7 +57,7 @@ export async function pushRoutes(app: FastifyInstance, { broker, config }: Route
       properties: { items: { type: 'array', maxItems: config.limits.maxPushItems, items: pushItemSchema } },
     },
   };
-  app.post<{ Body: { items: RawItem[] } }>('/api/v1/push', {
+  app.post<{ Body: { items: RawItem[] } } & Replies<'POST /api/v1/push'>>('/api/v1/push', {
     preValidation: async (req) => {
       const b = req.body as { items?: unknown } | undefined;
       if (!b || typeof b !== 'object' || !Array.isArray(b.items)) throw new QueenError('items_required');
@@ -67,6 +69,6 @@ export async function pushRoutes(app: FastifyInstance, { broker, config }: Route
   }, async (req, reply) => {
     const items = req.body.items.map((raw, i) => toPushItem(raw, `items[${i}]`));
     const results = await broker.push(items, producerSubOf(req));
-    return reply.code(201).send(results);
+    return reply.code(201).send(wire(results));
   });
 }

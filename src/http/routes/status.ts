@@ -8,6 +8,8 @@ import { analytics, status, statusQueue, statusQueues, type StatusFilter } from 
 import { QueenError } from '../../errors.js';
 import { qInt, qString, qTime, type Query } from '../query.js';
 import type { OpsContext } from './ops-context.js';
+import type { Answer, Replies } from '../schemas/types.js';
+import { unchecked } from '../schemas/wire.js';
 
 function filter(q: Query): StatusFilter {
   return {
@@ -20,31 +22,31 @@ function filter(q: Query): StatusFilter {
 export async function statusRoutes(app: FastifyInstance, { broker, ops }: OpsContext): Promise<void> {
   const engine = broker.engine;
 
-  app.get<{ Querystring: Query }>('/api/v1/status', async (req) => {
+  app.get<{ Querystring: Query } & Replies<'GET /api/v1/status'>>('/api/v1/status', async (req) => {
     const m = ops.maintenance.status();
-    return status(engine, ops.activity, filter(req.query), {
+    return unchecked<Answer<'GET /api/v1/status'>>(status(engine, ops.activity, filter(req.query), {
       parkedConsumers: engine.waiters.size, uptimeSeconds: (Date.now() - broker.startedAt) / 1000,
       maintenance: { push: m.maintenanceMode, pop: m.popMaintenanceMode, bufferedMessages: m.bufferedMessages },
-    }, Date.now());
+    }, Date.now()));
   });
 
-  app.get<{ Querystring: Query }>('/api/v1/status/queues', async (req) =>
-    statusQueues(engine, ops.activity, filter(req.query), qInt(req.query, 'limit', 100, 1, 1000), qInt(req.query, 'offset', 0, 0, 1_000_000), Date.now()));
+  app.get<{ Querystring: Query } & Replies<'GET /api/v1/status/queues'>>('/api/v1/status/queues', async (req) =>
+    unchecked<Answer<'GET /api/v1/status/queues'>>(statusQueues(engine, ops.activity, filter(req.query), qInt(req.query, 'limit', 100, 1, 1000), qInt(req.query, 'offset', 0, 0, 1_000_000), Date.now())));
 
-  app.get<{ Params: { queue: string } }>('/api/v1/status/queues/:queue', async (req) => statusQueue(engine, ops.activity, req.params.queue, Date.now()));
+  app.get<{ Params: { queue: string } } & Replies<'GET /api/v1/status/queues/:queue'>>('/api/v1/status/queues/:queue', async (req) => statusQueue(engine, ops.activity, req.params.queue, Date.now()));
 
-  app.get<{ Querystring: Query }>('/api/v1/status/analytics', async (req) => {
+  app.get<{ Querystring: Query } & Replies<'GET /api/v1/status/analytics'>>('/api/v1/status/analytics', async (req) => {
     const interval = qString(req.query, 'interval') || 'minute';
     if (interval !== 'minute' && interval !== 'hour') throw new QueenError('invalid_request', 'interval must be minute or hour');
     return analytics(engine, ops.activity, filter(req.query), interval, Date.now());
   });
 
-  app.get('/api/v1/status/buffers', async () => {
+  app.get<Replies<'GET /api/v1/status/buffers'>>('/api/v1/status/buffers', async () => {
     const m = ops.maintenance.status();
     return { pending: m.bufferedMessages, failed: m.bufferStats.failed, dbHealthy: broker.healthy(), worker: { draining: m.bufferStats.draining } };
   });
 
-  app.get('/api/v1/analytics/system-metrics', async () => {
+  app.get<Replies<'GET /api/v1/analytics/system-metrics'>>('/api/v1/analytics/system-metrics', async () => {
     const mem = process.memoryUsage();
     const cpu = process.cpuUsage();
     return {
@@ -55,7 +57,7 @@ export async function statusRoutes(app: FastifyInstance, { broker, ops }: OpsCon
       },
     };
   });
-  app.get('/api/v1/analytics/worker-metrics', async () => ({ timeSeries: [], workers: [] }));
+  app.get<Replies<'GET /api/v1/analytics/worker-metrics'>>('/api/v1/analytics/worker-metrics', async () => ({ timeSeries: [], workers: [] }));
 
   // The reference's remaining analytics read PostgreSQL internals or its own stats tables; this
   // broker has neither, so they answer neutral documents (docs/http-api.md#status-and-analytics) that say so, instead of 404s
@@ -69,5 +71,5 @@ export async function statusRoutes(app: FastifyInstance, { broker, ops }: OpsCon
   neutral('dlq-signatures', { signatures: [] });
   neutral('partition-liveness', { partitions: [] });
   neutral('queue-ops', { queues: [], timeSeries: [] });
-  app.get('/api/v1/analytics/queue-lag', async () => []);
+  app.get<Replies<'GET /api/v1/analytics/queue-lag'>>('/api/v1/analytics/queue-lag', async () => []);
 }

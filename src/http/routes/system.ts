@@ -2,6 +2,8 @@
 import type { FastifyInstance } from 'fastify';
 import { QueenError } from '../../errors.js';
 import { bodyObject, type OpsContext } from './ops-context.js';
+import type { Replies } from '../schemas/types.js';
+import { wire } from '../schemas/wire.js';
 
 function enabledOf(body: unknown): boolean {
   const b = bodyObject(body);
@@ -13,9 +15,9 @@ function enabledOf(body: unknown): boolean {
 export async function systemRoutes(app: FastifyInstance, { broker, ops }: OpsContext): Promise<void> {
   const m = ops.maintenance;
 
-  app.get('/api/v1/system/maintenance', async () => m.status());
+  app.get<Replies<'GET /api/v1/system/maintenance'>>('/api/v1/system/maintenance', async () => wire(m.status()));
 
-  app.post('/api/v1/system/maintenance', async (req) => {
+  app.post<Replies<'POST /api/v1/system/maintenance'>>('/api/v1/system/maintenance', async (req) => {
     const enabled = enabledOf(req.body);
     await m.setPush(enabled);
     const s = m.status();
@@ -26,18 +28,18 @@ export async function systemRoutes(app: FastifyInstance, { broker, ops }: OpsCon
     };
   });
 
-  app.get('/api/v1/system/maintenance/pop', async () => ({
+  app.get<Replies<'GET /api/v1/system/maintenance/pop'>>('/api/v1/system/maintenance/pop', async () => ({
     popMaintenanceMode: broker.popMaintenanceEnabled,
     message: broker.popMaintenanceEnabled ? 'Pop maintenance on: every pop answers 204' : 'Pop maintenance off',
   }));
 
-  app.post('/api/v1/system/maintenance/pop', async (req) => {
+  app.post<Replies<'POST /api/v1/system/maintenance/pop'>>('/api/v1/system/maintenance/pop', async (req) => {
     const enabled = enabledOf(req.body);
     await broker.setPopMaintenance(enabled);
     return { popMaintenanceMode: enabled, message: enabled ? 'Pop maintenance on: every pop answers 204' : 'Pop maintenance off' };
   });
 
-  app.get('/api/v1/system/shared-state', async () => ({
+  app.get<Replies<'GET /api/v1/system/shared-state'>>('/api/v1/system/shared-state', async () => ({
     enabled: false, reason: 'single broker process (embedded store)',
     maintenance_mode: m.pushEnabled, pop_maintenance_mode: broker.popMaintenanceEnabled,
   }));

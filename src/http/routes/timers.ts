@@ -14,6 +14,8 @@ import { controlNumber } from '../../util/json.js';
 import type { RouteContext } from '../app.js';
 import { producerSubOf } from '../identity.js';
 import { qInt, qString, type Query } from '../query.js';
+import type { Replies } from '../schemas/types.js';
+import { wire } from '../schemas/wire.js';
 
 const OPS: readonly TimerOp['op'][] = ['schedule', 'reschedule', 'cancel'];
 /** Fields the broker owns: a request naming one is refused rather than silently ignored. */
@@ -110,29 +112,29 @@ export async function timerRoutes(app: FastifyInstance, { broker, config }: Rout
   const timers = Timers.for(broker);
   const max = config.limits.maxPushItems;
 
-  app.post('/api/v1/timers', async (req) => {
+  app.post<Replies<'POST /api/v1/timers'>>('/api/v1/timers', async (req) => {
     const body = req.body as unknown;
     const raw = Array.isArray(body) ? body : (body as { operations?: unknown } | undefined)?.operations;
     if (!Array.isArray(raw)) throw new QueenError('operations_required');
     if (raw.length > max) throw new QueenError('batch_too_large', `operations has ${raw.length} entries; the limit is ${max} (QUEEN_MAX_PUSH_ITEMS)`);
     const ops = raw.map((r, i) => toTimerOp(r, `operations[${i}]`, config.limits.maxPayloadBytes));
-    return { results: await timers.apply(ops, producerSubOf(req)) };
+    return { results: wire(await timers.apply(ops, producerSubOf(req))) };
   });
 
-  app.get<{ Params: { queue: string }; Querystring: Query }>('/api/v1/timers/:queue', async (req) => {
+  app.get<{ Params: { queue: string }; Querystring: Query } & Replies<'GET /api/v1/timers/:queue'>>('/api/v1/timers/:queue', async (req) => {
     const after = qString(req.query, 'after');
-    return timers.list(req.params.queue, after === undefined || after === '' ? undefined : after, qInt(req.query, 'limit', 100, 1, 1000));
+    return wire(timers.list(req.params.queue, after === undefined || after === '' ? undefined : after, qInt(req.query, 'limit', 100, 1, 1000)));
   });
 
-  app.get<{ Params: { queue: string; '*': string } }>('/api/v1/timers/:queue/*', async (req) => {
+  app.get<{ Params: { queue: string; '*': string } } & Replies<'GET /api/v1/timers/:queue/*'>>('/api/v1/timers/:queue/*', async (req) => {
     const { queue, '*': timerKey } = req.params;
     const t = timers.peek(queue, timerKey);
     return t ? { found: true, ...t } : { found: false, queue, timerKey };
   });
 
-  app.delete<{ Params: { queue: string; '*': string } }>('/api/v1/timers/:queue/*', async (req) => {
+  app.delete<{ Params: { queue: string; '*': string } } & Replies<'DELETE /api/v1/timers/:queue/*'>>('/api/v1/timers/:queue/*', async (req) => {
     const { queue, '*': timerKey } = req.params;
     const [r] = await timers.apply([{ op: 'cancel', queue, timerKey }], producerSubOf(req));
-    return r;
+    return wire(r);
   });
 }

@@ -4,6 +4,8 @@ import { recordTrace, traceNames, tracesByName, tracesOfMessage } from '../../br
 import { QueenError } from '../../errors.js';
 import { qInt, type Query } from '../query.js';
 import { bodyObject, type OpsContext } from './ops-context.js';
+import type { Answer, Replies } from '../schemas/types.js';
+import { unchecked } from '../schemas/wire.js';
 
 function str(b: Record<string, unknown>, k: string, required: boolean): string | undefined {
   const v = b[k];
@@ -17,7 +19,7 @@ function str(b: Record<string, unknown>, k: string, required: boolean): string |
 
 /** Fastify plugin registering the routes this module describes. */
 export async function traceRoutes(app: FastifyInstance, { broker }: OpsContext): Promise<void> {
-  app.post('/api/v1/traces', async (req, reply) => {
+  app.post<Replies<'POST /api/v1/traces'>>('/api/v1/traces', async (req, reply) => {
     const b = bodyObject(req.body);
     if (!('data' in b) || b.data === undefined) throw new QueenError('invalid_request', 'data is required', { success: false });
     const out = await recordTrace(broker, {
@@ -28,12 +30,12 @@ export async function traceRoutes(app: FastifyInstance, { broker }: OpsContext):
     return reply.code(201).send(out);
   });
 
-  app.get<{ Querystring: Query }>('/api/v1/traces/names', async (req) =>
-    traceNames(broker, qInt(req.query, 'limit', 50, 1, 1000), qInt(req.query, 'offset', 0, 0, 1_000_000)));
+  app.get<{ Querystring: Query } & Replies<'GET /api/v1/traces/names'>>('/api/v1/traces/names', async (req) =>
+    unchecked<Answer<'GET /api/v1/traces/names'>>(traceNames(broker, qInt(req.query, 'limit', 50, 1, 1000), qInt(req.query, 'offset', 0, 0, 1_000_000))));
 
-  app.get<{ Params: { traceName: string }; Querystring: Query }>('/api/v1/traces/by-name/:traceName', async (req) =>
+  app.get<{ Params: { traceName: string }; Querystring: Query } & Replies<'GET /api/v1/traces/by-name/:traceName'>>('/api/v1/traces/by-name/:traceName', async (req) =>
     tracesByName(broker, req.params.traceName, qInt(req.query, 'limit', 100, 1, 1000), qInt(req.query, 'offset', 0, 0, 1_000_000)));
 
-  app.get<{ Params: { partitionId: string; transactionId: string } }>('/api/v1/traces/:partitionId/:transactionId', async (req) =>
-    tracesOfMessage(broker, req.params.partitionId, req.params.transactionId));
+  app.get<{ Params: { partitionId: string; transactionId: string } } & Replies<'GET /api/v1/traces/:partitionId/:transactionId'>>('/api/v1/traces/:partitionId/:transactionId', async (req) =>
+    unchecked<Answer<'GET /api/v1/traces/:partitionId/:transactionId'>>(tracesOfMessage(broker, req.params.partitionId, req.params.transactionId)));
 }

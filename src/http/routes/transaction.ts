@@ -12,6 +12,8 @@ import { toAckInput } from './ack.js';
 import { toPushItem } from './push.js';
 import { kvPreconditionAnswer, kvRider } from './kv-rider.js';
 import { parseTimerRider } from './timers.js';
+import type { Answer, Replies } from '../schemas/types.js';
+import { unchecked } from '../schemas/wire.js';
 
 type Obj = Record<string, unknown>;
 
@@ -86,10 +88,10 @@ function parseOps(body: unknown, maxItems: number): { ops: TransactionOp[]; requ
 
 /** Fastify plugin registering the routes this module describes. */
 export async function transactionRoutes(app: FastifyInstance, { broker, config }: RouteContext): Promise<void> {
-  app.post('/api/v1/transaction', async (req) => {
+  app.post<Replies<'POST /api/v1/transaction'>>('/api/v1/transaction', async (req) => {
     const { ops, requiredLeases } = parseOps(req.body, config.limits.maxPushItems);
     const timers = parseTimerRider(broker.engine, (req.body as Obj).timers, config.limits);
     const kv = kvRider(broker, (req.body as Obj).kv, config.limits);
-    return broker.transaction({ operations: ops, requiredLeases, producerSub: producerSubOf(req), timers, kv }).catch(kvPreconditionAnswer);
+    return unchecked<Answer<'POST /api/v1/transaction'>>(await broker.transaction({ operations: ops, requiredLeases, producerSub: producerSubOf(req), timers, kv }).catch(kvPreconditionAnswer));
   });
 }

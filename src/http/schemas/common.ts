@@ -37,9 +37,9 @@ export const errorSchema: Schema = {
   additionalProperties: true,
 };
 
-/** A string with a description. */
-export function str(description?: string, extra: Schema = {}): Schema {
-  return { type: 'string', ...(description ? { description } : {}), ...extra };
+/** A string (its description is documentation only). */
+export function str(description?: string, extra: Schema = {}): { type: 'string' } {
+  return { type: 'string', ...(description ? { description } : {}), ...extra } as { type: 'string' };
 }
 
 /** A query string: every parameter is a string as it arrives; the handler reads and bounds it. */
@@ -69,38 +69,57 @@ export function handBody(schema: Schema): Schema {
   return { ...schema, 'x-hand-validated': true };
 }
 
-/** An object with the named properties (more may appear). */
-export function obj(properties: Record<string, Schema> = {}, description?: string, required?: string[]): Schema {
+/**
+ * The static type of an {@link obj} schema: what `FromSchema` (json-schema-to-ts) reads to derive
+ * the wire types of src/http/schemas/types.ts. `required` is `[]` when none is named.
+ */
+export type ObjSchema<P extends Record<string, Schema>, R extends readonly string[]> = {
+  type: 'object';
+  properties: P;
+  additionalProperties: true;
+  required: R;
+};
+
+/**
+ * An object with the named properties (more may appear); `required` names the ones every answer
+ * carries. The return type keeps the literal property schemas, so wire types derive from it.
+ */
+export function obj<const P extends Record<string, Schema> = Record<never, never>, const R extends readonly (keyof P & string)[] = []>(
+  properties: P = {} as P, description?: string, required?: R,
+): ObjSchema<P, R> {
   return {
     type: 'object', properties, additionalProperties: true,
     ...(description ? { description } : {}), ...(required ? { required } : {}),
-  };
+  } as unknown as ObjSchema<P, R>;
 }
 
 /** An array of `items`. */
-export function arr(items: Schema, description?: string): Schema {
+export function arr<const I extends Schema>(items: I, description?: string): { type: 'array'; items: I } {
   return { type: 'array', items, ...(description ? { description } : {}) };
 }
 
 /** Any JSON value (a client's payload, a KV value). */
-export const anyValue: Schema = { description: 'Any JSON value, returned as sent' };
+export const anyValue = { description: 'Any JSON value, returned as sent' } as const;
 
-export const int: Schema = { type: 'integer' };
-export const num: Schema = { type: 'number' };
-export const bool: Schema = { type: 'boolean' };
-export const isoTime: Schema = { type: 'string', description: 'ISO-8601 timestamp' };
-export const nullableStr: Schema = { type: ['string', 'null'] };
+export const int = { type: 'integer' } as const;
+export const num = { type: 'number' } as const;
+export const bool = { type: 'boolean' } as const;
+export const isoTime = { type: 'string', description: 'ISO-8601 timestamp' } as const;
+export const nullableStr = { type: ['string', 'null'] } as const;
 
 /** `limit`/`offset` page echo with the true total of matching rows. */
-export const offsetPage: Schema = obj({ limit: int, offset: int, total: { type: 'integer', description: 'rows matching the filter, not the page length' } });
+export const offsetPage = obj({ limit: int, offset: int, total: { type: 'integer', description: 'rows matching the filter, not the page length' } });
 
 /**
  * Responses of a route: `ok` under `status` (200 unless given), the error envelope for 4xx/5xx.
+ * The return type keeps `ok`'s literal type under its status, for src/http/schemas/types.ts.
  */
-export function answers(ok: Schema, description: string, status = 200): Record<string, Schema> {
+export function answers<const O extends Schema, const S extends number = 200>(
+  ok: O, description: string, status: S = 200 as S,
+): { [K in `${S}`]: O } & { '4xx': Schema; '5xx': Schema } {
   return {
     [String(status)]: { description, ...ok },
     '4xx': { description: 'Refused: `{"error","code"}`', $ref: `${ERROR_ID}#` },
     '5xx': { description: 'Storage or internal failure: `{"error","code"}`', $ref: `${ERROR_ID}#` },
-  };
+  } as unknown as { [K in `${S}`]: O } & { '4xx': Schema; '5xx': Schema };
 }

@@ -3,16 +3,16 @@ import { answers, anyValue, arr, bool, handBody, int, isoTime, nullableStr, obj,
 
 const kvPath = params({ ns: 'namespace', '*': 'key (may contain /)' });
 const kvResult = obj({ ok: bool, ns: str(), key: str(), found: bool, value: anyValue, version: int, expiresAt: { type: ['string', 'null'] } });
-const kvBatch = obj({ ok: bool, results: arr(obj({ index: int, op: str(), key: str(), value: anyValue, version: int })), error: str(), failedIndex: int });
+const kvBatch = obj({ ok: bool, results: arr(obj({ index: int, op: str(), key: str(), value: anyValue, version: int })), error: str(), failedIndex: int }, undefined, ['ok']);
 const kvOp = obj({
   op: str('get | getMany | getPrefix | put | putIfAbsent | delete | incr | check'), ns: str(), key: str(), keys: arr(str()), prefix: str(),
   value: anyValue, ttlSeconds: int, forever: bool, expect: int, by: int, required: bool,
 });
 const timerView = obj({ queue: str(), timerKey: str(), deliverAt: isoTime, partition: str(), payload: anyValue, version: int });
-const timerList = obj({ rows: arr(timerView), truncated: bool, nextAfter: nullableStr }, 'A keyset page of timers by key');
+const timerList = obj({ rows: arr(timerView), truncated: bool, nextAfter: nullableStr }, 'A keyset page of timers by key', ['rows', 'truncated', 'nextAfter']);
 
 /** Coordination route schemas. */
-export const coordinationSchemas: RouteTable = {
+export const coordinationSchemas = {
   'POST /api/v1/kv': {
     tags: ['kv'], summary: 'KV batch: one unit of work',
     body: handBody({ oneOf: [obj({ operations: arr(kvOp) }, undefined, ['operations']), arr(kvOp)] }),
@@ -28,22 +28,27 @@ export const coordinationSchemas: RouteTable = {
     tags: ['kv'], summary: 'Delete one key', params: kvPath, body: handBody(obj({ expect: int })), response: answers(kvResult, 'Deleted or absent'),
   },
   'GET /api/v1/resources/kv/namespaces': {
-    tags: ['kv'], summary: 'KV namespaces with row counts', response: answers(obj({ namespaces: arr(obj({ ns: str(), keys: int })) }), 'Namespaces'),
+    tags: ['kv'], summary: 'KV namespaces with row counts', response: answers(obj({ namespaces: arr(obj({ ns: str(), keys: int }, undefined, ['ns'])) }, undefined, ['namespaces']), 'Namespaces'),
   },
   'POST /api/v1/resources/kv/list': {
     tags: ['kv'], summary: 'A keyset page of a namespace',
     body: handBody(obj({ ns: str(), prefix: str(), after: str(), limit: { type: 'integer', description: '1.., clamped to 1000' }, keysOnly: bool }, undefined, ['ns'])),
-    response: answers(obj({ ns: str(), rows: arr(obj({ key: str(), value: anyValue, version: int })), truncated: bool, nextAfter: nullableStr }), 'One page'),
+    response: answers(obj({ ns: str(), rows: arr(obj({ key: str(), value: anyValue, version: int }, undefined, ['key'])), truncated: bool, nextAfter: nullableStr }, undefined, ['ns', 'rows', 'truncated', 'nextAfter']), 'One page'),
   },
   'POST /api/v1/locks': {
     tags: ['kv'], summary: 'Locks and semaphores',
     body: handBody({ oneOf: [obj({ operations: arr(obj({ op: str('acquire | renew | release | get'), name: str(), ttlSeconds: int, owner: str(), limit: int, token: str(), slot: int })) }, undefined, ['operations']), arr(obj())] }),
-    response: answers(obj({ results: arr(obj({ op: str(), ok: bool, token: str(), slot: int, expiresAt: isoTime })) }), 'One verdict per operation'),
+    response: answers(obj({
+      results: arr(obj({
+        index: int, op: str(), name: str(), acquired: bool, renewed: bool, released: bool, reason: str('why a verdict is false, e.g. held'),
+        slot: int, token: { type: 'integer', description: 'fencing token' }, owner: str(), expiresAt: isoTime, holders: arr(obj()),
+      }, 'The verdict is named for the op: acquired, renewed or released', ['op', 'name'])),
+    }, undefined, ['results']), 'One verdict per operation'),
   },
   'POST /api/v1/timers': {
     tags: ['timers'], summary: 'Schedule, reschedule or cancel timers, all or nothing',
     body: handBody({ oneOf: [obj({ operations: arr(obj({ op: str('schedule | reschedule | cancel'), queue: str(), timerKey: str(), delayMs: int, at: isoTime, partition: str(), payload: str('base64 of the UTF-8 JSON payload') })) }, undefined, ['operations']), arr(obj())] }),
-    response: answers(obj({ results: arr(obj({ op: str(), ok: bool, status: str() })) }), 'One result per operation'),
+    response: answers(obj({ results: arr(obj({ op: str(), ok: bool, status: str() })) }, undefined, ['results']), 'One result per operation'),
   },
   'GET /api/v1/timers/:queue': {
     tags: ['timers'], summary: "A queue's pending timers", params: params({ queue: 'queue name' }),
@@ -51,10 +56,10 @@ export const coordinationSchemas: RouteTable = {
   },
   'GET /api/v1/timers/:queue/*': {
     tags: ['timers'], summary: 'Peek one timer', params: params({ queue: 'queue name', '*': 'timer key' }),
-    response: answers(obj({ found: bool, queue: str(), timerKey: str() }), 'found:true with the timer, or found:false'),
+    response: answers(obj({ found: bool, queue: str(), timerKey: str() }, undefined, ['found', 'queue', 'timerKey']), 'found:true with the timer, or found:false'),
   },
   'DELETE /api/v1/timers/:queue/*': {
     tags: ['timers'], summary: 'Cancel one timer', params: params({ queue: 'queue name', '*': 'timer key' }),
-    response: answers(obj({ ok: bool, status: str('cancelled | absent | too_late') }), 'The verdict'),
+    response: answers(obj({ ok: bool, status: str('cancelled | absent | too_late') }, undefined, ['ok', 'status']), 'The verdict'),
   },
-};
+} satisfies RouteTable;

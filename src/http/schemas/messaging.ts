@@ -24,17 +24,17 @@ const popped = obj({
   messages: arr(obj({
     id: str(), transactionId: str(), partitionId: str(), leaseId: str(), queue: str(), partition: str(),
     data: anyValue, createdAt: isoTime, traceId: nullableStr, retryCount: int,
-  })),
-}, '200 with messages; 204 (empty body) when nothing is available');
+  }, undefined, ['id', 'transactionId', 'partitionId', 'queue', 'partition', 'data', 'createdAt'])),
+}, '200 with messages; 204 (empty body) when nothing is available', ['messages']);
 
-const pushResult = arr(obj({ transaction_id: str(), message_id: str(), status: str('queued | duplicate | buffered | failed'), error: str() }));
-const ackResult = arr(obj({ transactionId: str(), success: bool, error: str() }));
+const pushResult = arr(obj({ transaction_id: str(), message_id: str(), status: str('queued | duplicate | buffered | failed'), error: str() }, undefined, ['transaction_id', 'status']));
+const ackResult = arr(obj({ transactionId: str(), success: bool, error: nullableStr }, undefined, ['transactionId', 'success']));
 
 /** Messaging route schemas. */
-export const messagingSchemas: RouteTable = {
+export const messagingSchemas = {
   'POST /api/v1/configure': {
     tags: ['queues'], summary: 'Create a queue or change its options',
-    response: answers(obj({ queue: str(), namespace: str(), task: str(), options: obj() }), 'The queue as configured'),
+    response: answers(obj({ queue: str(), namespace: str(), task: str(), options: obj() }, undefined, ['queue', 'options']), 'The queue as configured'),
   },
   'POST /api/v1/push': {
     tags: ['messages'], summary: 'Push messages (all committed durably before the answer)',
@@ -65,11 +65,15 @@ export const messagingSchemas: RouteTable = {
       kv: arr(obj(), 'KV operations committed with the unit'),
       timers: arr(obj(), 'timer operations committed with the unit'),
     }, undefined, ['operations'])),
-    response: answers(obj({ success: bool, transactionId: str(), results: arr(obj()), error: str(), reason: str() }), '200 in both outcomes; a refusal has success:false'),
+    response: answers(obj({ success: bool, transactionId: str(), results: arr(obj()), error: str(), reason: str() }, undefined, ['success']), '200 in both outcomes; a refusal has success:false'),
   },
   'POST /api/v1/lease/:leaseId/extend': {
     tags: ['messages'], summary: 'Extend a lease', params: params({ leaseId: 'lease id from a pop' }),
     body: handBody(obj({ seconds: int })),
-    response: answers(obj({ success: bool, leaseExpiresAt: isoTime }), 'The new expiry'),
+    response: answers(obj({
+      leaseId: str(), success: bool, renewed: { type: 'integer', description: 'messages whose lease moved' },
+      expiresAt: { type: ['string', 'null'], description: 'ISO-8601 new expiry; null when nothing was renewed' },
+      newExpiresAt: { type: ['string', 'null'], description: 'alias of expiresAt' }, lease_expires_at: { type: ['string', 'null'], description: 'alias of expiresAt' },
+    }, undefined, ['leaseId', 'success', 'renewed', 'expiresAt']), 'The new expiry'),
   },
-};
+} satisfies RouteTable;

@@ -1,6 +1,6 @@
 /** Consumer groups: lag per queue and partition, seek, delete (with confirmation). */
 import { useState } from 'preact/hooks';
-import { api, enc, obj, QUEUE_MODE, readGroups, str, type GroupPartitionLag, type GroupRow } from '../api';
+import { api, enc, QUEUE_MODE, readGroups, type ConsumerGroupAnswer, type GroupPartitionLag, type GroupRow } from '../api';
 import { Confirm, Modal, toast } from '../components/overlay';
 import { Badge, Card, Empty, Field, Icon, Link, LoadError, Loading, PageHeader } from '../components/ui';
 import { fmtDate, fmtDuration, fmtInt, fmtStamp, plural } from '../format';
@@ -163,10 +163,9 @@ function GroupPartitions({ group, queue, totalLag, inline }: { group: string; qu
   const detail = usePoll(
     async (signal) => {
       if (inline.length > 0) return inline;
-      const b = obj(await api(`/api/v1/consumer-groups/${enc(group)}`, { signal }));
-      const qs = b.queues;
-      const q = Array.isArray(qs) ? obj(qs.find((x) => str(obj(x).queueName, obj(x).queue, obj(x).name) === queue)) : obj(obj(qs)[queue]);
-      return readGroups([{ name: group, queueName: queue, partitions: q.partitions }])[0]?.partitions ?? [];
+      const b = await api<ConsumerGroupAnswer | null>(`/api/v1/consumer-groups/${enc(group)}`, { signal });
+      const q = b?.queues[queue];
+      return readGroups([{ name: group, queueName: queue, partitions: q?.partitions }])[0]?.partitions ?? [];
     },
     `${group}\u0000${queue}`,
   );
