@@ -10,6 +10,7 @@ import { initEncryption } from './crypto/boot.js';
 import { Operations } from './broker/operations.js';
 import { Timers } from './broker/timers.js';
 import { buildApp } from './http/app.js';
+import { trackConnections } from './http/connections.js';
 import { createLogger } from './observability/logger.js';
 import { prepareDataDir } from './storage/datadir.js';
 import { SqliteStore } from './storage/sqlite/store.js';
@@ -48,6 +49,7 @@ async function main(): Promise<void> {
   Operations.for(broker).start(snapshot.settings); // retention sweep, maintenance spool, metrics (docs/operations.md#boot)
   Timers.for(broker).start(); // fires scheduled messages, including those due while the broker was down
   const app = await buildApp(config, broker, log);
+  const connections = trackConnections(app.server); // shutdown ends sockets with no request in flight
   const host = config.bindAddr;
   try {
     await app.listen({ port: config.port, host });
@@ -79,7 +81,7 @@ async function main(): Promise<void> {
       b.stopAccepting();
       // Parked pops were just answered; keep closing connections as they turn idle (keep-alive)
       // so close() does not wait for the clients' keep-alive timers.
-      const sweep = setInterval(() => app.server.closeIdleConnections(), 25);
+      const sweep = setInterval(() => connections.closeQuiet(), 25);
       await app.close();
       await Operations.for(b).stop();
       await Timers.for(b).stop();
