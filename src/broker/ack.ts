@@ -52,7 +52,7 @@ interface CursorPlan {
   group: GroupState;
   partition: PartitionState;
   cursor: CursorState;
-  nextOffset: number;
+  committedOffset: number;
   release: boolean;
   retryCount: number;
   /** Head message to dead-letter (or drop when `dlq` is false) with this reason. */
@@ -98,7 +98,7 @@ function planPartition(
   engine: Engine, tx: StoreTx, g: GroupState, p: PartitionState, inputs: readonly AckInput[], indexes: number[],
   outcomes: AckOutcome[], now: number,
 ): CursorPlan | undefined {
-  const c = engine.cursor(g, p);
+  const c = engine.ensureCursor(g, p);
   const live = leaseLive(c, now);
   const pending: { i: number; offset: number; status: AckStatus }[] = [];
   for (const i of indexes) {
@@ -113,7 +113,7 @@ function planPartition(
       outcomes[i] = outcome(i, a.transactionId, false, `unresolvable transactionId ${a.transactionId} in partition ${p.id}`);
       continue;
     }
-    if (row.offset < c.nextOffset) {
+    if (row.offset < c.committedOffset) {
       outcomes[i] = status === 'completed'
         ? outcome(i, a.transactionId, true, null, true)
         : outcome(i, a.transactionId, false, `already committed: ${a.transactionId} is behind the group's cursor`);
@@ -123,7 +123,7 @@ function planPartition(
   }
   if (pending.length === 0) return undefined;
 
-  const plan: CursorPlan = { group: g, partition: p, cursor: c, nextOffset: c.nextOffset, release: false, retryCount: c.retryCount };
+  const plan: CursorPlan = { group: g, partition: p, cursor: c, committedOffset: c.committedOffset, release: false, retryCount: c.retryCount };
   const nacks = pending.filter((x) => x.status !== 'completed');
   let dlqIndex = -1;
   if (nacks.length > 0) {
@@ -131,14 +131,14 @@ function planPartition(
     for (const n of nacks) {
       if (n.offset < head.offset || (n.offset === head.offset && PRIORITY[n.status] > PRIORITY[head.status])) head = n;
     }
-    plan.nextOffset = head.offset;
+    plan.committedOffset = head.offset;
     plan.release = c.leaseId !== null;
     const errorText = inputs[head.i]!.error ?? null;
     const limit = p.queue.options.retryLimit;
     if (head.status === 'dlq' || (head.status === 'failed' && c.retryCount >= limit)) {
       const toDlq = head.status === 'dlq' || dlqEnabled(p.queue.options);
       plan.deadLetter = { offset: head.offset, error: errorText ?? 'Retries exhausted', toDlq };
-      plan.nextOffset = head.offset + 1;
+      plan.committedOffset = head.offset + 1;
       plan.retryCount = 0;
       if (toDlq) dlqIndex = head.i;
     } else if (head.status === 'failed') {
@@ -146,9 +146,9 @@ function planPartition(
     }
   } else {
     const highest = Math.max(...pending.map((x) => x.offset));
-    plan.nextOffset = Math.max(c.nextOffset, highest + 1);
-    if (live && c.leaseEndOffset !== null) {
-      if (plan.nextOffset >= c.leaseEndOffset) {
+    plan.committedOffset = Math.max(c.committedOffset, highest + 1);
+    if (live && c.deliveredUpTo !== null) {
+      if (plan.committedOffset >= c.deliveredUpTo) {
         plan.release = true;
         plan.retryCount = 0;
       }
@@ -181,15 +181,15 @@ export function applyAcks(engine: Engine, tx: StoreTx, plan: AckPlan, now: numbe
         });
       }
     }
-    c.nextOffset = cp.nextOffset;
+    c.committedOffset = cp.committedOffset;
     c.retryCount = cp.retryCount;
     if (cp.release && c.leaseId !== null) {
       engine.untrackLease(c.leaseId, g, p);
       c.leaseId = null;
-      c.leaseExpiresAt = null; // leaseEndOffset stays: the high-water mark of delivered offsets
+      c.leaseExpiresAt = null; // deliveredUpTo stays: the high-water mark of delivered offsets
     }
     tx.upsertCursor(c);
     c.materialized = true;
-    if (!leaseLive(c, now) && c.nextOffset < p.nextOffset) tx.afterCommit(() => engine.markReady(g, p));
+    if (!leaseLive(c, now) && c.committedOffset < p.headOffset) tx.afterCommit(() => engine.markReady(g, p));
   }
 }

@@ -135,11 +135,6 @@ export class Broker {
     this.popMaintenance = snap.settings.get('maintenance.pop') === 'true';
   }
 
-  /** Operator units of work (admin routes, retention, maintenance), with {@link run}'s failure handling. */
-  runUnit<T>(work: (tx: StoreTx) => T): Promise<T> {
-    return this.run(work);
-  }
-
   /** True while pop maintenance answers every pop with 204. */
   get popMaintenanceEnabled(): boolean {
     return this.popMaintenance;
@@ -162,8 +157,13 @@ export class Broker {
     }
   }
 
-  /** Runs `work` in the next group commit; a storage failure rebuilds the indexes from the store. */
-  private async run<T>(work: (tx: StoreTx) => T): Promise<T> {
+  /**
+   * Runs `work` as one unit in the next group commit (messaging calls here and operator work: admin
+   * routes, retention, maintenance, timers). Resolves with what `work` returned once the commit is durable.
+   * @throws QueenError code=shutting_down while stopping; code=storage_error when the store failed (the
+   * indexes are then rebuilt from the store); any QueenError that `work` threw.
+   */
+  async run<T>(work: (tx: StoreTx) => T): Promise<T> {
     if (this.stopping) throw new QueenError('shutting_down');
     const p = this.store.run(work);
     this.inflight.add(p);

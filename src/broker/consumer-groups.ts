@@ -95,7 +95,7 @@ export function groupDetail(engine: Engine, name: string, now: number): Record<s
       const l = partitionLag(engine, g, p, now);
       const at = l.lag > 0 ? engine.store.ops.createdAtFrom(p.pk, l.position) : undefined;
       partitions.push({
-        partition: p.name, partitionId: p.id, nextOffset: l.position, headOffset: p.nextOffset, offsetLag: l.lag,
+        partition: p.name, partitionId: p.id, nextOffset: l.position, headOffset: p.headOffset, offsetLag: l.lag,
         timeLagSeconds: at === undefined ? 0 : Math.max(0, Math.floor((now - at) / 1000)), leaseActive: l.leaseActive,
         leaseExpiresAt: isoOrNull(l.leaseExpiresAt), retryCount: c.retryCount, totalConsumed: Math.max(0, l.position - p.firstOffset),
       });
@@ -133,7 +133,7 @@ export async function deleteGroup(
 ): Promise<Record<string, unknown>> {
   const engine = broker.engine;
   if (queue !== undefined && !engine.queues.has(queue)) throw new QueenError('queue_not_found');
-  const deleted = await broker.runUnit((tx) => {
+  const deleted = await broker.run((tx) => {
     const now = Date.now();
     let n = 0;
     const targets = queue === undefined ? groupsNamed(engine, name) : [engine.queues.get(queue)!.groups.get(name)].filter((g): g is GroupState => !!g);
@@ -159,20 +159,20 @@ export async function deleteGroup(
 export type SeekTarget = { toEnd: true } | { timestamp: number };
 
 function seekOne(engine: Engine, tx: StoreTx, g: GroupState, p: PartitionState, target: SeekTarget): number {
-  const c = engine.cursor(g, p);
+  const c = engine.ensureCursor(g, p);
   const to = 'toEnd' in target
-    ? p.nextOffset
-    : engine.store.firstOffsetAfter(p.pk, p.firstOffset, target.timestamp - 1) ?? p.nextOffset;
+    ? p.headOffset
+    : engine.store.firstOffsetAfter(p.pk, p.firstOffset, target.timestamp - 1) ?? p.headOffset;
   if (c.leaseId) engine.untrackLease(c.leaseId, g, p);
   c.leaseId = null;
   c.leaseExpiresAt = null;
-  c.leaseEndOffset = null;
+  c.deliveredUpTo = null;
   c.retryCount = 0;
   c.deliveryCount = 0;
-  c.nextOffset = to;
+  c.committedOffset = to;
   tx.upsertCursor(c);
   c.materialized = true;
-  if (to < p.nextOffset) {
+  if (to < p.headOffset) {
     g.ready.add(p);
     tx.afterCommit(() => engine.markReady(g, p));
   } else {
@@ -200,7 +200,7 @@ export async function seek(
   if (partition !== undefined && !q.partitions.has(partition)) {
     throw new QueenError('partition_not_found', undefined, { success: false });
   }
-  const result = await broker.runUnit((tx) => {
+  const result = await broker.run((tx) => {
     const now = Date.now();
     const g = seekGroup(engine, tx, q, group, target, now);
     if (partition !== undefined) {
@@ -231,7 +231,7 @@ export async function seek(
  */
 export async function setSubscriptionTimestamp(broker: Broker, group: string, timestamp: number): Promise<Record<string, unknown>> {
   const engine = broker.engine;
-  const updated = await broker.runUnit((tx) => {
+  const updated = await broker.run((tx) => {
     const now = Date.now();
     const groups = groupsNamed(engine, group);
     for (const g of groups) {

@@ -86,7 +86,7 @@ export class Engine {
     for (const p of snap.partitions) {
       const q = this.queuesByPk.get(p.queuePk);
       if (!q) continue;
-      const ps: PartitionState = { pk: p.pk, id: p.id, name: p.name, queue: q, nextOffset: p.nextOffset, firstOffset: p.firstOffset, lastMessageAt: p.lastMessageAt, createdAt: p.createdAt };
+      const ps: PartitionState = { pk: p.pk, id: p.id, name: p.name, queue: q, headOffset: p.headOffset, firstOffset: p.firstOffset, lastMessageAt: p.lastMessageAt, createdAt: p.createdAt };
       q.partitions.set(ps.name, ps);
       this.partitionsById.set(ps.id, ps);
       this.partitionsByPk.set(ps.pk, ps);
@@ -165,8 +165,8 @@ export class Engine {
     const existing = q.partitions.get(name);
     if (existing) return existing;
     const id = newRandomId();
-    const pk = tx.insertPartition({ id, queuePk: q.pk, name, nextOffset: 0, firstOffset: 0, lastMessageAt: null, createdAt: now });
-    const p: PartitionState = { pk, id, name, queue: q, nextOffset: 0, firstOffset: 0, lastMessageAt: null, createdAt: now };
+    const pk = tx.insertPartition({ id, queuePk: q.pk, name, headOffset: 0, firstOffset: 0, lastMessageAt: null, createdAt: now });
+    const p: PartitionState = { pk, id, name, queue: q, headOffset: 0, firstOffset: 0, lastMessageAt: null, createdAt: now };
     q.partitions.set(name, p);
     this.partitionsById.set(id, p);
     this.partitionsByPk.set(pk, p);
@@ -219,37 +219,37 @@ export class Engine {
   }
 
   /** The group's cursor on `p`, computing its starting offset on first touch (not yet written). */
-  cursor(g: GroupState, p: PartitionState): CursorState {
+  ensureCursor(g: GroupState, p: PartitionState): CursorState {
     let c = g.cursors.get(p.pk);
     if (!c) {
       c = {
-        partitionPk: p.pk, group: g.name, nextOffset: this.startOffset(g, p), leaseId: null,
-        leaseExpiresAt: null, leaseEndOffset: null, retryCount: 0, deliveryCount: 0, materialized: false,
+        partitionPk: p.pk, group: g.name, committedOffset: this.startOffset(g, p), leaseId: null,
+        leaseExpiresAt: null, deliveredUpTo: null, retryCount: 0, deliveryCount: 0, materialized: false,
       };
       g.cursors.set(p.pk, c);
     }
-    if (c.nextOffset < p.firstOffset) c.nextOffset = p.firstOffset; // retention removed what it pointed at
+    if (c.committedOffset < p.firstOffset) c.committedOffset = p.firstOffset; // retention removed what it pointed at
     return c;
   }
 
   private startOffset(g: GroupState, p: PartitionState): number {
     const sub = g.subscription;
     if (sub.mode === 'all' || sub.fromTime === null) return p.firstOffset;
-    if (p.lastMessageAt === null || p.lastMessageAt <= sub.fromTime) return p.nextOffset;
-    return this.store.firstOffsetAfter(p.pk, p.firstOffset, sub.fromTime) ?? p.nextOffset;
+    if (p.lastMessageAt === null || p.lastMessageAt <= sub.fromTime) return p.headOffset;
+    return this.store.firstOffsetAfter(p.pk, p.firstOffset, sub.fromTime) ?? p.headOffset;
   }
 
   /** True when `p` may have something for `g` that is not leased (cheap, no store read for materialized cursors). */
   maybeReady(g: GroupState, p: PartitionState, now: number): boolean {
     const c = g.cursors.get(p.pk);
     if (!c) {
-      if (p.nextOffset <= p.firstOffset) return false;
+      if (p.headOffset <= p.firstOffset) return false;
       if (g.subscription.mode === 'from' && g.subscription.fromTime !== null) {
         return p.lastMessageAt !== null && p.lastMessageAt > g.subscription.fromTime;
       }
       return true;
     }
-    return !leaseLive(c, now) && Math.max(c.nextOffset, p.firstOffset) < p.nextOffset;
+    return !leaseLive(c, now) && Math.max(c.committedOffset, p.firstOffset) < p.headOffset;
   }
 
   private seedReady(g: GroupState): void {
@@ -350,6 +350,6 @@ export class Engine {
       return;
     }
     this.untrackLease(leaseId, g, p);
-    if (Math.max(c.nextOffset, p.firstOffset) < p.nextOffset) this.markReady(g, p);
+    if (Math.max(c.committedOffset, p.firstOffset) < p.headOffset) this.markReady(g, p);
   }
 }

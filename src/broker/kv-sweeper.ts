@@ -50,7 +50,7 @@ export class KvSweeper {
     let retryAt = 10;
     try {
       for (;;) {
-        const n = await this.broker.runUnit(() => this.broker.store.kv.pruneExpired(this.clock.now(), BATCH));
+        const n = await this.broker.run(() => this.broker.store.kv.pruneExpired(this.clock.now(), BATCH));
         this.pruned += n;
         if (n < BATCH || this.stopped) break;
       }

@@ -262,7 +262,7 @@ export class Kv {
     }
     let view: KvView | undefined;
     try {
-      const results = await this.broker.runUnit((tx) => {
+      const results = await this.broker.run((tx) => {
         view = this.view(tx);
         return applyKvOps(view, ops);
       });

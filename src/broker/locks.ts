@@ -139,7 +139,7 @@ export async function runLocks(broker: Broker, ops: readonly LockOp[]): Promise<
     return ops.map((o, i) => applyLockOp(view, o, i));
   }
   let view: KvView | undefined;
-  const results = await broker.runUnit((tx) => {
+  const results = await broker.run((tx) => {
     view = kv.view(tx);
     return ops.map((o, i) => applyLockOp(view!, o, i));
   });

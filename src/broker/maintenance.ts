@@ -104,7 +104,7 @@ export class Maintenance {
 
   /** Turns push maintenance on or off (persisted); off starts the replay of the spool. */
   async setPush(enabled: boolean): Promise<void> {
-    await this.broker.runUnit((tx) => tx.setSetting('maintenance.push', String(enabled)));
+    await this.broker.run((tx) => tx.setSetting('maintenance.push', String(enabled)));
     this.pushMode = enabled;
     if (!enabled && this.pending > 0) void this.drain();
   }
@@ -275,7 +275,7 @@ export class Maintenance {
       }));
       let results: PushResult[];
       try {
-        results = await this.broker.runUnit((tx) => {
+        results = await this.broker.run((tx) => {
           const now = Date.now();
           return applyPush(engine, tx, planPush(engine, tx, pushItems, run[0]!.s, now), now);
         });
@@ -296,7 +296,7 @@ export class Maintenance {
     const out: PushResult[] = [];
     for (const item of items) {
       try {
-        out.push(...await this.broker.runUnit((tx) => {
+        out.push(...await this.broker.run((tx) => {
           const now = Date.now();
           return applyPush(engine, tx, planPush(engine, tx, [item], producerSub, now), now);
         }));

@@ -215,7 +215,7 @@ export function getMessage(engine: Engine, partitionId: string, transactionId: s
  * @throws QueenError `message_not_found` (with `success:false`)
  */
 export async function deleteDeadLetter(broker: Broker, activity: Activity, partitionId: string, transactionId: string): Promise<Record<string, unknown>> {
-  const r = await broker.runUnit(() => {
+  const r = await broker.run(() => {
     const row = broker.store.ops.findDlqByAddress(partitionId, transactionId);
     if (!row) return undefined;
     return { queue: row.queue, n: broker.store.ops.deleteDlqByAddress(partitionId, transactionId) };
@@ -244,7 +244,7 @@ export async function replayDeadLetter(
     throw new QueenError('maintenance_mode', 'push maintenance is on: replay refused, try again when it is off', { success: false, result: 'maintenance' });
   }
   const engine = broker.engine;
-  const out = await broker.runUnit((tx) => {
+  const out = await broker.run((tx) => {
     const row = find();
     if (!row) return undefined;
     const now = Date.now();
@@ -287,7 +287,7 @@ export async function purgeDeadLetters(broker: Broker, activity: Activity, queue
   if (!q) throw new QueenError('queue_not_found', undefined, { success: false });
   let deleted = 0;
   for (;;) {
-    const n = await broker.runUnit(() => broker.store.ops.purgeDlq(q.pk, group, PURGE_STEP));
+    const n = await broker.run(() => broker.store.ops.purgeDlq(q.pk, group, PURGE_STEP));
     deleted += n;
     activity.dlqChanged(queue, -n);
     if (n < PURGE_STEP) break;

@@ -96,9 +96,9 @@ export function claim(engine: Engine, tx: StoreTx, req: PopRequest, now: number)
 function claimPartition(
   engine: Engine, tx: StoreTx, g: GroupState, p: PartitionState, req: PopRequest, leaseId: string, budget: number, now: number,
 ): ClaimedPartition | undefined {
-  const c = engine.cursor(g, p);
+  const c = engine.ensureCursor(g, p);
   const q = p.queue;
-  if (leaseLive(c, now) || c.nextOffset >= p.nextOffset) {
+  if (leaseLive(c, now) || c.committedOffset >= p.headOffset) {
     g.ready.delete(p);
     return undefined;
   }
@@ -109,8 +109,8 @@ function claimPartition(
     return undefined;
   }
   // A conflating group gets only the newest message; its ack commits everything behind it.
-  const newest = g.subscription.conflation ? tx.readMessage(p.pk, p.nextOffset - 1) : undefined;
-  let rows = newest ? [newest] : tx.readMessages(p.pk, c.nextOffset, budget);
+  const newest = g.subscription.conflation ? tx.readMessage(p.pk, p.headOffset - 1) : undefined;
+  let rows = newest ? [newest] : tx.readMessages(p.pk, c.committedOffset, budget);
   const delayMs = q.options.delayedProcessing * 1000;
   if (delayMs > 0) {
     const visible = rows.findIndex((r) => r.createdAt + delayMs > now);
@@ -127,22 +127,22 @@ function claimPartition(
   }
   const end = rows[rows.length - 1]!.offset + 1;
   if (c.leaseId) engine.untrackLease(c.leaseId, g, p);
-  // leaseEndOffset survives a release as the high-water mark of what was delivered: a batch that
+  // deliveredUpTo survives a release as the high-water mark of what was delivered: a batch that
   // starts below it is a redelivery.
-  c.deliveryCount = c.leaseEndOffset !== null && rows[0]!.offset < c.leaseEndOffset ? c.deliveryCount + 1 : 1;
+  c.deliveryCount = c.deliveredUpTo !== null && rows[0]!.offset < c.deliveredUpTo ? c.deliveryCount + 1 : 1;
   const deliveryAttempt = c.deliveryCount;
   if (req.autoAck) {
-    c.nextOffset = end;
+    c.committedOffset = end;
     c.leaseId = null;
     c.leaseExpiresAt = null;
-    c.leaseEndOffset = end;
+    c.deliveredUpTo = end;
     c.retryCount = 0;
-    if (end >= p.nextOffset) g.ready.delete(p);
+    if (end >= p.headOffset) g.ready.delete(p);
   } else {
     const seconds = req.leaseSeconds ?? (q.options.leaseTime > 0 ? q.options.leaseTime : 60);
     c.leaseId = leaseId;
     c.leaseExpiresAt = now + seconds * 1000;
-    c.leaseEndOffset = end;
+    c.deliveredUpTo = end;
     g.ready.delete(p);
     engine.grantLease(leaseId, g, p, c, c.leaseExpiresAt);
   }

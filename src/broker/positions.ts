@@ -12,11 +12,11 @@ import { leaseLive, type GroupState, type PartitionState } from './state.js';
  */
 export function groupPosition(engine: Engine, g: GroupState, p: PartitionState): number {
   const c = g.cursors.get(p.pk);
-  if (c) return Math.min(Math.max(c.nextOffset, p.firstOffset), p.nextOffset);
+  if (c) return Math.min(Math.max(c.committedOffset, p.firstOffset), p.headOffset);
   const sub = g.subscription;
   if (sub.mode === 'all' || sub.fromTime === null) return p.firstOffset;
-  if (p.lastMessageAt === null || p.lastMessageAt <= sub.fromTime) return p.nextOffset;
-  return engine.store.firstOffsetAfter(p.pk, p.firstOffset, sub.fromTime) ?? p.nextOffset;
+  if (p.lastMessageAt === null || p.lastMessageAt <= sub.fromTime) return p.headOffset;
+  return engine.store.firstOffsetAfter(p.pk, p.firstOffset, sub.fromTime) ?? p.headOffset;
 }
 
 /** A group's standing on one partition. */
@@ -33,10 +33,10 @@ export interface PartitionLag {
 /** Offset lag of `g` on `p` at `now` (no store read unless a timestamp subscription needs one). */
 export function partitionLag(engine: Engine, g: GroupState, p: PartitionState, now: number): PartitionLag {
   const position = groupPosition(engine, g, p);
-  const lag = Math.max(0, p.nextOffset - position);
+  const lag = Math.max(0, p.headOffset - position);
   const c = g.cursors.get(p.pk);
   const live = c !== undefined && leaseLive(c, now);
-  const processing = live && c.leaseEndOffset !== null ? Math.max(0, Math.min(c.leaseEndOffset, p.nextOffset) - position) : 0;
+  const processing = live && c.deliveredUpTo !== null ? Math.max(0, Math.min(c.deliveredUpTo, p.headOffset) - position) : 0;
   return { lag, processing: Math.min(processing, lag), position, leaseActive: live, leaseExpiresAt: live ? c.leaseExpiresAt : null };
 }
 

@@ -133,18 +133,18 @@ export function applyPush(engine: Engine, tx: StoreTx, plan: PushPlan, now: numb
     }
     const q = engine.ensureQueue(tx, p.queue, now);
     const part = engine.ensurePartition(tx, q, p.partition, now);
-    const offset = part.nextOffset;
+    const offset = part.headOffset;
     const createdAt = Math.max(now, part.lastMessageAt ?? 0);
     tx.insertMessage(q.pk, {
       partitionPk: part.pk, offset, id: p.messageId, transactionId: p.transactionId, payload: p.stored.payload,
       encrypted: p.stored.encrypted, traceId: p.traceId, producerSub: plan.producerSub, createdAt,
     });
-    part.nextOffset = offset + 1;
+    part.headOffset = offset + 1;
     part.lastMessageAt = createdAt;
     touched.add(part);
     results.push({ ...base, message_id: p.messageId, status: 'queued', offset });
   }
-  for (const part of touched) tx.updatePartitionHead(part.pk, part.nextOffset, part.lastMessageAt!);
+  for (const part of touched) tx.updatePartitionHead(part.pk, part.headOffset, part.lastMessageAt!);
   if (touched.size > 0) tx.afterCommit(() => { for (const part of touched) engine.partitionGrew(part); });
   return results;
 }

@@ -32,7 +32,7 @@ export function queueCounts(engine: Engine, activity: Activity, q: QueueState, n
   const c: QueueCounts = { total: 0, pending: 0, processing: 0, completed: 0, failed: 0, deadLetter: activity.dlqDepth.get(q.name) ?? 0 };
   const qm = q.groups.get(QUEUE_MODE);
   for (const p of q.partitions.values()) {
-    const total = p.nextOffset - p.firstOffset;
+    const total = p.headOffset - p.firstOffset;
     c.total += total;
     if (!qm) {
       c.pending += total;
@@ -119,10 +119,10 @@ export function tasks(engine: Engine, activity: Activity, now: number): Record<s
 function partitionView(engine: Engine, p: PartitionState, now: number): Record<string, unknown> {
   const qm = p.queue.groups.get(QUEUE_MODE);
   const l = qm ? partitionLag(engine, qm, p, now) : undefined;
-  const total = p.nextOffset - p.firstOffset;
+  const total = p.headOffset - p.firstOffset;
   return {
     id: p.id, name: p.name, queue: p.queue.name, createdAt: iso(p.createdAt), lastMessageAt: isoOrNull(p.lastMessageAt),
-    firstOffset: p.firstOffset, nextOffset: p.nextOffset,
+    firstOffset: p.firstOffset, nextOffset: p.headOffset,
     messages: { total, pending: l ? l.lag - l.processing : total, processing: l?.processing ?? 0, completed: l ? total - l.lag : 0 },
     leaseActive: l?.leaseActive ?? false,
   };
@@ -173,7 +173,7 @@ export function depth(engine: Engine, queue: string, group: string | undefined, 
   let pending = 0;
   const rows: { partition: string; pending: number }[] = [];
   for (const p of q.partitions.values()) {
-    const n = g ? partitionLag(engine, g, p, now).lag : p.nextOffset - p.firstOffset;
+    const n = g ? partitionLag(engine, g, p, now).lag : p.headOffset - p.firstOffset;
     if (n === 0) continue;
     pending += n;
     rows.push({ partition: p.name, pending: n });
@@ -233,7 +233,7 @@ export function queueDetail(engine: Engine, activity: Activity, name: string, no
     const m = v.messages as { total: number; pending: number; processing: number; completed: number };
     return {
       id: p.id, name: p.name, createdAt: iso(p.createdAt), newestMessage: isoOrNull(p.lastMessageAt),
-      oldestMessageOffset: p.firstOffset, nextOffset: p.nextOffset,
+      oldestMessageOffset: p.firstOffset, nextOffset: p.headOffset,
       stats: { ...m, failed: 0, deadLetter: 0 },
     };
   });

@@ -155,7 +155,7 @@ export class Retention {
     for (const g of q.groups.values()) {
       for (const [pk, c] of g.cursors) {
         const p = this.engine.partitionsByPk.get(pk);
-        if (p && c.materialized && c.nextOffset > p.firstOffset) this.dirty.add(pk);
+        if (p && c.materialized && c.committedOffset > p.firstOffset) this.dirty.add(pk);
       }
     }
   }
@@ -163,10 +163,10 @@ export class Retention {
   /** Removes the prefix `[firstOffset, end)` of each partition in one unit of work. */
   private async cut(q: QueueState, ends: Map<PartitionState, number>, reason: RetentionReason, note: (q: QueueState, r: RetentionReason, removed: number, unconsumed: number) => void): Promise<void> {
     const engine = this.engine;
-    const done = await this.broker.runUnit((tx) => {
+    const done = await this.broker.run((tx) => {
       const out: { p: PartitionState; end: number; removed: number; unconsumed: number }[] = [];
       for (const [p, rawEnd] of ends) {
-        const end = Math.min(rawEnd, p.nextOffset);
+        const end = Math.min(rawEnd, p.headOffset);
         if (end <= p.firstOffset || !engine.partitionsByPk.has(p.pk)) continue;
         const consumedUpTo = minGroupPosition(engine, p) ?? p.firstOffset;
         const unconsumed = Math.max(0, end - Math.max(p.firstOffset, consumedUpTo));
@@ -216,7 +216,7 @@ export class Retention {
       const consumed = minGroupPosition(engine, p);
       if (consumed === undefined || consumed <= p.firstOffset) continue;
       const keepMs = p.queue.options.completedRetentionSeconds * 1000;
-      const youngFrom = engine.store.firstOffsetAfter(p.pk, p.firstOffset, now - keepMs - 1) ?? p.nextOffset;
+      const youngFrom = engine.store.firstOffsetAfter(p.pk, p.firstOffset, now - keepMs - 1) ?? p.headOffset;
       const end = Math.min(consumed, youngFrom, p.firstOffset + batch);
       if (end > p.firstOffset) {
         let m = byQueue.get(p.queue);

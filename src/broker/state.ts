@@ -17,8 +17,8 @@ export interface PartitionState {
   id: string;
   name: string;
   queue: QueueState;
-  /** Offset the next message gets (head, exclusive). */
-  nextOffset: number;
+  /** Exclusive end of the log: the offset the next message gets. */
+  headOffset: number;
   /** Lowest retained offset. */
   firstOffset: number;
   /** epoch ms of the newest message, null when empty since creation. */

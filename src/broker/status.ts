@@ -135,14 +135,14 @@ export function statusQueue(engine: Engine, activity: Activity, name: string, no
   if (!q) throw new QueenError('queue_not_found');
   const parts = [...q.partitions.values()].sort((a, b) => a.name.localeCompare(b.name));
   const partitions = parts.slice(0, STATUS_PARTITIONS).map((p) => {
-    const total = p.nextOffset - p.firstOffset;
+    const total = p.headOffset - p.firstOffset;
     const cursors = [...q.groups.values()].map((g) => {
       const l = partitionLag(engine, g, p, now);
       return { consumerGroup: g.name, nextOffset: l.position, lag: l.lag, processing: l.processing, leaseActive: l.leaseActive, leaseExpiresAt: isoOrNull(l.leaseExpiresAt) };
     });
     return {
       id: p.id, name: p.name, createdAt: iso(p.createdAt), lastMessageAt: isoOrNull(p.lastMessageAt),
-      messages: { total, firstOffset: p.firstOffset, nextOffset: p.nextOffset }, cursor: cursors,
+      messages: { total, firstOffset: p.firstOffset, nextOffset: p.headOffset }, cursor: cursors,
     };
   });
   const from = now - QUEUE_MINUTES * 60_000;

@@ -83,7 +83,7 @@ export class Timers {
     const engine = this.broker.engine;
     checkTimerOps(engine, ops);
     if (ops.length === 0) return [];
-    return this.broker.runUnit((tx) => {
+    return this.broker.run((tx) => {
       const { results, earliest } = applyTimerOps(engine, tx, ops, producerSub, engine.clock.now());
       if (earliest !== undefined) tx.afterCommit(() => this.arm(earliest));
       return results;
@@ -149,14 +149,14 @@ export class Timers {
     const fired: PushResult[] = [];
     await Promise.all(due.map(async ({ queue, timerKey }) => {
       try {
-        const r = await broker.runUnit((tx) => fireTimer(broker.engine, tx, queue, timerKey, clock.now()));
+        const r = await broker.run((tx) => fireTimer(broker.engine, tx, queue, timerKey, clock.now()));
         if (r) fired.push(r);
       } catch (e) {
         if (this.stopped || (isQueenError(e) && e.code === 'shutting_down')) return;
         const msg = (e as Error)?.message ?? String(e);
         broker.log.warn({ queue, timerKey, err: msg }, 'timer firing failed; retrying later');
         try {
-          await broker.runUnit(() => {
+          await broker.run(() => {
             const t = broker.store.timers.getTimer(queue, timerKey);
             if (t) broker.store.timers.timerFailed(queue, timerKey, msg, clock.now() + retryDelay(t.attempts), clock.now());
           });

@@ -59,7 +59,7 @@ export async function recordTrace(broker: Broker, input: TraceInput): Promise<{ 
   if (input.workerId) engine.checkName('workerId', input.workerId);
   if (input.eventType) engine.checkName('eventType', input.eventType);
   const id = newId();
-  await broker.runUnit(() => {
+  await broker.run(() => {
     const p = engine.partitionsById.get(input.partitionId);
     const live = p ? engine.store.findByTransactionId(p.pk, input.transactionId, 0) : undefined;
     const dead = p && !live ? engine.store.ops.findDlqByAddress(input.partitionId, input.transactionId) : undefined;

@@ -1,12 +1,12 @@
 /** Queue resources (docs/http-api.md#resources): list, detail, delete. */
 import type { FastifyInstance } from 'fastify';
-import { Operations } from '../../broker/operations.js';
+import { AdminJobs } from '../../broker/admin-jobs.js';
 import { listQueues, queueDetail } from '../../broker/resources.js';
 import type { RouteContext } from '../app.js';
 
 /** Fastify plugin registering the routes this module describes. */
 export async function resourceRoutes(app: FastifyInstance, { broker }: RouteContext): Promise<void> {
-  const ops = Operations.for(broker);
+  const ops = AdminJobs.for(broker);
 
   app.get('/api/v1/resources/queues', async () => listQueues(broker.engine, ops.activity, Date.now()));
 

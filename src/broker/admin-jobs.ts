@@ -1,8 +1,8 @@
 /**
- * Operating the broker: wires the activity counters, retention sweep, maintenance modes and
+ * The broker's admin background jobs: wires the activity counters, retention sweep, maintenance modes and
  * Prometheus metrics to one {@link Broker}, and starts and stops their background work.
  * `main.ts` starts it after the broker loaded its state; the HTTP routes reach it with
- * {@link Operations.for}.
+ * {@link AdminJobs.for}.
  */
 import { PromMetrics } from '../observability/metrics.js';
 import { Activity } from './activity.js';
@@ -11,10 +11,10 @@ import type { CursorMoved } from './consumer-groups.js';
 import { Maintenance } from './maintenance.js';
 import { Retention } from './retention.js';
 
-const attached = new WeakMap<Broker, Operations>();
+const attached = new WeakMap<Broker, AdminJobs>();
 
 /** Background operator work attached to one broker: activity, retention, maintenance, metrics. */
-export class Operations {
+export class AdminJobs {
   readonly activity: Activity;
   readonly retention: Retention;
   readonly maintenance: Maintenance;
@@ -50,11 +50,11 @@ export class Operations {
     });
   }
 
-  /** The operations of `broker` (created on first use, not started). */
-  static for(broker: Broker): Operations {
-    let ops = attached.get(broker);
-    if (!ops) attached.set(broker, (ops = new Operations(broker)));
-    return ops;
+  /** The admin jobs of `broker` (created on first use, not started). */
+  static for(broker: Broker): AdminJobs {
+    let jobs = attached.get(broker);
+    if (!jobs) attached.set(broker, (jobs = new AdminJobs(broker)));
+    return jobs;
   }
 
   /** Seeds counters from the store, resumes an interrupted spool replay, starts the retention sweep. */
