@@ -16,7 +16,7 @@ import path from 'node:path';
 import { pino } from 'pino';
 import { Broker } from '../src/broker/broker.js';
 import { plainCodec } from '../src/model/codec.js';
-import { AdminJobs } from '../src/broker/admin-jobs.js';
+import { AdminJobs } from '../src/broker/jobs/admin-jobs.js';
 import { loadConfig } from '../src/config/index.js';
 import { SqliteStore } from '../src/storage/sqlite/store.js';
 

@@ -7,8 +7,8 @@
 import { Broker } from './broker/broker.js';
 import { ConfigError, loadConfig } from './config/index.js';
 import { initEncryption } from './crypto/boot.js';
-import { AdminJobs } from './broker/admin-jobs.js';
-import { Timers } from './broker/timers.js';
+import { AdminJobs } from './broker/jobs/admin-jobs.js';
+import { Timers } from './broker/coordination/timers.js';
 import { buildApp } from './http/app.js';
 import { createLogger } from './observability/logger.js';
 import { prepareDataDir } from './storage/datadir.js';

@@ -9,19 +9,19 @@ import { isQueenError, QueenError } from '../errors.js';
 import type { Store, StoreSnapshot, StoreTx } from '../storage/store.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import { iso } from '../util/time.js';
-import { applyAcks, planAcks, type AckInput, type AckOutcome } from './ack.js';
+import { applyAcks, planAcks, type AckInput, type AckOutcome } from './messaging/ack.js';
 import type { PayloadCodec } from '../model/codec.js';
-import { Engine } from './engine.js';
-import { KvPreconditionLost } from './kv.js';
+import { Engine } from './messaging/engine.js';
+import { KvPreconditionLost } from './coordination/kv.js';
 import { applyOptions } from '../model/options.js';
 import { decodeForDelivery, type PayloadIntegrityIssue } from '../crypto/delivery.js';
-import { claim, Parker, type ClaimedPartition, type PopRequest } from './pop.js';
-import { applyPush, planPush, type PushItem, type PushResult } from './push.js';
-import type { BrokerObserver, PushGate } from './observer.js';
-import { optionsView } from './resources.js';
-import { runTransaction, type TransactionRequest, type TransactionResult } from './transaction.js';
+import { claim, Parker, type ClaimedPartition, type PopRequest } from './messaging/pop.js';
+import { applyPush, planPush, type PushItem, type PushResult } from './messaging/push.js';
+import type { BrokerObserver, PushGate } from './messaging/observer.js';
+import { optionsView } from './admin/resources.js';
+import { runTransaction, type TransactionRequest, type TransactionResult } from './messaging/transaction.js';
 
-export { QUEUE_MODE } from './state.js';
+export { QUEUE_MODE } from './messaging/state.js';
 
 /** Lifetime counters (JSON `/metrics`; Prometheus families read the same numbers). */
 export interface BrokerCounters {

@@ -3,7 +3,7 @@
  * module never imports the module that imports it).
  */
 import type { Broker } from '../../broker/broker.js';
-import type { AdminJobs } from '../../broker/admin-jobs.js';
+import type { AdminJobs } from '../../broker/jobs/admin-jobs.js';
 import type { Config } from '../../config/index.js';
 
 /** What the operator route plugins receive. */

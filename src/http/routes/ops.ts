@@ -4,7 +4,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { Broker } from '../../broker/broker.js';
-import { AdminJobs } from '../../broker/admin-jobs.js';
+import { AdminJobs } from '../../broker/jobs/admin-jobs.js';
 import type { Config } from '../../config/index.js';
 import type { OpsContext } from './ops-context.js';
 import { consumerGroupRoutes } from './consumer-groups.js';

@@ -1,7 +1,7 @@
 /** Queue resources (docs/http-api.md#resources): list, detail, delete. */
 import type { FastifyInstance } from 'fastify';
-import { AdminJobs } from '../../broker/admin-jobs.js';
-import { listQueues, queueDetail } from '../../broker/resources.js';
+import { AdminJobs } from '../../broker/jobs/admin-jobs.js';
+import { listQueues, queueDetail } from '../../broker/admin/resources.js';
 import type { RouteContext } from '../app.js';
 
 /** Fastify plugin registering the routes this module describes. */

@@ -7,14 +7,14 @@
  * Payloads travel as base64 of the JSON bytes; they are stored through the broker's payload codec,
  * so a queue with `encryptionEnabled` keeps its timers' payloads encrypted at rest.
  */
-import { QueenError } from '../errors.js';
-import type { StoreTx } from '../storage/store.js';
-import type { TimerRow } from '../storage/timers.js';
-import { newId } from '../util/ids.js';
-import { RawJson } from '../util/json.js';
-import { iso } from '../util/time.js';
-import type { Engine } from './engine.js';
-import { applyPush, planPush, type PushResult } from './push.js';
+import { QueenError } from '../../errors.js';
+import type { StoreTx } from '../../storage/store.js';
+import type { TimerRow } from '../../storage/timers.js';
+import { newId } from '../../util/ids.js';
+import { RawJson } from '../../util/json.js';
+import { iso } from '../../util/time.js';
+import type { Engine } from '../messaging/engine.js';
+import { applyPush, planPush, type PushResult } from '../messaging/push.js';
 
 /** Longest delay a timer may be scheduled with: 90 days (docs/http-api.md#timers). */
 export const TIMER_HORIZON_MS = 90 * 24 * 3600 * 1000;

@@ -2,7 +2,7 @@
  * Parked long-poll consumers (docs/storage.md#parked-pops): kept in memory, keyed by what they wait for, woken
  * by the commit that makes messages visible. Never by polling the store.
  */
-import { QueenError } from '../errors.js';
+import { QueenError } from '../../errors.js';
 import type { PartitionState, QueueState } from './state.js';
 
 /** A parked pop. `wake` is called at most once; the waiter is removed before it runs. */

@@ -7,9 +7,9 @@
  *
  * A call's operations apply in order in one unit of work. Verdicts are results, never errors.
  */
-import type { KvRow } from '../storage/kv.js';
-import { isoOrNull } from '../util/time.js';
-import type { Broker } from './broker.js';
+import type { KvRow } from '../../storage/kv.js';
+import { isoOrNull } from '../../util/time.js';
+import type { Broker } from '../broker.js';
 import { Kv, KvView } from './kv.js';
 
 /** The KV namespace holding lock permits. */

@@ -8,12 +8,12 @@
  *
  * `main.ts` starts and stops it; routes reach it with {@link Timers.for}.
  */
-import { isQueenError } from '../errors.js';
-import type { TimerRow } from '../storage/timers.js';
-import type { SchedulerLane } from '../util/scheduler.js';
-import type { Broker } from './broker.js';
+import { isQueenError } from '../../errors.js';
+import type { TimerRow } from '../../storage/timers.js';
+import type { SchedulerLane } from '../../util/scheduler.js';
+import type { Broker } from '../broker.js';
 import { applyTimerOps, checkTimerOps, fireTimer, timerView, type TimerOp, type TimerResult, type TimerView } from './timer-ops.js';
-import type { PushResult } from './push.js';
+import type { PushResult } from '../messaging/push.js';
 
 /** Timers fired per wake-up; more due ones are fired by an immediate next round. */
 const FIRE_BATCH = 256;

@@ -4,7 +4,7 @@
  * cancels its entry at once and extending it moves the same entry, so the scheduler holds exactly
  * the live leases. An expired lease makes its partition ready again; expiry charges no retry.
  */
-import type { Scheduler, SchedulerLane } from '../util/scheduler.js';
+import type { Scheduler, SchedulerLane } from '../../util/scheduler.js';
 import type { CursorState, GroupState, PartitionState } from './state.js';
 
 /** Calls back when a cursor's lease reaches its expiry; keyed by the cursor (one live lease each). */

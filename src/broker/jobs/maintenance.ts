@@ -14,12 +14,12 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { isQueenError, QueenError } from '../errors.js';
-import { newId } from '../util/ids.js';
-import { RawJson, stringifyClientJson } from '../util/json.js';
-import type { Activity } from './activity.js';
-import type { Broker } from './broker.js';
-import { applyPush, planPush, type PushItem, type PushResult } from './push.js';
+import { isQueenError, QueenError } from '../../errors.js';
+import { newId } from '../../util/ids.js';
+import { RawJson, stringifyClientJson } from '../../util/json.js';
+import type { Activity } from '../admin/activity.js';
+import type { Broker } from '../broker.js';
+import { applyPush, planPush, type PushItem, type PushResult } from '../messaging/push.js';
 
 /** Items per replay unit of work. */
 const REPLAY_CHUNK = 500;

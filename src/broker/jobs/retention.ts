@@ -15,12 +15,12 @@
  * engine's `firstOffset`) up. Nothing unconsumed goes silently: every removal is counted per
  * (queue, reason, consumed) and each sweep that removed unconsumed messages logs them per queue.
  */
-import type { Activity } from './activity.js';
-import type { Broker } from './broker.js';
-import type { Engine } from './engine.js';
-import { minGroupPosition } from './positions.js';
-import type { PartitionState, QueueState } from './state.js';
-import { MinHeap } from '../util/heap.js';
+import type { Activity } from '../admin/activity.js';
+import type { Broker } from '../broker.js';
+import type { Engine } from '../messaging/engine.js';
+import { minGroupPosition } from '../messaging/positions.js';
+import type { PartitionState, QueueState } from '../messaging/state.js';
+import { MinHeap } from '../../util/heap.js';
 
 /** Units of work per sweep for one rule on one queue (the rest waits for the next sweep). */
 const MAX_STEPS = 50;

@@ -4,9 +4,9 @@
  * (an index read) and moved earlier when a write expires sooner; each run deletes what is due, in bounded units of
  * work, so its cost follows what expired, never the number of keys.
  */
-import type { Clock } from '../util/clock.js';
-import type { SchedulerLane } from '../util/scheduler.js';
-import type { Broker } from './broker.js';
+import type { Clock } from '../../util/clock.js';
+import type { SchedulerLane } from '../../util/scheduler.js';
+import type { Broker } from '../broker.js';
 
 /** Rows deleted per unit of work. */
 const BATCH = 1000;

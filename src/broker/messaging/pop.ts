@@ -4,8 +4,8 @@
  * all partitions (docs/storage.md#costs-scale-with-work). One live lease per (partition, group): a leased partition is
  * skipped, not waited on.
  */
-import type { MessageRow, StoreTx } from '../storage/store.js';
-import { newId } from '../util/ids.js';
+import type { MessageRow, StoreTx } from '../../storage/store.js';
+import { newId } from '../../util/ids.js';
 import type { Engine, SubscriptionRequest } from './engine.js';
 import { matches, type Waiter } from './waiters.js';
 import { leaseLive, type GroupState, type PartitionState, type QueueState } from './state.js';

@@ -5,10 +5,10 @@
  * Planned per (consumer group, partition) without writing, then applied, so a transaction can
  * refuse the whole unit when any ack is rejected.
  */
-import type { StoreTx } from '../storage/store.js';
-import { newId } from '../util/ids.js';
+import type { StoreTx } from '../../storage/store.js';
+import { newId } from '../../util/ids.js';
 import type { Engine } from './engine.js';
-import { dlqEnabled } from '../model/options.js';
+import { dlqEnabled } from '../../model/options.js';
 import { leaseLive, type CursorState, type GroupState, type PartitionState } from './state.js';
 
 export type AckStatus = 'completed' | 'failed' | 'retry' | 'dlq';

@@ -5,14 +5,14 @@
  * engine's in-memory state (cursors, ready sets, leases) in the same unit of work; parked consumers
  * are woken after the commit.
  */
-import { QueenError } from '../errors.js';
-import type { StoreTx } from '../storage/store.js';
-import { iso, isoOrNull } from '../util/time.js';
-import type { Broker } from './broker.js';
+import { QueenError } from '../../errors.js';
+import type { StoreTx } from '../../storage/store.js';
+import { iso, isoOrNull } from '../../util/time.js';
+import type { Broker } from '../broker.js';
 import { lagView } from './resources.js';
-import type { Engine } from './engine.js';
-import { groupLagSummary, partitionLag } from './positions.js';
-import type { GroupState, PartitionState, QueueState } from './state.js';
+import type { Engine } from '../messaging/engine.js';
+import { groupLagSummary, partitionLag } from '../messaging/positions.js';
+import type { GroupState, PartitionState, QueueState } from '../messaging/state.js';
 
 /** Reads of the age of the oldest unconsumed message per listing (one indexed point read each). */
 const TIME_LAG_READS = 10_000;

@@ -7,22 +7,22 @@
  * indexes; wake-ups run only after the commit is durable (tx.afterCommit).
  */
 import type { Logger } from 'pino';
-import type { Config } from '../config/index.js';
-import { QueenError } from '../errors.js';
-import type { Store, StoreSnapshot, StoreTx, SubscriptionRow } from '../storage/store.js';
-import { newRandomId } from '../util/ids.js';
-import { checkNameText } from '../util/names.js';
-import type { PayloadCodec } from '../model/codec.js';
-import { applyOptions, QUEUE_DEFAULTS } from '../model/options.js';
+import type { Config } from '../../config/index.js';
+import { QueenError } from '../../errors.js';
+import type { Store, StoreSnapshot, StoreTx, SubscriptionRow } from '../../storage/store.js';
+import { newRandomId } from '../../util/ids.js';
+import { checkNameText } from '../../util/names.js';
+import type { PayloadCodec } from '../../model/codec.js';
+import { applyOptions, QUEUE_DEFAULTS } from '../../model/options.js';
 import {
   leaseLive, namesFromQueue, QUEUE_MODE,
   type CursorState, type GroupState, type PartitionState, type QueueState,
 } from './state.js';
-import { isNewMode, parseSubscriptionFrom } from '../model/subscription.js';
+import { isNewMode, parseSubscriptionFrom } from '../../model/subscription.js';
 import { Waiters } from './waiters.js';
 import { LeaseExpiry } from './leases.js';
-import { systemClock, type Clock } from '../util/clock.js';
-import { Scheduler, type SchedulerLane } from '../util/scheduler.js';
+import { systemClock, type Clock } from '../../util/clock.js';
+import { Scheduler, type SchedulerLane } from '../../util/scheduler.js';
 
 /**
  * Longest single wait of the broker's scheduler, ms: far due times re-check the clock at least

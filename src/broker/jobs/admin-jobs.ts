@@ -4,10 +4,10 @@
  * `main.ts` starts it after the broker loaded its state; the HTTP routes reach it with
  * {@link AdminJobs.for}.
  */
-import { PromMetrics } from '../observability/metrics.js';
-import { Activity } from './activity.js';
-import type { Broker } from './broker.js';
-import type { CursorMoved } from './consumer-groups.js';
+import { PromMetrics } from '../../observability/metrics.js';
+import { Activity } from '../admin/activity.js';
+import type { Broker } from '../broker.js';
+import type { CursorMoved } from '../admin/consumer-groups.js';
 import { Maintenance } from './maintenance.js';
 import { Retention } from './retention.js';
 

@@ -4,13 +4,13 @@
  * cost is arithmetic over queues and partitions in memory, never a scan of the messages; message
  * ages cost one indexed point read each, within a fixed budget.
  */
-import { QueenError } from '../errors.js';
-import { iso, isoOrNull } from '../util/time.js';
+import { QueenError } from '../../errors.js';
+import { iso, isoOrNull } from '../../util/time.js';
 import type { Activity } from './activity.js';
-import type { Engine } from './engine.js';
-import { OPTION_NAMES, type QueueOptions } from '../model/options.js';
-import { groupLagSummary, partitionLag, type GroupLagSummary } from './positions.js';
-import { QUEUE_MODE, type PartitionState, type QueueState } from './state.js';
+import type { Engine } from '../messaging/engine.js';
+import { OPTION_NAMES, type QueueOptions } from '../../model/options.js';
+import { groupLagSummary, partitionLag, type GroupLagSummary } from '../messaging/positions.js';
+import { QUEUE_MODE, type PartitionState, type QueueState } from '../messaging/state.js';
 
 /** Point reads at most per overview for time lags. */
 const LAG_READS = 1000;

@@ -4,12 +4,12 @@
  * one request (docs/http-api.md#push). Planned first (no writes), then applied, so a transaction
  * can refuse the whole unit before anything is written.
  */
-import { QueenError } from '../errors.js';
-import type { StoredPayload, StoreTx } from '../storage/store.js';
-import { newId } from '../util/ids.js';
-import { stringifyClientJson } from '../util/json.js';
+import { QueenError } from '../../errors.js';
+import type { StoredPayload, StoreTx } from '../../storage/store.js';
+import { newId } from '../../util/ids.js';
+import { stringifyClientJson } from '../../util/json.js';
 import type { Engine } from './engine.js';
-import { QUEUE_DEFAULTS } from '../model/options.js';
+import { QUEUE_DEFAULTS } from '../../model/options.js';
 import type { PartitionState } from './state.js';
 
 /** One message to append, as the push body and transaction push ops carry it. */

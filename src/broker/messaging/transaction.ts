@@ -3,13 +3,13 @@
  * is planned first; any rejected ack, any push duplicating a stored message, or a required lease
  * that is not live refuses the whole unit before a single write.
  */
-import type { StoreTx } from '../storage/store.js';
-import { newId } from '../util/ids.js';
+import type { StoreTx } from '../../storage/store.js';
+import { newId } from '../../util/ids.js';
 import { applyAcks, planAcks, type AckInput } from './ack.js';
 import type { Engine } from './engine.js';
 import { applyPush, hasStoredDuplicate, planPush, type PushItem } from './push.js';
-import { applyKvOps, KvView, type KvOp } from './kv.js';
-import { applyTimerOps, type TimerOp, type TimerResult } from './timer-ops.js';
+import { applyKvOps, KvView, type KvOp } from '../coordination/kv.js';
+import { applyTimerOps, type TimerOp, type TimerResult } from '../coordination/timer-ops.js';
 
 export type TransactionOp =
   | { type: 'ack'; ack: AckInput }

@@ -7,14 +7,14 @@
  * {@link TOTAL_MINUTES}; buckets exist only for minutes with activity. Counters live in memory
  * and restart from zero with the process (the dead-letter depth is re-counted from the store).
  */
-import type { AckInput, AckOutcome } from './ack.js';
-import { normalizeStatus } from './ack.js';
-import type { Engine } from './engine.js';
-import type { BrokerObserver } from './observer.js';
-import type { ClaimedPartition, PopRequest } from './pop.js';
-import type { PushResult } from './push.js';
-import type { QueueState } from './state.js';
-import type { TransactionRequest, TransactionResult } from './transaction.js';
+import type { AckInput, AckOutcome } from '../messaging/ack.js';
+import { normalizeStatus } from '../messaging/ack.js';
+import type { Engine } from '../messaging/engine.js';
+import type { BrokerObserver } from '../messaging/observer.js';
+import type { ClaimedPartition, PopRequest } from '../messaging/pop.js';
+import type { PushResult } from '../messaging/push.js';
+import type { QueueState } from '../messaging/state.js';
+import type { TransactionRequest, TransactionResult } from '../messaging/transaction.js';
 
 /** Minutes of history per queue. */
 export const QUEUE_MINUTES = 60;

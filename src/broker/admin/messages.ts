@@ -7,18 +7,18 @@
  * key returned, so a page never skips or repeats a row that existed when the listing started,
  * however many messages arrive meanwhile (new ones land before the first page).
  */
-import { QueenError } from '../errors.js';
-import type { ListedMessage, MessageKey } from '../storage/ops.js';
-import type { DlqRow, StoredPayload } from '../storage/store.js';
-import { RawJson } from '../util/json.js';
-import { iso, isoOrNull } from '../util/time.js';
+import { QueenError } from '../../errors.js';
+import type { ListedMessage, MessageKey } from '../../storage/ops.js';
+import type { DlqRow, StoredPayload } from '../../storage/store.js';
+import { RawJson } from '../../util/json.js';
+import { iso, isoOrNull } from '../../util/time.js';
 import type { Activity } from './activity.js';
-import type { Broker } from './broker.js';
+import type { Broker } from '../broker.js';
 import { optionsView } from './resources.js';
-import type { Engine } from './engine.js';
-import { groupPosition, partitionLag } from './positions.js';
-import { applyPush, planPush, type PushResult } from './push.js';
-import { QUEUE_MODE, type GroupState, type PartitionState, type QueueState } from './state.js';
+import type { Engine } from '../messaging/engine.js';
+import { groupPosition, partitionLag } from '../messaging/positions.js';
+import { applyPush, planPush, type PushResult } from '../messaging/push.js';
+import { QUEUE_MODE, type GroupState, type PartitionState, type QueueState } from '../messaging/state.js';
 
 /** Rows read at most per listing request when a `status` filter discards rows. */
 const STATUS_SCAN_CAP = 5000;

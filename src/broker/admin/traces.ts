@@ -3,14 +3,14 @@
  * message address; operators list them per message, per trace name, and the names themselves.
  * Answers use the reference's snake_case keys.
  */
-import { QueenError } from '../errors.js';
-import { checkNameText } from '../util/names.js';
-import type { TraceRow } from '../storage/ops.js';
-import { newId } from '../util/ids.js';
-import { RawJson, stringifyClientJson } from '../util/json.js';
-import { iso } from '../util/time.js';
-import type { Broker } from './broker.js';
-import { QUEUE_MODE } from './state.js';
+import { QueenError } from '../../errors.js';
+import { checkNameText } from '../../util/names.js';
+import type { TraceRow } from '../../storage/ops.js';
+import { newId } from '../../util/ids.js';
+import { RawJson, stringifyClientJson } from '../../util/json.js';
+import { iso } from '../../util/time.js';
+import type { Broker } from '../broker.js';
+import { QUEUE_MODE } from '../messaging/state.js';
 
 /** Names per event, and bytes per name. */
 const MAX_NAMES = 32;

@@ -8,13 +8,13 @@
  * the unit back, so nothing of the call is written. Verdicts (`applied:false`, `found:false`) are
  * results, never errors. Expired rows are invisible at once; {@link KvSweeper} prunes them later.
  */
-import { QueenError } from '../errors.js';
-import type { KvRow, KvStore } from '../storage/kv.js';
-import type { StoreTx } from '../storage/store.js';
-import { RawJson, stringifyClientJson } from '../util/json.js';
-import { isoOrNull } from '../util/time.js';
-import type { Broker } from './broker.js';
-import { KvSweeper } from './kv-sweeper.js';
+import { QueenError } from '../../errors.js';
+import type { KvRow, KvStore } from '../../storage/kv.js';
+import type { StoreTx } from '../../storage/store.js';
+import { RawJson, stringifyClientJson } from '../../util/json.js';
+import { isoOrNull } from '../../util/time.js';
+import type { Broker } from '../broker.js';
+import { KvSweeper } from '../jobs/kv-sweeper.js';
 
 /** Expiry of a write: milliseconds from now, or null for `forever:true`. */
 export type KvExpiry = number | null;

@@ -4,13 +4,13 @@
  * minute) and the in-memory indexes: no scan of the messages. History is what the activity keeps
  * (last hour per queue, last day broker-wide): `from` and `to` are clamped to that history and to now.
  */
-import { QueenError } from '../errors.js';
-import { iso, isoOrNull } from '../util/time.js';
+import { QueenError } from '../../errors.js';
+import { iso, isoOrNull } from '../../util/time.js';
 import { mergeSeries, minuteOf, QUEUE_MINUTES, TOTAL_MINUTES, type Activity, type Bucket, type Series } from './activity.js';
-import type { Engine } from './engine.js';
-import { partitionLag } from './positions.js';
+import type { Engine } from '../messaging/engine.js';
+import { partitionLag } from '../messaging/positions.js';
 import { queueCounts, type QueueCounts } from './resources.js';
-import type { QueueState } from './state.js';
+import type { QueueState } from '../messaging/state.js';
 
 export interface StatusFilter {
   from?: number | undefined;
