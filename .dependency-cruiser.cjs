@@ -5,6 +5,10 @@
  *   src/main.ts                                   composition root (imports anything)
  *   src/http (later src/proxy, kafka, cluster)    front doors
  *   src/auth, src/broker                          domain, no HTTP; siblings, neither imports the other
+ *     src/broker/broker.ts                        the facade; its rooms: messaging/ (push, pop, ack,
+ *     src/broker/{messaging,coordination,         leases, transactions), coordination/ (KV, locks,
+ *       admin,jobs}/                              timers), admin/ (views), jobs/ (background work);
+ *                                                 messaging imports neither admin/ nor jobs/
  *   src/crypto, src/storage                       crypto may read storage types; storage knows no crypto
  *   src/config                                    typed settings, read by every layer
  *   src/model, src/util, src/observability,       leaves: shared model types, helpers, logs and
@@ -58,6 +62,13 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/(auth|broker)/' },
       to: { path: '^src/(auth|broker)/', pathNot: '^src/$1/' },
+    },
+    {
+      name: 'messaging-not-to-admin-or-jobs',
+      comment: 'Push, pop, ack and transactions do not depend on admin views or background jobs (those observe messaging).',
+      severity: 'error',
+      from: { path: '^src/broker/messaging/' },
+      to: { path: '^src/broker/(admin|jobs)/' },
     },
     {
       name: 'storage-crypto-below-domain',

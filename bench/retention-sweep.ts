@@ -16,7 +16,7 @@ import path from 'node:path';
 import { pino } from 'pino';
 import { Broker } from '../src/broker/broker.js';
 import { plainCodec } from '../src/model/codec.js';
-import { Operations } from '../src/broker/operations.js';
+import { AdminJobs } from '../src/broker/jobs/admin-jobs.js';
 import { loadConfig } from '../src/config/index.js';
 import { SqliteStore } from '../src/storage/sqlite/store.js';
 
@@ -32,7 +32,7 @@ async function measure(partitions: number): Promise<void> {
   const store = SqliteStore.open({ dataDir: dir, sync: config.sync });
   const broker = new Broker(store, config, plainCodec, pino({ level: 'silent' }));
   broker.start();
-  const ops = Operations.for(broker);
+  const ops = AdminJobs.for(broker);
   ops.start();
   const queue = `bench-${partitions}`;
   await broker.configure({

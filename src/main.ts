@@ -7,8 +7,8 @@
 import { Broker } from './broker/broker.js';
 import { ConfigError, loadConfig } from './config/index.js';
 import { initEncryption } from './crypto/boot.js';
-import { Operations } from './broker/operations.js';
-import { Timers } from './broker/timers.js';
+import { AdminJobs } from './broker/jobs/admin-jobs.js';
+import { Timers } from './broker/coordination/timers.js';
 import { buildApp } from './http/app.js';
 import { trackConnections } from './http/connections.js';
 import { createLogger } from './observability/logger.js';
@@ -46,7 +46,7 @@ async function main(): Promise<void> {
   });
   const broker = new Broker(store, config, codec, log, systemClock);
   broker.start(snapshot);
-  Operations.for(broker).start(snapshot.settings); // retention sweep, maintenance spool, metrics (docs/operations.md#boot)
+  AdminJobs.for(broker).start(snapshot.settings); // retention sweep, maintenance spool, metrics (docs/operations.md#boot)
   Timers.for(broker).start(); // fires scheduled messages, including those due while the broker was down
   const app = await buildApp(config, broker, log);
   const connections = trackConnections(app.server); // shutdown ends sockets with no request in flight
@@ -83,7 +83,7 @@ async function main(): Promise<void> {
       // so close() does not wait for the clients' keep-alive timers.
       const sweep = setInterval(() => connections.closeQuiet(), 25);
       await app.close();
-      await Operations.for(b).stop();
+      await AdminJobs.for(b).stop();
       await Timers.for(b).stop();
       clearInterval(sweep);
       await b.shutdown(config.shutdownGraceMs);

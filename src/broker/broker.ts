@@ -9,19 +9,21 @@ import { isQueenError, QueenError } from '../errors.js';
 import type { Store, StoreSnapshot, StoreTx } from '../storage/store.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import { iso } from '../util/time.js';
-import { applyAcks, planAcks, type AckInput, type AckOutcome } from './ack.js';
+import { applyAcks, planAcks, type AckInput, type AckOutcome } from './messaging/ack.js';
 import type { PayloadCodec } from '../model/codec.js';
-import { Engine } from './engine.js';
-import { KvPreconditionLost } from './kv.js';
+import { Engine } from './messaging/engine.js';
+import { KvPreconditionLost } from './coordination/kv.js';
 import { applyOptions } from '../model/options.js';
-import { decodeForDelivery, type PayloadIntegrityIssue } from '../crypto/delivery.js';
-import { claim, Parker, type ClaimedPartition, type PopRequest } from './pop.js';
-import { applyPush, planPush, type PushItem, type PushResult } from './push.js';
-import type { BrokerObserver, PushGate } from './observer.js';
-import { optionsView } from './resources.js';
-import { runTransaction, type TransactionRequest, type TransactionResult } from './transaction.js';
+import { decodeForDelivery } from '../crypto/delivery.js';
+import { claim, Parker, type ClaimedPartition, type PopRequest } from './messaging/pop.js';
+import { conflationEcho, emptyConflation, renderPop, type EmptyConflationResponse, type PopResponse } from './messaging/pop-answer.js';
+import { applyPush, planPush, type PushItem, type PushResult } from './messaging/push.js';
+import type { BrokerObserver, PushGate } from './messaging/observer.js';
+import { optionsView } from './admin/resources.js';
+import { runTransaction, type TransactionRequest, type TransactionResult } from './messaging/transaction.js';
 
-export { QUEUE_MODE } from './state.js';
+export { QUEUE_MODE } from './messaging/state.js';
+export type { EmptyConflationResponse, PoppedMessage, PopResponse } from './messaging/pop-answer.js';
 
 /** Lifetime counters (JSON `/metrics`; Prometheus families read the same numbers). */
 export interface BrokerCounters {
@@ -37,53 +39,6 @@ export interface BrokerCounters {
   dlqMessages: number;
   /** Stored payloads that failed authentication when read (docs/security.md#integrity-failures). */
   payloadIntegrityFailures: number;
-}
-
-/** One delivered message, in the wire shape of docs/http-api.md#pop. */
-export interface PoppedMessage {
-  id: string;
-  transactionId: string;
-  traceId: string | null;
-  data: unknown;
-  producerSub: string | null;
-  createdAt: string;
-  partitionId: string;
-  partition: string;
-  queue: string;
-  leaseId: string;
-  consumerGroup: string;
-  offset: number;
-  deliveryAttempt: number;
-  /** Present when the stored payload failed authentication; `data` is then null (README "Encryption at rest"). */
-  error?: PayloadIntegrityIssue;
-}
-
-export interface PopResponse {
-  success: true;
-  queue: string;
-  partition: string;
-  partitionId: string;
-  leaseId: string;
-  consumerGroup: string;
-  messages: PoppedMessage[];
-  partitionsClaimed: number;
-  /** Echoed when the group conflates (docs/http-api.md#conflation); the JS client requires the echo. */
-  conflation?: true;
-  /** The request's conflation flag disagreed with the group's stored policy (which applied). */
-  conflationConflict?: true;
-}
-
-/** The answer of a conflating pop with nothing to deliver: 200 with an empty list, never 204. */
-export interface EmptyConflationResponse {
-  success: true;
-  queue: string;
-  consumerGroup: string;
-  messages: [];
-  partitionsClaimed: 0;
-  conflation: true;
-  conflationConflict?: true;
-  /** Pop maintenance is on. */
-  paused?: true;
 }
 
 export interface ConfigureRequest {
@@ -135,11 +90,6 @@ export class Broker {
     this.popMaintenance = snap.settings.get('maintenance.pop') === 'true';
   }
 
-  /** Operator units of work (admin routes, retention, maintenance), with {@link run}'s failure handling. */
-  runUnit<T>(work: (tx: StoreTx) => T): Promise<T> {
-    return this.run(work);
-  }
-
   /** True while pop maintenance answers every pop with 204. */
   get popMaintenanceEnabled(): boolean {
     return this.popMaintenance;
@@ -162,8 +112,13 @@ export class Broker {
     }
   }
 
-  /** Runs `work` in the next group commit; a storage failure rebuilds the indexes from the store. */
-  private async run<T>(work: (tx: StoreTx) => T): Promise<T> {
+  /**
+   * Runs `work` as one unit in the next group commit (messaging calls here and operator work: admin
+   * routes, retention, maintenance, timers). Resolves with what `work` returned once the commit is durable.
+   * @throws QueenError code=shutting_down while stopping; code=storage_error when the store failed (the
+   * indexes are then rebuilt from the store); any QueenError that `work` threw.
+   */
+  async run<T>(work: (tx: StoreTx) => T): Promise<T> {
     if (this.stopping) throw new QueenError('shutting_down');
     const p = this.store.run(work);
     this.inflight.add(p);
@@ -244,7 +199,7 @@ export class Broker {
    */
   async pop(req: PopRequest, signal?: AbortSignal): Promise<PopResponse | EmptyConflationResponse | null> {
     this.counters.popRequests++;
-    if (this.popMaintenance) return req.conflation ? { ...this.emptyConflation(req), conflation: true, paused: true } : null;
+    if (this.popMaintenance) return req.conflation ? { ...emptyConflation(req), conflation: true, paused: true } : null;
     const arrived = this.engine.clock.now();
     const deadline = arrived + (req.wait ? req.timeoutMs : 0);
     if (req.subscription.since === undefined) req = { ...req, subscription: { ...req.subscription, since: arrived } };
@@ -273,53 +228,17 @@ export class Broker {
       if (claimed.length > 0) {
         if (signal?.aborted) this.log.debug('client left after its pop was claimed; the lease will expire');
         this.notify((o) => o.popped?.(req, claimed, Date.now()));
-        return { ...this.render(req, claimed), ...this.conflationEcho(req) };
+        return { ...renderPop(this.engine, this.log, this.counters, req, claimed), ...conflationEcho(this.engine, req) };
       }
       if (!req.wait || this.engine.clock.now() >= deadline) {
         this.engine.waiters.remove(parker.waiter);
         this.counters.popEmpty++;
         this.notify((o) => o.popped?.(req, [], Date.now()));
-        const echo = this.conflationEcho(req);
-        return echo.conflation ? { ...this.emptyConflation(req), ...echo, conflation: true } : null;
+        const echo = conflationEcho(this.engine, req);
+        return echo.conflation ? { ...emptyConflation(req), ...echo, conflation: true } : null;
       }
       await parker.wait(this.engine, deadline, signal);
     }
-  }
-
-  /**
-   * Conflation echo (docs/http-api.md#conflation): the group's stored policy wins; a request that disagrees with it
-   * is told so with `conflationConflict`.
-   */
-  private conflationEcho(req: PopRequest): { conflation?: true; conflationConflict?: true } {
-    const asked = req.conflation === true;
-    const stored = req.queue === undefined ? undefined : this.engine.queues.get(req.queue)?.groups.get(req.group)?.subscription.conflation;
-    const effective = stored ?? asked;
-    return { ...(effective ? { conflation: true as const } : {}), ...(stored !== undefined && stored !== asked ? { conflationConflict: true as const } : {}) };
-  }
-
-  private emptyConflation(req: PopRequest): Omit<EmptyConflationResponse, 'conflation'> {
-    return { success: true, queue: req.queue ?? '', consumerGroup: req.group, messages: [], partitionsClaimed: 0 };
-  }
-
-  private render(req: PopRequest, claimed: ClaimedPartition[]): PopResponse {
-    const messages: PoppedMessage[] = [];
-    for (const c of claimed) {
-      for (const r of c.rows) {
-        const d = decodeForDelivery(this.engine.codec, r, { queue: c.queue.name, partition: c.partition.name, consumerGroup: c.group }, this.log, this.counters);
-        messages.push({
-          id: r.id, transactionId: r.transactionId, traceId: r.traceId, data: d.data, producerSub: r.producerSub,
-          createdAt: iso(r.createdAt), partitionId: c.partition.id, partition: c.partition.name, queue: c.queue.name,
-          leaseId: c.leaseId, consumerGroup: c.group, offset: r.offset, deliveryAttempt: c.deliveryAttempt,
-          ...(d.error ? { error: d.error } : {}),
-        });
-      }
-    }
-    this.counters.popMessages += messages.length;
-    const first = claimed[0]!;
-    return {
-      success: true, queue: req.queue ?? '', partition: first.partition.name, partitionId: first.partition.id,
-      leaseId: first.leaseId, consumerGroup: req.group, messages, partitionsClaimed: claimed.length,
-    };
   }
 
   // ------------------------------------------------------------------ ack

@@ -17,7 +17,7 @@ export const OTHER_QUEUES = '__other__';
 /*
  * What the exposition reads, stated here so that observability does not import the broker: the
  * broker's own classes (src/broker/broker.ts, activity.ts, maintenance.ts, retention.ts) satisfy
- * these shapes structurally and are passed in by src/broker/operations.ts.
+ * these shapes structurally and are passed in by src/broker/jobs/admin-jobs.ts.
  */
 
 /** Lifetime totals read by the `queen_cluster_*_total` counters (counts since boot). */

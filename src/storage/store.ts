@@ -28,14 +28,14 @@ export interface QueueRow {
   createdAt: number;
 }
 
-/** A partition as stored. Offsets: `firstOffset` ≤ retained offsets < `nextOffset`. */
+/** A partition as stored. Offsets: `firstOffset` ≤ retained offsets < `headOffset`. */
 export interface PartitionRow {
   pk: number;
   id: string;
   queuePk: number;
   name: string;
-  /** Offset the next appended message receives (= head, exclusive). */
-  nextOffset: number;
+  /** Exclusive end of the log: the offset the next appended message receives (SQL column `next_offset`). */
+  headOffset: number;
   /** Lowest offset still stored (retention moves it up). */
   firstOffset: number;
   /** created_at (epoch ms) of the newest message, null when none was ever appended. */
@@ -48,16 +48,19 @@ export interface PartitionRow {
 export interface CursorRow {
   partitionPk: number;
   group: string;
-  /** First offset not yet consumed by the group. */
-  nextOffset: number;
+  /** First offset not yet consumed by the group: everything below it is committed (SQL column `next_offset`). */
+  committedOffset: number;
   leaseId: string | null;
   /** epoch ms; a lease is live while `leaseExpiresAt > now`. */
   leaseExpiresAt: number | null;
-  /** Exclusive end offset of the leased (or last delivered) batch; kept after release as the delivery high-water mark. */
-  leaseEndOffset: number | null;
+  /**
+   * Exclusive end offset of what was last delivered (the leased batch while the lease lives); kept after
+   * release as the delivery high-water mark (SQL column `lease_end_offset`).
+   */
+  deliveredUpTo: number | null;
   /** Failed deliveries charged since the last completed batch. */
   retryCount: number;
-  /** Deliveries of the batch starting at `nextOffset` (1-based once delivered). */
+  /** Deliveries of the batch starting at `committedOffset` (1-based once delivered). */
   deliveryCount: number;
 }
 
@@ -160,7 +163,7 @@ export interface StoreTx extends StoreReader {
   deleteQueue(pk: number): void;
   insertPartition(p: Omit<PartitionRow, 'pk'>): number;
   /** Records a new head after appends. */
-  updatePartitionHead(pk: number, nextOffset: number, lastMessageAt: number): void;
+  updatePartitionHead(pk: number, headOffset: number, lastMessageAt: number): void;
   insertMessage(queuePk: number, m: MessageRow): void;
   upsertCursor(c: CursorRow): void;
   deleteCursor(partitionPk: number, group: string): void;

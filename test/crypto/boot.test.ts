@@ -21,7 +21,7 @@ function fakeStore(parts: Map<number, MessageRow[]>, dlq: DlqRow[] = [], setting
   const store = {
     loadSnapshot: () => ({
       queues: [], cursors: [], subscriptions: [], settings: new Map(settings),
-      partitions: [...parts.keys()].map((pk) => ({ pk, id: `p${pk}`, queuePk: 1, name: `p${pk}`, nextOffset: parts.get(pk)!.length, firstOffset: 0, lastMessageAt: null, createdAt: 0 })),
+      partitions: [...parts.keys()].map((pk) => ({ pk, id: `p${pk}`, queuePk: 1, name: `p${pk}`, headOffset: parts.get(pk)!.length, firstOffset: 0, lastMessageAt: null, createdAt: 0 })),
     }),
     run: async <T>(work: (tx: StoreTx) => T) => work({ setSetting: (k: string, v: string) => void settings.set(k, v) } as unknown as StoreTx),
     readMessages: (pk: number, from: number, limit: number) => { reads++; return (parts.get(pk) ?? []).filter((m) => m.offset >= from).slice(0, limit); },

@@ -36,6 +36,8 @@ const ROWS: Row[] = [
   { from: 'broker/h', to: 'auth/d', rule: 'auth-broker-apart' },
   { from: 'http/c', to: 'proxy/a', rule: 'front-doors-apart' },
   { from: 'broker/i', to: 'main', rule: 'src-stays-in-src' },
+  { from: 'broker/messaging/a', to: 'broker/admin/a', rule: 'messaging-not-to-admin-or-jobs' },
+  { from: 'broker/messaging/b', to: 'broker/jobs/a', rule: 'messaging-not-to-admin-or-jobs', typeOnly: true },
   // Allowed: downward, or into a leaf.
   { from: 'http/routes/b', to: 'broker/j', rule: null },
   { from: 'http/d', to: 'auth/e', rule: null },
@@ -48,6 +50,8 @@ const ROWS: Row[] = [
   { from: 'broker/m', to: 'observability/b', rule: null },
   { from: 'observability/c', to: 'util/b', rule: null },
   { from: 'model/c', to: 'errors', rule: null },
+  { from: 'broker/admin/b', to: 'broker/messaging/c', rule: null },
+  { from: 'broker/messaging/d', to: 'broker/coordination/a', rule: null },
 ];
 
 const dirs: string[] = [];

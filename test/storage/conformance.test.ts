@@ -39,7 +39,7 @@ async function withStore(b: Backend, fn: (s: Store, dir: string) => Promise<void
 async function seedQueue(s: Store): Promise<{ queuePk: number; partitionPk: number }> {
   return s.run((tx: StoreTx) => {
     const queuePk = tx.insertQueue({ id: 'q-1', name: 'q', namespace: '', task: '', options: { ...QUEUE_DEFAULTS }, createdAt: 1 });
-    const partitionPk = tx.insertPartition({ id: 'p-1', queuePk, name: 'Default', nextOffset: 0, firstOffset: 0, lastMessageAt: null, createdAt: 1 });
+    const partitionPk = tx.insertPartition({ id: 'p-1', queuePk, name: 'Default', headOffset: 0, firstOffset: 0, lastMessageAt: null, createdAt: 1 });
     return { queuePk, partitionPk };
   });
 }
@@ -122,8 +122,8 @@ for (const backend of backends) {
       let s = b.open(dir);
       const { queuePk, partitionPk } = await seedQueue(s);
       await s.run((tx) => {
-        tx.upsertCursor({ partitionPk, group: 'g', nextOffset: 5, leaseId: 'L', leaseExpiresAt: 99, leaseEndOffset: 7, retryCount: 2, deliveryCount: 1 });
-        tx.upsertCursor({ partitionPk, group: 'g', nextOffset: 6, leaseId: null, leaseExpiresAt: null, leaseEndOffset: 7, retryCount: 0, deliveryCount: 1 });
+        tx.upsertCursor({ partitionPk, group: 'g', committedOffset: 5, leaseId: 'L', leaseExpiresAt: 99, deliveredUpTo: 7, retryCount: 2, deliveryCount: 1 });
+        tx.upsertCursor({ partitionPk, group: 'g', committedOffset: 6, leaseId: null, leaseExpiresAt: null, deliveredUpTo: 7, retryCount: 0, deliveryCount: 1 });
         tx.upsertSubscription({ queuePk, group: 'g', mode: 'from', fromTime: 123, label: 'new', createdAt: 5, conflation: true });
         tx.updatePartitionHead(partitionPk, 8, 456);
         tx.setSetting('k', 'v');
@@ -132,10 +132,10 @@ for (const backend of backends) {
       s = b.open(dir);
       try {
         const snap = s.loadSnapshot();
-        assert.deepEqual(snap.cursors, [{ partitionPk, group: 'g', nextOffset: 6, leaseId: null, leaseExpiresAt: null, leaseEndOffset: 7, retryCount: 0, deliveryCount: 1 }]);
+        assert.deepEqual(snap.cursors, [{ partitionPk, group: 'g', committedOffset: 6, leaseId: null, leaseExpiresAt: null, deliveredUpTo: 7, retryCount: 0, deliveryCount: 1 }]);
         assert.equal(snap.subscriptions[0]?.fromTime, 123);
         assert.equal(snap.subscriptions[0]?.conflation, true);
-        assert.equal(snap.partitions[0]?.nextOffset, 8);
+        assert.equal(snap.partitions[0]?.headOffset, 8);
         assert.equal(snap.partitions[0]?.lastMessageAt, 456);
         assert.equal(snap.settings.get('k'), 'v');
       } finally {
@@ -173,7 +173,7 @@ for (const backend of backends) {
         const { queuePk, partitionPk } = await seedQueue(s);
         await s.run((tx) => {
           tx.insertMessage(queuePk, msg(partitionPk, 0));
-          tx.upsertCursor({ partitionPk, group: 'g', nextOffset: 1, leaseId: null, leaseExpiresAt: null, leaseEndOffset: null, retryCount: 0, deliveryCount: 0 });
+          tx.upsertCursor({ partitionPk, group: 'g', committedOffset: 1, leaseId: null, leaseExpiresAt: null, deliveredUpTo: null, retryCount: 0, deliveryCount: 0 });
         });
         await s.run((tx) => tx.deleteQueue(queuePk));
         const snap = s.loadSnapshot();

@@ -3,7 +3,7 @@
  * top-level array holding exactly one outcome per acknowledgement, in order.
  */
 import type { FastifyInstance } from 'fastify';
-import type { AckInput } from '../../broker/ack.js';
+import type { AckInput } from '../../broker/messaging/ack.js';
 import { QUEUE_MODE } from '../../broker/broker.js';
 import { QueenError } from '../../errors.js';
 import type { RouteContext } from '../app.js';

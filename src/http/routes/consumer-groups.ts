@@ -5,7 +5,7 @@
 import type { FastifyInstance } from 'fastify';
 import {
   deleteGroup, groupDetail, laggingPartitions, listGroups, seek, setSubscriptionTimestamp, type SeekTarget,
-} from '../../broker/consumer-groups.js';
+} from '../../broker/admin/consumer-groups.js';
 import { QueenError } from '../../errors.js';
 import { qBool, qInt, type Query } from '../query.js';
 import { bodyObject, type OpsContext } from './ops-context.js';

@@ -3,7 +3,7 @@
  * queue's dead letters (the queue is required: never a broker-wide delete) and replay one by id.
  */
 import type { FastifyInstance } from 'fastify';
-import { purgeDeadLetters, replayDeadLetter, type ReplayTarget } from '../../broker/messages.js';
+import { purgeDeadLetters, replayDeadLetter, type ReplayTarget } from '../../broker/admin/messages.js';
 import { QueenError } from '../../errors.js';
 import { qString, type Query } from '../query.js';
 import { bodyObject, type OpsContext } from './ops-context.js';

@@ -4,7 +4,7 @@
  * is a 400 `{"error":"kv_bad_request","code":<specific code>,"reason":<what and where>}`; an
  * oversized value is 413 `payload_too_large`.
  */
-import type { KvExpiry, KvOp } from '../../broker/kv.js';
+import type { KvExpiry, KvOp } from '../../broker/coordination/kv.js';
 import { QueenError, type ErrorCode } from '../../errors.js';
 import { controlNumber, stringifyClientJson } from '../../util/json.js';
 import { checkNameText } from '../../util/names.js';

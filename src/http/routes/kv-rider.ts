@@ -5,8 +5,8 @@
  * `success:false, reason:"kv_precondition", ok:false, failedIndex, kvReason, version, value`.
  */
 import type { Broker } from '../../broker/broker.js';
-import { Kv, KvPreconditionLost } from '../../broker/kv.js';
-import type { TransactionRequest } from '../../broker/transaction.js';
+import { Kv, KvPreconditionLost } from '../../broker/coordination/kv.js';
+import type { TransactionRequest } from '../../broker/messaging/transaction.js';
 import { isQueenError, QueenError } from '../../errors.js';
 import { newId } from '../../util/ids.js';
 import { kvLimits, parseKvRider } from './kv-input.js';

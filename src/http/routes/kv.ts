@@ -6,7 +6,7 @@
  * Verdicts answer 200; only malformed input is a 4xx.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { Kv, KvView, rowOut, type KvOp } from '../../broker/kv.js';
+import { Kv, KvView, rowOut, type KvOp } from '../../broker/coordination/kv.js';
 import type { RouteContext } from '../app.js';
 import { kvBad, kvKey, kvLimits, kvNamespace, page, parseKvBatch, parseKvOp } from './kv-input.js';
 import { lockRoutes } from './locks.js';

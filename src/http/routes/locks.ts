@@ -5,7 +5,7 @@
  * 400 `{"error":"locks_bad_request","code":"locks_bad_request","reason":…}`.
  */
 import type { FastifyInstance } from 'fastify';
-import { MAX_LOCK_SLOTS, runLocks, type LockOp } from '../../broker/locks.js';
+import { MAX_LOCK_SLOTS, runLocks, type LockOp } from '../../broker/coordination/locks.js';
 import { QueenError } from '../../errors.js';
 import { controlNumber } from '../../util/json.js';
 import { checkNameText } from '../../util/names.js';

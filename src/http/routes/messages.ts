@@ -4,7 +4,7 @@
  * (replay of the address's newest dead letter).
  */
 import type { FastifyInstance } from 'fastify';
-import { deleteDeadLetter, getMessage, listMessages, replayDeadLetter, type MessageStatus } from '../../broker/messages.js';
+import { deleteDeadLetter, getMessage, listMessages, replayDeadLetter, type MessageStatus } from '../../broker/admin/messages.js';
 import { QueenError } from '../../errors.js';
 import { qInt, qString, qTime, type Query } from '../query.js';
 import type { OpsContext } from './ops-context.js';

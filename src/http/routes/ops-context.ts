@@ -3,14 +3,14 @@
  * module never imports the module that imports it).
  */
 import type { Broker } from '../../broker/broker.js';
-import type { Operations } from '../../broker/operations.js';
+import type { AdminJobs } from '../../broker/jobs/admin-jobs.js';
 import type { Config } from '../../config/index.js';
 
 /** What the operator route plugins receive. */
 export interface OpsContext {
   broker: Broker;
   config: Config;
-  ops: Operations;
+  ops: AdminJobs;
 }
 
 /** The request body as an object (`{}` when empty). @throws nothing; non-objects become `{}` */

@@ -4,7 +4,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { Broker } from '../../broker/broker.js';
-import { Operations } from '../../broker/operations.js';
+import { AdminJobs } from '../../broker/jobs/admin-jobs.js';
 import type { Config } from '../../config/index.js';
 import type { OpsContext } from './ops-context.js';
 import { consumerGroupRoutes } from './consumer-groups.js';
@@ -16,9 +16,9 @@ import { statusRoutes } from './status.js';
 import { systemRoutes } from './system.js';
 import { traceRoutes } from './traces.js';
 
-/** Registers every operator route for `broker` (its {@link Operations} are created on first use). */
+/** Registers every operator route for `broker` (its {@link AdminJobs} are created on first use). */
 export async function opsRoutes(app: FastifyInstance, opts: { broker: Broker; config: Config }): Promise<void> {
-  const ctx: OpsContext = { ...opts, ops: Operations.for(opts.broker) };
+  const ctx: OpsContext = { ...opts, ops: AdminJobs.for(opts.broker) };
   await app.register(resourceAdminRoutes, ctx);
   await app.register(messageRoutes, ctx);
   await app.register(dlqAdminRoutes, ctx);

@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { QUEUE_MODE } from '../../broker/broker.js';
-import type { PopRequest } from '../../broker/pop.js';
+import type { PopRequest } from '../../broker/messaging/pop.js';
 import { QueenError } from '../../errors.js';
 import { parseSubscriptionFrom } from '../../model/subscription.js';
 import type { RouteContext } from '../app.js';

@@ -1,6 +1,6 @@
 /** `POST /api/v1/push`: 201 with one result per item, in order (docs/http-api.md#push). */
 import type { FastifyInstance } from 'fastify';
-import type { PushItem } from '../../broker/push.js';
+import type { PushItem } from '../../broker/messaging/push.js';
 import { QueenError } from '../../errors.js';
 import type { RouteContext } from '../app.js';
 import { producerSubOf } from '../identity.js';

@@ -4,7 +4,7 @@
  * live here, so it only reports that).
  */
 import type { FastifyInstance } from 'fastify';
-import { allPartitions, depth, namespaces, overview, partitionsOf, tasks } from '../../broker/resources.js';
+import { allPartitions, depth, namespaces, overview, partitionsOf, tasks } from '../../broker/admin/resources.js';
 import { qInt, qString, type Query } from '../query.js';
 import type { OpsContext } from './ops-context.js';
 import type { Answer, Replies } from '../schemas/types.js';

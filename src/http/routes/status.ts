@@ -4,7 +4,7 @@
  * metrics tables answer neutral documents built from the same counters.
  */
 import type { FastifyInstance } from 'fastify';
-import { analytics, status, statusQueue, statusQueues, type StatusFilter } from '../../broker/status.js';
+import { analytics, status, statusQueue, statusQueues, type StatusFilter } from '../../broker/admin/status.js';
 import { QueenError } from '../../errors.js';
 import { qInt, qString, qTime, type Query } from '../query.js';
 import type { OpsContext } from './ops-context.js';

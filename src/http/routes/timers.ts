@@ -5,10 +5,10 @@
  * (cancel). Verdicts (`absent`, `too_late`) are 200 answers with `ok:false`.
  */
 import type { FastifyInstance } from 'fastify';
-import type { Engine } from '../../broker/engine.js';
-import { checkTimerOps, type TimerOp } from '../../broker/timer-ops.js';
+import type { Engine } from '../../broker/messaging/engine.js';
+import { checkTimerOps, type TimerOp } from '../../broker/coordination/timer-ops.js';
 import type { Config } from '../../config/index.js';
-import { Timers } from '../../broker/timers.js';
+import { Timers } from '../../broker/coordination/timers.js';
 import { QueenError } from '../../errors.js';
 import { controlNumber } from '../../util/json.js';
 import type { RouteContext } from '../app.js';

@@ -1,6 +1,6 @@
 /** Trace routes (docs/http-api.md#traces): record an event (201) and list by message, by name, and the names. */
 import type { FastifyInstance } from 'fastify';
-import { recordTrace, traceNames, tracesByName, tracesOfMessage } from '../../broker/traces.js';
+import { recordTrace, traceNames, tracesByName, tracesOfMessage } from '../../broker/admin/traces.js';
 import { QueenError } from '../../errors.js';
 import { qInt, type Query } from '../query.js';
 import { bodyObject, type OpsContext } from './ops-context.js';

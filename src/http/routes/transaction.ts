@@ -4,7 +4,7 @@
  * with the same failure shape.
  */
 import type { FastifyInstance } from 'fastify';
-import type { TransactionOp } from '../../broker/transaction.js';
+import type { TransactionOp } from '../../broker/messaging/transaction.js';
 import { QueenError } from '../../errors.js';
 import type { RouteContext } from '../app.js';
 import { producerSubOf } from '../identity.js';

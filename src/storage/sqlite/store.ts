@@ -142,13 +142,13 @@ export class SqliteStore implements Store {
       updateQueue: (pk, ns, task, o: QueueOptions) => void self.s.updateQueue!.run(ns, task, JSON.stringify(o), pk),
       deleteQueue: (pk) => self.deleteQueueRows(pk),
       insertPartition: (p) =>
-        Number(self.s.insertPartition!.run(p.id, p.queuePk, p.name, p.nextOffset, p.firstOffset, p.lastMessageAt, p.createdAt).lastInsertRowid),
+        Number(self.s.insertPartition!.run(p.id, p.queuePk, p.name, p.headOffset, p.firstOffset, p.lastMessageAt, p.createdAt).lastInsertRowid),
       updatePartitionHead: (pk, next, last) => void self.s.updateHead!.run(next, last, pk),
       insertMessage: (queuePk, m) =>
         void self.s.insertMessage!.run(m.partitionPk, m.offset, queuePk, m.id, m.transactionId, m.payload, m.encrypted ? 1 : 0,
           m.traceId, m.producerSub, m.createdAt),
       upsertCursor: (c: CursorRow) =>
-        void self.s.upsertCursor!.run(c.partitionPk, c.group, c.nextOffset, c.leaseId, c.leaseExpiresAt, c.leaseEndOffset, c.retryCount, c.deliveryCount),
+        void self.s.upsertCursor!.run(c.partitionPk, c.group, c.committedOffset, c.leaseId, c.leaseExpiresAt, c.deliveredUpTo, c.retryCount, c.deliveryCount),
       deleteCursor: (pk, g) => void self.s.deleteCursor!.run(pk, g),
       upsertSubscription: (x: SubscriptionRow) =>
         void self.s.upsertSub!.run(x.queuePk, x.group, x.mode, x.fromTime, x.label, x.createdAt, x.conflation ? 1 : 0),
@@ -186,13 +186,13 @@ export class SqliteStore implements Store {
     }));
     const partitions = (this.db.prepare('SELECT * FROM partitions ORDER BY pk').all() as Row[]).map((r): PartitionRow => ({
       pk: r.pk as number, id: r.id as string, queuePk: r.queue_pk as number, name: r.name as string,
-      nextOffset: r.next_offset as number, firstOffset: r.first_offset as number,
+      headOffset: r.next_offset as number, firstOffset: r.first_offset as number,
       lastMessageAt: (r.last_message_at as number | null) ?? null, createdAt: r.created_at as number,
     }));
     const cursors = (this.db.prepare('SELECT * FROM cursors').all() as Row[]).map((r): CursorRow => ({
-      partitionPk: r.partition_pk as number, group: r.consumer_group as string, nextOffset: r.next_offset as number,
+      partitionPk: r.partition_pk as number, group: r.consumer_group as string, committedOffset: r.next_offset as number,
       leaseId: (r.lease_id as string | null) ?? null, leaseExpiresAt: (r.lease_expires_at as number | null) ?? null,
-      leaseEndOffset: (r.lease_end_offset as number | null) ?? null, retryCount: r.retry_count as number,
+      deliveredUpTo: (r.lease_end_offset as number | null) ?? null, retryCount: r.retry_count as number,
       deliveryCount: r.delivery_count as number,
     }));
     const subscriptions = (this.db.prepare('SELECT * FROM subscriptions').all() as Row[]).map((r): SubscriptionRow => ({

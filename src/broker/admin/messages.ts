@@ -1,0 +1,296 @@
+/**
+ * Message inspection and dead-letter administration (docs/http-api.md#messages, docs/http-api.md#dead-letters): listings with
+ * keyset pagination, one message by address, deletes of dead letters, replay of a dead letter into
+ * a live partition, and the per-queue dead-letter purge.
+ *
+ * Listing order is newest first by (createdAt, partition, offset); the page token encodes the last
+ * key returned, so a page never skips or repeats a row that existed when the listing started,
+ * however many messages arrive meanwhile (new ones land before the first page).
+ */
+import { QueenError } from '../../errors.js';
+import type { ListedMessage, MessageKey } from '../../storage/ops.js';
+import type { DlqRow, StoredPayload } from '../../storage/store.js';
+import { RawJson } from '../../util/json.js';
+import { iso, isoOrNull } from '../../util/time.js';
+import type { Activity } from './activity.js';
+import type { Broker } from '../broker.js';
+import { optionsView } from './resources.js';
+import type { Engine } from '../messaging/engine.js';
+import { groupPosition, partitionLag } from '../messaging/positions.js';
+import { applyPush, planPush, type PushResult } from '../messaging/push.js';
+import { QUEUE_MODE, type GroupState, type PartitionState, type QueueState } from '../messaging/state.js';
+
+/** Rows read at most per listing request when a `status` filter discards rows. */
+const STATUS_SCAN_CAP = 5000;
+/** Dead letters removed per unit of work by a purge. */
+const PURGE_STEP = 1000;
+
+export type MessageStatus = 'pending' | 'processing' | 'completed';
+
+export interface MessageListQuery {
+  queue?: string | undefined;
+  partition?: string | undefined;
+  namespace?: string | undefined;
+  task?: string | undefined;
+  from?: number | undefined;
+  to?: number | undefined;
+  status?: MessageStatus | undefined;
+  limit: number;
+  /** Opaque page token from a previous answer. */
+  cursor?: string | undefined;
+}
+
+/** Encodes a listing key as an opaque URL-safe token. */
+export function encodeCursor(k: MessageKey): string {
+  return Buffer.from(`${k.createdAt}.${k.partitionPk}.${k.offset}`, 'utf8').toString('base64url');
+}
+
+/** @throws QueenError `invalid_request` for a token this broker did not issue */
+export function decodeCursor(token: string): MessageKey {
+  const m = /^(\d{1,16})\.(\d{1,16})\.(\d{1,16})$/.exec(Buffer.from(token, 'base64url').toString('utf8'));
+  if (!m) throw new QueenError('invalid_request', 'cursor is not a page token issued by this broker');
+  return { createdAt: Number(m[1]), partitionPk: Number(m[2]), offset: Number(m[3]) };
+}
+
+function keyOf(m: ListedMessage): MessageKey {
+  return { createdAt: m.createdAt, partitionPk: m.partitionPk, offset: m.offset };
+}
+
+/** Listing order: newer first. Negative when `a` comes before `b`. */
+function compareKeys(a: MessageKey, b: MessageKey): number {
+  return b.createdAt - a.createdAt || b.partitionPk - a.partitionPk || b.offset - a.offset;
+}
+
+/** The stored payload as its exact JSON text, or null with the integrity error. */
+function decodePayload(engine: Engine, payload: StoredPayload, encrypted: boolean): { data: RawJson | null; error?: string } {
+  try {
+    return { data: new RawJson(engine.codec.decode(payload, encrypted)) };
+  } catch {
+    return { data: null, error: 'payload_integrity_failed' };
+  }
+}
+
+/** Status of offset `o` of `p` over every group of the queue (cached per group and partition by the caller). */
+class StatusResolver {
+  private readonly cache = new Map<string, { position: number; leaseEnd: number }>();
+  constructor(private readonly engine: Engine, private readonly now: number) {}
+
+  status(p: PartitionState, offset: number): MessageStatus {
+    const groups = [...p.queue.groups.values()];
+    if (groups.length === 0) return 'pending';
+    let done = 0;
+    let processing = false;
+    for (const g of groups) {
+      const s = this.standing(g, p);
+      if (offset < s.position) done++;
+      else if (offset < s.leaseEnd) processing = true;
+    }
+    if (done === groups.length) return 'completed';
+    return processing ? 'processing' : 'pending';
+  }
+
+  private standing(g: GroupState, p: PartitionState): { position: number; leaseEnd: number } {
+    const k = `${g.name}\u0000${p.pk}`;
+    let s = this.cache.get(k);
+    if (!s) {
+      const l = partitionLag(this.engine, g, p, this.now);
+      s = { position: l.position, leaseEnd: l.position + l.processing };
+      this.cache.set(k, s);
+    }
+    return s;
+  }
+}
+
+function targetQueues(engine: Engine, q: MessageListQuery): QueueState[] {
+  if (q.queue !== undefined) {
+    const queue = engine.queues.get(q.queue);
+    if (!queue) throw new QueenError('queue_not_found');
+    return [queue];
+  }
+  return [...engine.queues.values()].filter((x) => (!q.namespace || x.namespace === q.namespace) && (!q.task || x.task === q.task));
+}
+
+/**
+ * `GET /api/v1/messages`: one page, newest first.
+ * @throws QueenError `queue_not_found`, `partition_not_found`, `invalid_request`
+ */
+export function listMessages(engine: Engine, q: MessageListQuery): Record<string, unknown> {
+  if (q.partition !== undefined && q.queue === undefined) throw new QueenError('invalid_request', 'partition needs queue');
+  if (q.from !== undefined && q.to !== undefined && q.from > q.to) throw new QueenError('invalid_request', 'from must not be after to');
+  const queues = targetQueues(engine, q);
+  let partition: PartitionState | undefined;
+  if (q.partition !== undefined) {
+    partition = queues[0]!.partitions.get(q.partition);
+    if (!partition) throw new QueenError('partition_not_found');
+  }
+  const now = Date.now();
+  const resolver = new StatusResolver(engine, now);
+  let after = q.cursor !== undefined ? decodeCursor(q.cursor) : undefined;
+  const out: Record<string, unknown>[] = [];
+  let scanned = 0;
+  let more = true;
+  let last: MessageKey | undefined;
+  while (out.length < q.limit && scanned < STATUS_SCAN_CAP) {
+    const want = q.status === undefined ? q.limit - out.length : Math.min(STATUS_SCAN_CAP - scanned, Math.max(q.limit * 2, 100));
+    // One page per queue, merged: O(queues × want) rows, each query an index range.
+    const rows: ListedMessage[] = [];
+    for (const queue of queues) {
+      rows.push(...engine.store.ops.listMessages({
+        queuePk: queue.pk, partitionPk: partition?.pk, from: q.from, to: q.to, after, limit: want,
+      }));
+    }
+    rows.sort((a, b) => compareKeys(keyOf(a), keyOf(b)));
+    const page = rows.slice(0, want);
+    let i = 0;
+    while (i < page.length && out.length < q.limit) {
+      const m = page[i++]!;
+      scanned++;
+      last = keyOf(m);
+      const p = engine.partitionsByPk.get(m.partitionPk);
+      if (!p) continue;
+      const status = resolver.status(p, m.offset);
+      if (q.status === undefined || status === q.status) out.push(render(engine, p, m, status));
+    }
+    if (i < page.length) break; // page filled mid-way: more rows follow `last`
+    if (page.length < want) {
+      more = false;
+      break;
+    }
+    after = last;
+  }
+  const nextCursor = more && last !== undefined ? encodeCursor(last) : null;
+  return {
+    messages: out,
+    pagination: { limit: q.limit, nextCursor, hasMore: nextCursor !== null },
+  };
+}
+
+function render(engine: Engine, p: PartitionState, m: ListedMessage, status: string): Record<string, unknown> {
+  const d = decodePayload(engine, m.payload, m.encrypted);
+  return {
+    id: m.id, transactionId: m.transactionId, partitionId: p.id, partition: p.name, queue: p.queue.name,
+    data: d.data, payload: d.data, traceId: m.traceId, producerSub: m.producerSub, createdAt: iso(m.createdAt),
+    offset: m.offset, status, isEncrypted: m.encrypted, ...(d.error ? { error: d.error } : {}),
+  };
+}
+
+/**
+ * `GET /api/v1/messages/:partitionId/:transactionId`: the live message (or its newest dead letter).
+ * @throws QueenError `message_not_found`
+ */
+export function getMessage(engine: Engine, partitionId: string, transactionId: string): Record<string, unknown> {
+  const p = engine.partitionsById.get(partitionId);
+  const dlq = engine.store.ops.findDlqByAddress(partitionId, transactionId);
+  const live = p ? engine.store.findByTransactionId(p.pk, transactionId, 0) : undefined;
+  if (!p || (!live && !dlq)) throw new QueenError('message_not_found');
+  const q = p.queue;
+  const now = Date.now();
+  const groups = [...q.groups.values()];
+  const consumerGroups = live
+    ? groups.map((g) => {
+      const l = partitionLag(engine, g, p, now);
+      const consumed = live.offset < groupPosition(engine, g, p);
+      return { name: g.name, status: consumed ? 'completed' : live.offset < l.position + l.processing ? 'processing' : 'pending', leaseExpiresAt: isoOrNull(l.leaseExpiresAt) };
+    })
+    : [];
+  const status = dlq ? 'dead_letter' : live ? new StatusResolver(engine, now).status(p, live.offset) : 'dead_letter';
+  const src = live ?? dlq!;
+  const d = decodePayload(engine, src.payload, src.encrypted);
+  const busGroups = groups.filter((g) => g.name !== QUEUE_MODE).length;
+  const qmLag = q.groups.get(QUEUE_MODE) ? partitionLag(engine, q.groups.get(QUEUE_MODE)!, p, now) : undefined;
+  return {
+    id: live?.id ?? dlq!.messageId, transactionId, data: d.data, payload: d.data, traceId: src.traceId, producerSub: src.producerSub,
+    createdAt: iso(src.createdAt), partitionId: p.id, partition: p.name, isEncrypted: src.encrypted, queue: q.name,
+    queuePath: `${q.name}/${p.name}`, namespace: q.namespace, task: q.task, offset: live?.offset ?? dlq!.offset, status,
+    errorMessage: dlq?.error ?? null, retryCount: dlq?.retryCount ?? (q.groups.get(QUEUE_MODE)?.cursors.get(p.pk)?.retryCount ?? 0),
+    leaseExpiresAt: isoOrNull(qmLag?.leaseExpiresAt ?? null), queueConfig: optionsView(q.options),
+    mode: { hasQueueMode: q.groups.has(QUEUE_MODE), busGroupsCount: busGroups, type: busGroups > 0 ? 'bus' : 'queue' },
+    consumerGroups, ...(live ? {} : { liveMessageRemoved: true }), ...(d.error ? { error: d.error } : {}),
+  };
+}
+
+/**
+ * `DELETE /api/v1/messages/:partitionId/:transactionId`: deletes the address's dead letters
+ * (live messages are immutable).
+ * @throws QueenError `message_not_found` (with `success:false`)
+ */
+export async function deleteDeadLetter(broker: Broker, activity: Activity, partitionId: string, transactionId: string): Promise<Record<string, unknown>> {
+  const r = await broker.run(() => {
+    const row = broker.store.ops.findDlqByAddress(partitionId, transactionId);
+    if (!row) return undefined;
+    return { queue: row.queue, n: broker.store.ops.deleteDlqByAddress(partitionId, transactionId) };
+  });
+  if (!r) throw new QueenError('message_not_found', undefined, { success: false, partitionId, transactionId });
+  activity.dlqChanged(r.queue, -r.n);
+  return { success: true, partitionId, transactionId, deleted: r.n, message: 'Dead letter deleted' };
+}
+
+/** Where a replay puts the message (defaults: the dead letter's own queue and partition). */
+export interface ReplayTarget {
+  queue?: string | undefined;
+  partition?: string | undefined;
+}
+
+/**
+ * Moves a dead letter back into a live partition in one unit of work: push with transactionId
+ * `dlq:<id>` (so a second replay dedupes) and delete the dead letter. Exactly once: the row and
+ * the push commit together.
+ * @throws QueenError `dlq_not_found` (`result:"gone"`), `maintenance_mode`
+ */
+export async function replayDeadLetter(
+  broker: Broker, activity: Activity, find: () => DlqRow | undefined, target: ReplayTarget, pushBlocked: boolean,
+): Promise<Record<string, unknown>> {
+  if (pushBlocked) {
+    throw new QueenError('maintenance_mode', 'push maintenance is on: replay refused, try again when it is off', { success: false, result: 'maintenance' });
+  }
+  const engine = broker.engine;
+  const out = await broker.run((tx) => {
+    const row = find();
+    if (!row) return undefined;
+    const now = Date.now();
+    const decoded = decodePayload(engine, row.payload, row.encrypted);
+    if (decoded.error) throw new QueenError('payload_integrity_failed', undefined, { success: false, dlqRowRemoved: false });
+    const payload = decoded.data;
+    const queue = target.queue ?? row.queue;
+    const partition = target.partition ?? row.partition;
+    const plan = planPush(engine, tx, [{ queue, partition, payload, transactionId: `dlq:${row.id}`, traceId: row.traceId }], row.producerSub, now);
+    const [result] = applyPush(engine, tx, plan, now) as [PushResult];
+    let dlqRowRemoved = false;
+    if (result.status === 'queued') dlqRowRemoved = tx.deleteDlq(row.id);
+    return { row, result, dlqRowRemoved };
+  });
+  if (!out) throw new QueenError('dlq_not_found', undefined, { success: false, result: 'gone' });
+  const { row, result, dlqRowRemoved } = out;
+  if (dlqRowRemoved) activity.dlqChanged(row.queue, -1);
+  if (result.status === 'queued') {
+    broker.counters.pushMessages++;
+    activity.pushed([result], Date.now());
+  }
+  return {
+    success: true, result: result.status === 'queued' ? 'moved' : 'duplicate', queue: result.queueName, partition: result.partition,
+    consumerGroup: row.group, dlqId: row.id, originalTransactionId: row.transactionId,
+    replayedAs: {
+      index: 0, message_id: result.status === 'queued' ? result.message_id : '00000000-0000-0000-0000-000000000000',
+      transaction_id: result.transaction_id, queueName: result.queueName, status: result.status, offset: result.offset ?? null,
+    },
+    dlqRowRemoved,
+  };
+}
+
+/**
+ * `DELETE /api/v1/dlq?queue=`: purges a queue's dead letters (optionally one group), in steps of
+ * {@link PURGE_STEP} rows per unit of work so a large purge never stalls other requests.
+ * @throws QueenError `queue_not_found`
+ */
+export async function purgeDeadLetters(broker: Broker, activity: Activity, queue: string, group: string | undefined): Promise<Record<string, unknown>> {
+  const q = broker.engine.queues.get(queue);
+  if (!q) throw new QueenError('queue_not_found', undefined, { success: false });
+  let deleted = 0;
+  for (;;) {
+    const n = await broker.run(() => broker.store.ops.purgeDlq(q.pk, group, PURGE_STEP));
+    deleted += n;
+    activity.dlqChanged(queue, -n);
+    if (n < PURGE_STEP) break;
+  }
+  return { success: true, deleted, queue, consumerGroup: group ?? null };
+}

@@ -1,0 +1,246 @@
+/**
+ * Resource views (docs/http-api.md#resources): overview, namespaces, tasks, the partitions of a queue
+ * and a queue's depth. Served from the engine's in-memory indexes and the activity counters: the
+ * cost is arithmetic over queues and partitions in memory, never a scan of the messages; message
+ * ages cost one indexed point read each, within a fixed budget.
+ */
+import { QueenError } from '../../errors.js';
+import { iso, isoOrNull } from '../../util/time.js';
+import type { Activity } from './activity.js';
+import type { Engine } from '../messaging/engine.js';
+import { OPTION_NAMES, type QueueOptions } from '../../model/options.js';
+import { groupLagSummary, partitionLag, type GroupLagSummary } from '../messaging/positions.js';
+import { QUEUE_MODE, type PartitionState, type QueueState } from '../messaging/state.js';
+
+/** Point reads at most per overview for time lags. */
+const LAG_READS = 1000;
+/** Partitions listed at most by a depth answer. */
+const DEPTH_ROWS = 1000;
+
+/** Message counts of one queue, as the queue-mode consumer sees them (plus DLQ depth). */
+export interface QueueCounts {
+  total: number;
+  pending: number;
+  processing: number;
+  completed: number;
+  failed: number;
+  deadLetter: number;
+}
+
+/** Counts of `q` from memory. Pending/processing/completed are the queue-mode group's (docs/http-api.md#resources). */
+export function queueCounts(engine: Engine, activity: Activity, q: QueueState, now: number): QueueCounts {
+  const c: QueueCounts = { total: 0, pending: 0, processing: 0, completed: 0, failed: 0, deadLetter: activity.dlqDepth.get(q.name) ?? 0 };
+  const qm = q.groups.get(QUEUE_MODE);
+  for (const p of q.partitions.values()) {
+    const total = p.headOffset - p.firstOffset;
+    c.total += total;
+    if (!qm) {
+      c.pending += total;
+      continue;
+    }
+    const l = partitionLag(engine, qm, p, now);
+    c.pending += l.lag - l.processing;
+    c.processing += l.processing;
+    c.completed += total - l.lag;
+  }
+  return c;
+}
+
+function stats(values: number[]): { avg: number; median: number; min: number; max: number } {
+  if (values.length === 0) return { avg: 0, median: 0, min: 0, max: 0 };
+  const v = [...values].sort((a, b) => a - b);
+  return { avg: v.reduce((s, x) => s + x, 0) / v.length, median: v[Math.floor(v.length / 2)]!, min: v[0]!, max: v[v.length - 1]! };
+}
+
+/** `GET /api/v1/resources/overview`. */
+export function overview(engine: Engine, activity: Activity, now: number): Record<string, unknown> {
+  const messages: QueueCounts = { total: 0, pending: 0, processing: 0, completed: 0, failed: 0, deadLetter: 0 };
+  let partitions = 0;
+  const namespaces = new Set<string>();
+  const tasks = new Set<string>();
+  const offsetLags: number[] = [];
+  const timeLags: number[] = [];
+  let reads = 0;
+  for (const q of engine.queues.values()) {
+    partitions += q.partitions.size;
+    if (q.namespace) namespaces.add(q.namespace);
+    if (q.task) tasks.add(q.task);
+    const c = queueCounts(engine, activity, q, now);
+    for (const k of Object.keys(messages) as (keyof QueueCounts)[]) messages[k] += c[k];
+    for (const g of q.groups.values()) {
+      for (const p of q.partitions.values()) {
+        const l = partitionLag(engine, g, p, now);
+        if (l.lag === 0) continue;
+        offsetLags.push(l.lag);
+        if (reads++ < LAG_READS) {
+          const at = engine.store.ops.createdAtFrom(p.pk, l.position);
+          if (at !== undefined) timeLags.push(Math.max(0, (now - at) / 1000));
+        }
+      }
+    }
+  }
+  const last = activity.total.lastComplete(now);
+  return {
+    queues: engine.queues.size, partitions, namespaces: namespaces.size, tasks: tasks.size, messages,
+    lag: { time: stats(timeLags), offset: stats(offsetLags), ...(reads > LAG_READS ? { timeSampled: true } : {}) },
+    throughput: { ingestedPerSecond: last.pushMessages / 60, processedPerSecond: last.popMessages / 60 },
+    timestamp: iso(now), statsAge: 0,
+  };
+}
+
+function groupBy(engine: Engine, activity: Activity, key: 'namespace' | 'task', now: number): Record<string, unknown>[] {
+  const m = new Map<string, { queues: number; partitions: number; total: number; pending: number }>();
+  for (const q of engine.queues.values()) {
+    const k = q[key];
+    if (!k) continue;
+    const e = m.get(k) ?? { queues: 0, partitions: 0, total: 0, pending: 0 };
+    const c = queueCounts(engine, activity, q, now);
+    e.queues++;
+    e.partitions += q.partitions.size;
+    e.total += c.total;
+    e.pending += c.pending;
+    m.set(k, e);
+  }
+  return [...m].sort(([a], [b]) => a.localeCompare(b)).map(([k, e]) => ({
+    [key]: k, queues: e.queues, partitions: e.partitions, messages: { total: e.total, pending: e.pending },
+  }));
+}
+
+/** `GET /api/v1/resources/namespaces`: queues, partitions and message counts per namespace. */
+export function namespaces(engine: Engine, activity: Activity, now: number): Record<string, unknown> {
+  return { namespaces: groupBy(engine, activity, 'namespace', now) };
+}
+
+/** `GET /api/v1/resources/tasks`: queues, partitions and message counts per task. */
+export function tasks(engine: Engine, activity: Activity, now: number): Record<string, unknown> {
+  return { tasks: groupBy(engine, activity, 'task', now) };
+}
+
+function partitionView(engine: Engine, p: PartitionState, now: number): Record<string, unknown> {
+  const qm = p.queue.groups.get(QUEUE_MODE);
+  const l = qm ? partitionLag(engine, qm, p, now) : undefined;
+  const total = p.headOffset - p.firstOffset;
+  return {
+    id: p.id, name: p.name, queue: p.queue.name, createdAt: iso(p.createdAt), lastMessageAt: isoOrNull(p.lastMessageAt),
+    firstOffset: p.firstOffset, nextOffset: p.headOffset,
+    messages: { total, pending: l ? l.lag - l.processing : total, processing: l?.processing ?? 0, completed: l ? total - l.lag : 0 },
+    leaseActive: l?.leaseActive ?? false,
+  };
+}
+
+/**
+ * Partitions of every queue, ordered by (queue, partition) name, paginated: `after` is the
+ * previous page's `nextAfter` (`<queue>\u0000<partition>`). For the JS Admin's queue-less
+ * `getPartitions()`.
+ */
+export function allPartitions(engine: Engine, limit: number, after: string | undefined, now: number): Record<string, unknown> {
+  const keys: [string, PartitionState][] = [];
+  for (const q of engine.queues.values()) {
+    for (const p of q.partitions.values()) {
+      const k = `${q.name}\u0000${p.name}`;
+      if (after === undefined || k > after) keys.push([k, p]);
+    }
+  }
+  keys.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+  const page = keys.slice(0, limit).map(([, p]) => partitionView(engine, p, now));
+  const next = keys.length > limit ? keys[limit - 1]![0] : null;
+  return { partitions: page, pagination: { limit, nextAfter: next } };
+}
+
+/**
+ * The partitions of a queue, by name, paginated (`after` = last name of the previous page).
+ * @throws QueenError `queue_not_found`
+ */
+export function partitionsOf(engine: Engine, queue: string, limit: number, after: string | undefined, now: number): Record<string, unknown> {
+  const q = engine.queues.get(queue);
+  if (!q) throw new QueenError('queue_not_found');
+  const names = [...q.partitions.keys()].filter((n) => after === undefined || n > after).sort();
+  const page = names.slice(0, limit).map((n) => partitionView(engine, q.partitions.get(n)!, now));
+  const next = names.length > limit ? names[limit - 1]! : null;
+  return { queue: q.name, partitions: page, total: q.partitions.size, pagination: { limit, nextAfter: next } };
+}
+
+/**
+ * `GET /api/v1/resources/queues/:queue/depth`: unconsumed messages for `group` (queue mode when absent).
+ * @throws QueenError `queue_not_found`, `group_not_found`
+ */
+export function depth(engine: Engine, queue: string, group: string | undefined, now: number): Record<string, unknown> {
+  const q = engine.queues.get(queue);
+  if (!q) throw new QueenError('queue_not_found');
+  const name = group || QUEUE_MODE;
+  const g = q.groups.get(name);
+  if (!g && name !== QUEUE_MODE) throw new QueenError('group_not_found', `consumer group ${name} has not consumed queue ${queue}`);
+  let pending = 0;
+  const rows: { partition: string; pending: number }[] = [];
+  for (const p of q.partitions.values()) {
+    const n = g ? partitionLag(engine, g, p, now).lag : p.headOffset - p.firstOffset;
+    if (n === 0) continue;
+    pending += n;
+    rows.push({ partition: p.name, pending: n });
+  }
+  rows.sort((a, b) => b.pending - a.pending || a.partition.localeCompare(b.partition));
+  return {
+    queue: q.name, group: name, pending, partitionsPending: rows.length, conflation: g?.subscription.conflation ?? false,
+    effectivePending: g?.subscription.conflation ? rows.length : pending,
+    partitions: rows.slice(0, DEPTH_ROWS), ...(rows.length > DEPTH_ROWS ? { partitionsTruncated: true } : {}),
+  };
+}
+
+/** Options as answers list them (every option, in the spellings /configure accepts). */
+export function optionsView(o: QueueOptions): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const k of OPTION_NAMES) out[k] = o[k];
+  return out;
+}
+
+/** A group's lag as answers list it (consumer-group routes and queue views). */
+export function lagView(s: GroupLagSummary, now: number): Record<string, unknown> {
+  return {
+    name: s.name, subscriptionMode: s.subscriptionMode, subscriptionTimestamp: isoOrNull(s.subscriptionTimestamp),
+    subscriptionCreatedAt: iso(s.subscriptionCreatedAt), totalLag: s.totalLag, partitionsWithLag: s.partitionsWithLag,
+    processing: s.processing, activeLeases: s.activeLeases,
+    oldestUnconsumedAt: isoOrNull(s.oldestUnconsumedAt),
+    maxTimeLag: s.oldestUnconsumedAt === null ? 0 : Math.max(0, Math.floor((now - s.oldestUnconsumedAt) / 1000)),
+    ...(s.timeLagSampled ? { timeLagSampled: true } : {}),
+  };
+}
+
+/** `GET /api/v1/resources/queues`: every queue with counts, options and lag per group (from memory). */
+export function listQueues(engine: Engine, activity: Activity, now: number): Record<string, unknown> {
+  return {
+    queues: [...engine.queues.values()].map((q) => {
+      const c = queueCounts(engine, activity, q, now);
+      return {
+        id: q.id, name: q.name, namespace: q.namespace, task: q.task, createdAt: iso(q.createdAt),
+        partitions: q.partitions.size, consumerGroups: [...q.groups.keys()],
+        messages: { total: c.total, pending: c.pending, processing: c.processing },
+        options: optionsView(q.options),
+        groups: [...q.groups.values()].map((g) => lagView(groupLagSummary(engine, g, now, 0), now)),
+      };
+    }),
+  };
+}
+
+/**
+ * `GET /api/v1/resources/queues/:queue`: options, partitions with counts, totals, groups with lag.
+ * @throws QueenError `queue_not_found`
+ */
+export function queueDetail(engine: Engine, activity: Activity, name: string, now: number): Record<string, unknown> {
+  const q = engine.queues.get(name);
+  if (!q) throw new QueenError('queue_not_found');
+  const partitions = [...q.partitions.values()].map((p) => {
+    const v = partitionView(engine, p, now);
+    const m = v.messages as { total: number; pending: number; processing: number; completed: number };
+    return {
+      id: p.id, name: p.name, createdAt: iso(p.createdAt), newestMessage: isoOrNull(p.lastMessageAt),
+      oldestMessageOffset: p.firstOffset, nextOffset: p.headOffset,
+      stats: { ...m, failed: 0, deadLetter: 0 },
+    };
+  });
+  const totals = queueCounts(engine, activity, q, now);
+  return {
+    id: q.id, name: q.name, namespace: q.namespace, task: q.task, createdAt: iso(q.createdAt),
+    options: optionsView(q.options), partitions, totals,
+    consumerGroups: [...q.groups.values()].map((g) => lagView(groupLagSummary(engine, g, now, 1000), now)),
+  };
+}

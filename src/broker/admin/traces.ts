@@ -1,0 +1,108 @@
+/**
+ * Trace events on messages (docs/http-api.md#traces): consumers record processing events against a
+ * message address; operators list them per message, per trace name, and the names themselves.
+ * Answers use the reference's snake_case keys.
+ */
+import { QueenError } from '../../errors.js';
+import { checkNameText } from '../../util/names.js';
+import type { TraceRow } from '../../storage/ops.js';
+import { newId } from '../../util/ids.js';
+import { RawJson, stringifyClientJson } from '../../util/json.js';
+import { iso } from '../../util/time.js';
+import type { Broker } from '../broker.js';
+import { QUEUE_MODE } from '../messaging/state.js';
+
+/** Names per event, and bytes per name. */
+const MAX_NAMES = 32;
+const MAX_NAME_BYTES = 256;
+/** Events returned per message. */
+const MAX_PER_MESSAGE = 1000;
+
+export interface TraceInput {
+  transactionId: string;
+  partitionId: string;
+  consumerGroup?: string | null | undefined;
+  traceNames?: unknown;
+  eventType?: string | null | undefined;
+  data: unknown;
+  workerId?: string | null | undefined;
+}
+
+function names(v: unknown): string[] {
+  if (v === undefined || v === null) return [];
+  const list = Array.isArray(v) ? v : [v];
+  const out: string[] = [];
+  for (const n of list) {
+    if (typeof n !== 'string') throw new QueenError('invalid_request', 'traceNames must be a string or an array of strings');
+    const t = n.trim();
+    if (t === '') continue;
+    if (Buffer.byteLength(t, 'utf8') > MAX_NAME_BYTES) throw new QueenError('invalid_request', `a trace name exceeds ${MAX_NAME_BYTES} bytes`);
+    checkNameText('traceNames', t);
+    if (!out.includes(t)) out.push(t);
+  }
+  if (out.length > MAX_NAMES) throw new QueenError('invalid_request', `at most ${MAX_NAMES} trace names per event`);
+  return out;
+}
+
+/**
+ * Records one event.
+ * @throws QueenError `invalid_request`, `payload_too_large`, `name_too_long`, `invalid_name` (consumer group,
+ *   worker id, event type, trace names), `message_not_found` (with `success:false`)
+ */
+export async function recordTrace(broker: Broker, input: TraceInput): Promise<{ success: true; traceId: string }> {
+  const engine = broker.engine;
+  const traceNames = names(input.traceNames);
+  const data = stringifyClientJson(input.data);
+  if (data.length > engine.config.limits.maxPayloadBytes) throw new QueenError('payload_too_large', 'trace data too large');
+  const group = input.consumerGroup || QUEUE_MODE;
+  engine.checkName('consumerGroup', group);
+  if (input.workerId) engine.checkName('workerId', input.workerId);
+  if (input.eventType) engine.checkName('eventType', input.eventType);
+  const id = newId();
+  await broker.run(() => {
+    const p = engine.partitionsById.get(input.partitionId);
+    const live = p ? engine.store.findByTransactionId(p.pk, input.transactionId, 0) : undefined;
+    const dead = p && !live ? engine.store.ops.findDlqByAddress(input.partitionId, input.transactionId) : undefined;
+    if (!p || (!live && !dead)) throw new QueenError('message_not_found', undefined, { success: false });
+    const row: TraceRow = {
+      id, queuePk: p.queue.pk, queue: p.queue.name, partition: p.name, partitionId: p.id, transactionId: input.transactionId,
+      messageId: live?.id ?? dead?.messageId ?? null, group, eventType: input.eventType || 'info', data,
+      workerId: input.workerId ?? null, names: traceNames, createdAt: Date.now(),
+    };
+    engine.store.ops.insertTrace(row);
+  });
+  return { success: true, traceId: id };
+}
+
+function view(t: TraceRow): Record<string, unknown> {
+  return {
+    id: t.id, event_type: t.eventType, data: new RawJson(t.data), consumer_group: t.group, worker_id: t.workerId,
+    created_at: iso(t.createdAt), trace_names: t.names,
+  };
+}
+
+/** Events of one message, oldest first. */
+export function tracesOfMessage(broker: Broker, partitionId: string, transactionId: string): Record<string, unknown> {
+  return { traces: broker.store.ops.tracesByMessage(partitionId, transactionId, MAX_PER_MESSAGE).map(view) };
+}
+
+/** Events carrying `name`, newest first. */
+export function tracesByName(broker: Broker, name: string, limit: number, offset: number): Record<string, unknown> {
+  const rows = broker.store.ops.tracesByName(name, limit, offset);
+  return {
+    traces: rows.map((t) => ({
+      ...view(t), transaction_id: t.transactionId, partition_id: t.partitionId, queue_name: t.queue, partition_name: t.partition,
+      message_id: t.messageId,
+    })),
+    total: broker.store.ops.countTracesByName(name), pagination: { limit, offset },
+  };
+}
+
+/** Trace names with their counts. */
+export function traceNames(broker: Broker, limit: number, offset: number): Record<string, unknown> {
+  const rows = broker.store.ops.traceNames(limit, offset);
+  return {
+    trace_names: rows.map((r) => ({ trace_name: r.name, trace_count: r.traceCount, message_count: r.messageCount, last_seen: iso(r.lastSeen) })),
+    total: broker.store.ops.countTraceNames(), pagination: { limit, offset },
+  };
+}

@@ -1,0 +1,148 @@
+/**
+ * Locks and semaphores (docs/http-api.md#locks) as KV rows: each permit is the row
+ * `queen-locks/<name>#<slot>` whose value is `{owner, since, renewedAt}` and whose expiry is the
+ * lease. The permit's token is the row's version, so it is a fencing token: it only grows, a
+ * renew hands out a new one, and a `guard` (a required KV `check` on that version) put in a
+ * transaction makes the transaction fail once the permit was lost.
+ *
+ * A call's operations apply in order in one unit of work. Verdicts are results, never errors.
+ */
+import type { KvRow } from '../../storage/kv.js';
+import { isoOrNull } from '../../util/time.js';
+import type { Broker } from '../broker.js';
+import { Kv, KvView } from './kv.js';
+
+/** The KV namespace holding lock permits. */
+export const LOCKS_NS = 'queen-locks';
+/** Most slots a semaphore may have. */
+export const MAX_LOCK_SLOTS = 1024;
+
+/** One validated lock operation (`ttlMs` from the request's `ttlSeconds`). */
+export type LockOp =
+  | { op: 'acquire'; name: string; ttlMs: number; owner: string | null; limit: number }
+  | { op: 'renew'; name: string; token: number; ttlMs: number; owner: string | null; slot: number | undefined }
+  | { op: 'release'; name: string; token: number; slot: number | undefined }
+  | { op: 'get'; name: string };
+
+/** A permit holder as answered (tokens of others are not shown). */
+export interface Holder {
+  slot: number;
+  owner: string | null;
+  since: string | null;
+  expiresAt: string | null;
+  renewedAt: string | null;
+}
+
+interface Permit {
+  slot: number;
+  row: KvRow;
+  owner: string | null;
+  since: number | null;
+  renewedAt: number | null;
+}
+
+/** The ready-made KV check that fails a transaction once the permit `key` at `token` is lost. */
+export function guardOf(key: string, token: number): Record<string, unknown> {
+  return { op: 'check', ns: LOCKS_NS, key, expect: token, required: true };
+}
+
+function keyOf(name: string, slot: number): string {
+  return `${name}#${slot}`;
+}
+
+function permits(view: KvView, name: string): Permit[] {
+  const prefix = `${name}#`;
+  const out: Permit[] = [];
+  let after: string | undefined;
+  for (;;) {
+    const rows = view.scan(LOCKS_NS, prefix, after, 1000);
+    for (const row of rows) {
+      const rest = row.key.slice(prefix.length);
+      if (!/^(0|[1-9][0-9]{0,3})$/.test(rest)) continue; // another lock whose name continues with '#'
+      const v = JSON.parse(row.value) as { owner?: unknown; since?: unknown; renewedAt?: unknown } | null;
+      out.push({
+        slot: Number(rest), row,
+        owner: typeof v?.owner === 'string' ? v.owner : null,
+        since: typeof v?.since === 'number' ? v.since : null,
+        renewedAt: typeof v?.renewedAt === 'number' ? v.renewedAt : null,
+      });
+    }
+    if (rows.length < 1000) break;
+    after = rows[rows.length - 1]!.key;
+  }
+  return out.sort((a, b) => a.slot - b.slot);
+}
+
+function holders(view: KvView, name: string): Holder[] {
+  return permits(view, name).map((p) => ({
+    slot: p.slot, owner: p.owner, since: isoOrNull(p.since), expiresAt: isoOrNull(p.row.expiresAt), renewedAt: isoOrNull(p.renewedAt),
+  }));
+}
+
+function granted(index: number, op: LockOp['op'], flag: string, name: string, p: { slot: number; row: KvRow; owner: string | null }, view: KvView, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    index, op, name, [flag]: true, ...extra, slot: p.slot, token: p.row.version, owner: p.owner,
+    expiresAt: isoOrNull(p.row.expiresAt), guard: guardOf(p.row.key, p.row.version), holders: holders(view, name),
+  };
+}
+
+function refused(index: number, op: LockOp['op'], flag: string, name: string, reason: 'held' | 'lost', view: KvView): Record<string, unknown> {
+  return { index, op, name, [flag]: false, reason, slot: null, token: null, owner: null, guard: null, holders: holders(view, name) };
+}
+
+/** Applies one lock operation on `view`. */
+export function applyLockOp(view: KvView, op: LockOp, index: number): Record<string, unknown> {
+  switch (op.op) {
+    case 'get': {
+      const h = holders(view, op.name);
+      return { index, op: op.op, name: op.name, held: h.length > 0, holders: h };
+    }
+    case 'acquire': {
+      const held = permits(view, op.name);
+      if (op.owner !== null) {
+        const mine = held.find((p) => p.owner === op.owner && p.slot < op.limit);
+        if (mine) return granted(index, op.op, 'acquired', op.name, mine, view, { already: true });
+      }
+      const taken = new Set(held.map((p) => p.slot));
+      for (let slot = 0; slot < op.limit; slot++) {
+        if (taken.has(slot)) continue;
+        const row = view.write(LOCKS_NS, keyOf(op.name, slot), JSON.stringify({ owner: op.owner, since: view.now }), op.ttlMs);
+        return granted(index, op.op, 'acquired', op.name, { slot, row, owner: op.owner }, view);
+      }
+      return refused(index, op.op, 'acquired', op.name, 'held', view);
+    }
+    case 'renew': {
+      const p = permits(view, op.name).find((x) => x.row.version === op.token && (op.slot === undefined || x.slot === op.slot));
+      if (!p) return refused(index, op.op, 'renewed', op.name, 'lost', view);
+      const owner = op.owner ?? p.owner;
+      const row = view.write(LOCKS_NS, p.row.key, JSON.stringify({ owner, since: p.since ?? view.now, renewedAt: view.now }), op.ttlMs);
+      return granted(index, op.op, 'renewed', op.name, { slot: p.slot, row, owner }, view);
+    }
+    case 'release': {
+      const p = permits(view, op.name).find((x) => x.row.version === op.token && (op.slot === undefined || x.slot === op.slot));
+      if (!p) return refused(index, op.op, 'released', op.name, 'lost', view);
+      view.remove(LOCKS_NS, p.row.key);
+      return { index, op: op.op, name: op.name, released: true, slot: p.slot, token: op.token, owner: p.owner, guard: null, holders: holders(view, op.name) };
+    }
+  }
+}
+
+/**
+ * Runs a call's lock operations in one unit of work (a call of `get`s only needs none).
+ * @returns one result per operation, index-aligned
+ * @throws QueenError `shutting_down`, `storage_error`
+ */
+export async function runLocks(broker: Broker, ops: readonly LockOp[]): Promise<Record<string, unknown>[]> {
+  const kv = Kv.for(broker);
+  if (ops.every((o) => o.op === 'get')) {
+    const view = new KvView(broker.store.kv, Date.now());
+    return ops.map((o, i) => applyLockOp(view, o, i));
+  }
+  let view: KvView | undefined;
+  const results = await broker.run((tx) => {
+    view = kv.view(tx);
+    return ops.map((o, i) => applyLockOp(view!, o, i));
+  });
+  kv.committed(view!);
+  return results;
+}

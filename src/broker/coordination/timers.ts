@@ -1,0 +1,180 @@
+/**
+ * Scheduled messages (docs/http-api.md#timers): the operations the HTTP routes call, and the firing
+ * loop. The loop keeps ONE entry in the broker's scheduler for the earliest deliverAt in the store's due-time index;
+ * when it goes off it reads only what is due (an index range with a limit), fires each timer in
+ * its own unit of work (they share the group commit) and re-arms for the next due time. Nothing
+ * scans the pending timers, and restarts need no rebuild: `start()` arms for whatever is due,
+ * including timers that fell due while the broker was down.
+ *
+ * `main.ts` starts and stops it; routes reach it with {@link Timers.for}.
+ */
+import { isQueenError } from '../../errors.js';
+import type { TimerRow } from '../../storage/timers.js';
+import type { SchedulerLane } from '../../util/scheduler.js';
+import type { Broker } from '../broker.js';
+import { applyTimerOps, checkTimerOps, fireTimer, timerView, type TimerOp, type TimerResult, type TimerView } from './timer-ops.js';
+import type { PushResult } from '../messaging/push.js';
+
+/** Timers fired per wake-up; more due ones are fired by an immediate next round. */
+const FIRE_BATCH = 256;
+/** The one key of this loop in its scheduler lane. */
+const NEXT = 'next';
+/**
+ * Pause (ms) before the next round while push maintenance diverts pushes (due timers wait rather
+ * than overtake the spool) or after a failure could not even be recorded (no hot loop).
+ */
+const RETRY_LATER_MS = 1_000;
+
+const attached = new WeakMap<Broker, Timers>();
+
+/** Backoff before retrying a timer whose firing failed: 1 s doubling, at most 60 s. */
+function retryDelay(attempts: number): number {
+  return Math.min(60_000, 1000 * 2 ** Math.min(attempts, 6));
+}
+
+/** The timers of one broker: operations, listings and the firing loop. */
+export class Timers {
+  /** The next round's due time (the scheduler caps each wait, so far deadlines and clock jumps are re-checked). */
+  private readonly next: SchedulerLane<string>;
+  private firing: Promise<void> | undefined;
+  private started = false;
+  private stopped = false;
+  /** Lifetime count of messages pushed by timers. */
+  fired = 0;
+
+  private constructor(readonly broker: Broker) {
+    this.next = broker.engine.scheduler.lane<string>('timers');
+    // a committed transaction with a `timers` rider may have scheduled the earliest timer
+    broker.observers.push({
+      transacted: (req, result) => {
+        if (result.success && req.timers && req.timers.length > 0) this.arm(broker.store.timers.nextDueAt());
+      },
+    });
+  }
+
+  /** The timers of `broker` (created on first use, not started). */
+  static for(broker: Broker): Timers {
+    let t = attached.get(broker);
+    if (!t) attached.set(broker, (t = new Timers(broker)));
+    return t;
+  }
+
+  /** Arms the firing timer for the earliest stored deliverAt (timers due during downtime fire now). */
+  start(): void {
+    if (this.started) return;
+    this.started = true;
+    this.arm(this.broker.store.timers.nextDueAt());
+  }
+
+  /** Stops firing and waits for a round in progress (before the broker closes its store). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.next.cancel(NEXT);
+    await this.firing;
+  }
+
+  /**
+   * Applies a batch of operations all or nothing (docs/http-api.md#timers).
+   * @param producerSub the scheduler's JWT `sub` (stamped on the delivered messages)
+   * @throws QueenError `invalid_request`, `name_too_long`, `timer_horizon_exceeded`, `payload_too_large`,
+   *   `encryption_unavailable`
+   */
+  async apply(ops: TimerOp[], producerSub: string | null): Promise<TimerResult[]> {
+    const engine = this.broker.engine;
+    checkTimerOps(engine, ops);
+    if (ops.length === 0) return [];
+    return this.broker.run((tx) => {
+      const { results, earliest } = applyTimerOps(engine, tx, ops, producerSub, engine.clock.now());
+      if (earliest !== undefined) tx.afterCommit(() => this.arm(earliest));
+      return results;
+    });
+  }
+
+  /** One timer in the wire shape, or undefined. */
+  peek(queue: string, timerKey: string): TimerView | undefined {
+    const t = this.broker.store.timers.getTimer(queue, timerKey);
+    return t ? timerView(this.broker.engine, t, this.broker.engine.clock.now()) : undefined;
+  }
+
+  /** A keyset page of a queue's timers by key: `{rows, truncated, nextAfter}`. */
+  list(queue: string, after: string | undefined, limit: number): { rows: TimerView[]; truncated: boolean; nextAfter: string | null } {
+    const rows: TimerRow[] = this.broker.store.timers.listTimers(queue, after, limit + 1);
+    const truncated = rows.length > limit;
+    const page = truncated ? rows.slice(0, limit) : rows;
+    const now = this.broker.engine.clock.now();
+    return {
+      rows: page.map((t) => timerView(this.broker.engine, t, now)),
+      truncated,
+      nextAfter: truncated ? page[page.length - 1]!.timerKey : null,
+    };
+  }
+
+  /** Keeps the single timer armed for the earliest known deliverAt. */
+  private arm(at: number | undefined): void {
+    if (at === undefined || this.stopped || !this.started) return;
+    if (this.firing) return; // the round in progress re-reads the next due time when it ends
+    const armed = this.next.dueAt(NEXT);
+    if (armed !== undefined && at >= armed) return;
+    this.next.schedule(NEXT, at, () => this.wake());
+  }
+
+  private wake(): void {
+    if (this.stopped || this.firing) return;
+    this.firing = this.round()
+      .catch((e: unknown): 'later' => { this.broker.log.error({ err: e }, 'timer round failed'); return 'later'; })
+      .then((again) => {
+        this.firing = undefined;
+        const now = this.broker.engine.clock.now();
+        if (again === 'more') this.arm(now);
+        else if (again === 'later') this.arm(now + RETRY_LATER_MS);
+        else {
+          try { this.arm(this.broker.store.timers.nextDueAt()); } catch (e) { this.broker.log.error({ err: e }, 'timer re-arm failed'); }
+        }
+      });
+  }
+
+  /**
+   * Fires what is due now.
+   * @returns `more` when a full batch fired (more may be due), `later` to pause (pushes diverted,
+   *   or a failure that could not be recorded), `idle` otherwise
+   */
+  private async round(): Promise<'idle' | 'more' | 'later'> {
+    const broker = this.broker;
+    const clock = broker.engine.clock;
+    const now = clock.now();
+    const due = broker.store.timers.dueTimers(now, FIRE_BATCH);
+    if (due.length === 0) return 'idle';
+    if (broker.pushesDiverted?.()) return 'later';
+    let unrecorded = false;
+    const fired: PushResult[] = [];
+    await Promise.all(due.map(async ({ queue, timerKey }) => {
+      try {
+        const r = await broker.run((tx) => fireTimer(broker.engine, tx, queue, timerKey, clock.now()));
+        if (r) fired.push(r);
+      } catch (e) {
+        if (this.stopped || (isQueenError(e) && e.code === 'shutting_down')) return;
+        const msg = (e as Error)?.message ?? String(e);
+        broker.log.warn({ queue, timerKey, err: msg }, 'timer firing failed; retrying later');
+        try {
+          await broker.run(() => {
+            const t = broker.store.timers.getTimer(queue, timerKey);
+            if (t) broker.store.timers.timerFailed(queue, timerKey, msg, clock.now() + retryDelay(t.attempts), clock.now());
+          });
+        } catch (e2) {
+          unrecorded = true;
+          broker.log.error({ err: e2 }, 'cannot record a failed timer firing');
+        }
+      }
+    }));
+    const queued = fired.filter((r) => r.status === 'queued');
+    this.fired += queued.length;
+    broker.counters.pushMessages += queued.length;
+    if (fired.length > 0) {
+      for (const o of broker.observers) {
+        try { o.pushed?.(fired, Date.now()); } catch (e) { broker.log.error({ err: e }, 'broker observer failed'); }
+      }
+    }
+    if (unrecorded) return 'later';
+    return due.length === FIRE_BATCH ? 'more' : 'idle';
+  }
+}

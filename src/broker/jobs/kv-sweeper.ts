@@ -1,0 +1,73 @@
+/**
+ * Prunes expired KV rows (docs/http-api.md#kv). Expired rows are already invisible to reads; this only
+ * reclaims space. One entry in the broker's scheduler, due at the earliest expiry the store holds
+ * (an index read) and moved earlier when a write expires sooner; each run deletes what is due, in bounded units of
+ * work, so its cost follows what expired, never the number of keys.
+ */
+import type { Clock } from '../../util/clock.js';
+import type { SchedulerLane } from '../../util/scheduler.js';
+import type { Broker } from '../broker.js';
+
+/** Rows deleted per unit of work. */
+const BATCH = 1000;
+/** The sweep's one key in its scheduler lane. */
+const SWEEP = 'sweep';
+
+/** The expiry sweep of one broker's KV rows (see the module comment). */
+export class KvSweeper {
+  private readonly next: SchedulerLane<string>;
+  private readonly clock: Clock;
+  private running = false;
+  private stopped = false;
+  /** Rows pruned since start (for tests and metrics). */
+  pruned = 0;
+
+  constructor(private readonly broker: Broker) {
+    this.next = broker.engine.scheduler.lane<string>('kv-ttl');
+    this.clock = broker.engine.clock;
+  }
+
+  /** Arms the timer for the earliest stored expiry. */
+  start(): void {
+    this.stopped = false;
+    const t = this.broker.store.kv.nextExpiry();
+    if (t !== undefined) this.due(t);
+  }
+
+  /** A row now expires at `at` (epoch ms): make sure the sweep runs by then. */
+  due(at: number): void {
+    if (this.stopped || this.running) return;
+    const armed = this.next.dueAt(SWEEP);
+    if (armed !== undefined && armed <= at) return;
+    this.next.schedule(SWEEP, at, () => void this.sweep());
+  }
+
+  /** Deletes every row due now, then re-arms for the next expiry. */
+  async sweep(): Promise<void> {
+    this.next.cancel(SWEEP);
+    if (this.stopped || this.running) return;
+    this.running = true;
+    let retryAt = 10;
+    try {
+      for (;;) {
+        const n = await this.broker.run(() => this.broker.store.kv.pruneExpired(this.clock.now(), BATCH));
+        this.pruned += n;
+        if (n < BATCH || this.stopped) break;
+      }
+    } catch (e) {
+      if (!this.stopped) this.broker.log.warn({ err: e }, 'kv expiry sweep failed; retrying in 1 s');
+      retryAt = 1000;
+    } finally {
+      this.running = false;
+    }
+    if (this.stopped) return;
+    const next = this.broker.store.kv.nextExpiry();
+    if (next !== undefined) this.due(Math.max(next, this.clock.now() + retryAt));
+  }
+
+  /** Stops the timer (before the store closes). */
+  stop(): void {
+    this.stopped = true;
+    this.next.cancel(SWEEP);
+  }
+}

@@ -1,0 +1,195 @@
+/**
+ * Acknowledgements: the one place that decides ack statuses, the implicit ack of a batch, the
+ * retry budget and the dead-letter hand-off (docs/http-api.md#ack-statuses).
+ *
+ * Planned per (consumer group, partition) without writing, then applied, so a transaction can
+ * refuse the whole unit when any ack is rejected.
+ */
+import type { StoreTx } from '../../storage/store.js';
+import { newId } from '../../util/ids.js';
+import type { Engine } from './engine.js';
+import { dlqEnabled } from '../../model/options.js';
+import { leaseLive, type CursorState, type GroupState, type PartitionState } from './state.js';
+
+export type AckStatus = 'completed' | 'failed' | 'retry' | 'dlq';
+
+/**
+ * Wire status → meaning (case-sensitive): absent, `completed`, `success`, `acked`, `ok` complete;
+ * `retry` releases without charging; `dlq` dead-letters now; anything else is a failure.
+ */
+export function normalizeStatus(s: string | null | undefined): AckStatus {
+  if (s === undefined || s === null) return 'completed';
+  if (s === 'completed' || s === 'success' || s === 'acked' || s === 'ok') return 'completed';
+  if (s === 'retry') return 'retry';
+  if (s === 'dlq') return 'dlq';
+  return 'failed';
+}
+
+const PRIORITY: Record<AckStatus, number> = { dlq: 3, failed: 2, retry: 1, completed: 0 };
+
+export interface AckInput {
+  transactionId: string;
+  partitionId: string;
+  status?: string | null | undefined;
+  error?: string | null | undefined;
+  /** Validated only when non-empty. */
+  leaseId?: string | null | undefined;
+  group: string;
+}
+
+/** Per-item answer (docs/http-api.md#ack). */
+export interface AckOutcome {
+  index: number;
+  transactionId: string;
+  success: boolean;
+  error: string | null;
+  leaseReleased: boolean;
+  dlq: boolean;
+  noop: boolean;
+}
+
+interface CursorPlan {
+  group: GroupState;
+  partition: PartitionState;
+  cursor: CursorState;
+  committedOffset: number;
+  release: boolean;
+  retryCount: number;
+  /** Head message to dead-letter (or drop when `dlq` is false) with this reason. */
+  deadLetter?: { offset: number; error: string; toDlq: boolean };
+}
+
+export interface AckPlan {
+  outcomes: AckOutcome[];
+  cursors: CursorPlan[];
+}
+
+function outcome(index: number, transactionId: string, success: boolean, error: string | null, noop = false): AckOutcome {
+  return { index, transactionId, success, error, leaseReleased: false, dlq: false, noop };
+}
+
+/** Plans `inputs` (no writes). Every item gets an outcome; rejected items never move a cursor. */
+export function planAcks(engine: Engine, tx: StoreTx, inputs: readonly AckInput[], now: number): AckPlan {
+  const outcomes: AckOutcome[] = new Array<AckOutcome>(inputs.length);
+  const groups = new Map<string, number[]>();
+  inputs.forEach((a, i) => {
+    const k = `${a.group}\u0000${a.partitionId}`;
+    const list = groups.get(k);
+    if (list) list.push(i);
+    else groups.set(k, [i]);
+  });
+  const cursors: CursorPlan[] = [];
+  for (const indexes of groups.values()) {
+    const first = inputs[indexes[0]!]!;
+    const p = engine.partitionsById.get(first.partitionId);
+    const g = p?.queue.groups.get(first.group);
+    if (!p || !g) {
+      const why = !p ? `unresolvable partitionId ${first.partitionId}` : `consumer group ${first.group} has not consumed this queue`;
+      for (const i of indexes) outcomes[i] = outcome(i, inputs[i]!.transactionId, false, why);
+      continue;
+    }
+    const plan = planPartition(engine, tx, g, p, inputs, indexes, outcomes, now);
+    if (plan) cursors.push(plan);
+  }
+  return { outcomes, cursors };
+}
+
+function planPartition(
+  engine: Engine, tx: StoreTx, g: GroupState, p: PartitionState, inputs: readonly AckInput[], indexes: number[],
+  outcomes: AckOutcome[], now: number,
+): CursorPlan | undefined {
+  const c = engine.ensureCursor(g, p);
+  const live = leaseLive(c, now);
+  const pending: { i: number; offset: number; status: AckStatus }[] = [];
+  for (const i of indexes) {
+    const a = inputs[i]!;
+    const status = normalizeStatus(a.status);
+    if (a.leaseId && !(live && c.leaseId === a.leaseId)) {
+      outcomes[i] = outcome(i, a.transactionId, false, 'invalid or expired lease');
+      continue;
+    }
+    const row = tx.findByTransactionId(p.pk, a.transactionId, 0);
+    if (!row) {
+      outcomes[i] = outcome(i, a.transactionId, false, `unresolvable transactionId ${a.transactionId} in partition ${p.id}`);
+      continue;
+    }
+    if (row.offset < c.committedOffset) {
+      outcomes[i] = status === 'completed'
+        ? outcome(i, a.transactionId, true, null, true)
+        : outcome(i, a.transactionId, false, `already committed: ${a.transactionId} is behind the group's cursor`);
+      continue;
+    }
+    pending.push({ i, offset: row.offset, status });
+  }
+  if (pending.length === 0) return undefined;
+
+  const plan: CursorPlan = { group: g, partition: p, cursor: c, committedOffset: c.committedOffset, release: false, retryCount: c.retryCount };
+  const nacks = pending.filter((x) => x.status !== 'completed');
+  let dlqIndex = -1;
+  if (nacks.length > 0) {
+    let head = nacks[0]!;
+    for (const n of nacks) {
+      if (n.offset < head.offset || (n.offset === head.offset && PRIORITY[n.status] > PRIORITY[head.status])) head = n;
+    }
+    plan.committedOffset = head.offset;
+    plan.release = c.leaseId !== null;
+    const errorText = inputs[head.i]!.error ?? null;
+    const limit = p.queue.options.retryLimit;
+    if (head.status === 'dlq' || (head.status === 'failed' && c.retryCount >= limit)) {
+      const toDlq = head.status === 'dlq' || dlqEnabled(p.queue.options);
+      plan.deadLetter = { offset: head.offset, error: errorText ?? 'Retries exhausted', toDlq };
+      plan.committedOffset = head.offset + 1;
+      plan.retryCount = 0;
+      if (toDlq) dlqIndex = head.i;
+    } else if (head.status === 'failed') {
+      plan.retryCount = c.retryCount + 1;
+    }
+  } else {
+    const highest = Math.max(...pending.map((x) => x.offset));
+    plan.committedOffset = Math.max(c.committedOffset, highest + 1);
+    if (live && c.deliveredUpTo !== null) {
+      if (plan.committedOffset >= c.deliveredUpTo) {
+        plan.release = true;
+        plan.retryCount = 0;
+      }
+    } else {
+      plan.release = c.leaseId !== null; // clear an expired lease's leftovers
+      plan.retryCount = 0;
+    }
+  }
+  for (const x of pending) {
+    const o = outcome(x.i, inputs[x.i]!.transactionId, true, null);
+    o.leaseReleased = plan.release;
+    o.dlq = x.i === dlqIndex;
+    outcomes[x.i] = o;
+  }
+  return plan;
+}
+
+/** Writes a plan: DLQ rows, cursors; wakes consumers after the commit when a partition has work again. */
+export function applyAcks(engine: Engine, tx: StoreTx, plan: AckPlan, now: number): void {
+  for (const cp of plan.cursors) {
+    const { group: g, partition: p, cursor: c } = cp;
+    if (cp.deadLetter) {
+      const row = tx.readMessage(p.pk, cp.deadLetter.offset);
+      if (row && cp.deadLetter.toDlq) {
+        tx.insertDlq({
+          id: newId(), queuePk: p.queue.pk, queue: p.queue.name, partitionPk: p.pk, partition: p.name, partitionId: p.id,
+          group: g.name, messageId: row.id, transactionId: row.transactionId, offset: row.offset, payload: row.payload,
+          encrypted: row.encrypted, traceId: row.traceId, producerSub: row.producerSub, error: cp.deadLetter.error,
+          retryCount: c.retryCount, createdAt: row.createdAt, failedAt: now,
+        });
+      }
+    }
+    c.committedOffset = cp.committedOffset;
+    c.retryCount = cp.retryCount;
+    if (cp.release && c.leaseId !== null) {
+      engine.untrackLease(c.leaseId, g, p);
+      c.leaseId = null;
+      c.leaseExpiresAt = null; // deliveredUpTo stays: the high-water mark of delivered offsets
+    }
+    tx.upsertCursor(c);
+    c.materialized = true;
+    if (!leaseLive(c, now) && c.committedOffset < p.headOffset) tx.afterCommit(() => engine.markReady(g, p));
+  }
+}

@@ -1,0 +1,355 @@
+/**
+ * The broker's shared core: in-memory indexes (queues, partitions, groups, cursors, ready sets),
+ * lease expiry, readiness timers and the wake-up of parked consumers. The operation modules
+ * (push.ts, pop.ts, ack.ts, transaction.ts, admin.ts) work through it; it holds no HTTP.
+ *
+ * Invariant: a unit of work validates first, then writes to the store, then mutates these
+ * indexes; wake-ups run only after the commit is durable (tx.afterCommit).
+ */
+import type { Logger } from 'pino';
+import type { Config } from '../../config/index.js';
+import { QueenError } from '../../errors.js';
+import type { Store, StoreSnapshot, StoreTx, SubscriptionRow } from '../../storage/store.js';
+import { newRandomId } from '../../util/ids.js';
+import { checkNameText } from '../../util/names.js';
+import type { PayloadCodec } from '../../model/codec.js';
+import { applyOptions, QUEUE_DEFAULTS } from '../../model/options.js';
+import {
+  leaseLive, namesFromQueue, QUEUE_MODE,
+  type CursorState, type GroupState, type PartitionState, type QueueState,
+} from './state.js';
+import { isNewMode, parseSubscriptionFrom } from '../../model/subscription.js';
+import { Waiters } from './waiters.js';
+import { LeaseExpiry } from './leases.js';
+import { systemClock, type Clock } from '../../util/clock.js';
+import { Scheduler, type SchedulerLane } from '../../util/scheduler.js';
+
+/**
+ * Longest single wait of the broker's scheduler, ms: far due times re-check the clock at least
+ * this often (a wall-clock jump delays a due time by at most this much).
+ */
+const SCHEDULER_MAX_DELAY_MS = 60_000;
+
+/** What a group asks for on first contact (docs/http-api.md#subscription-modes). */
+export interface SubscriptionRequest {
+  mode?: string | undefined;
+  from?: string | undefined;
+  /**
+   * When the consumer first asked (epoch ms): a `new` / `now` subscription starts there, so a
+   * long-poll parked before the queue existed still gets the push that wakes it.
+   */
+  since?: number | undefined;
+  /** Ask for a conflating group (newest message per partition); recorded on first contact only. */
+  conflation?: boolean | undefined;
+}
+
+/** In-memory indexes and wake-up machinery shared by every broker operation (see the module comment). */
+export class Engine {
+  readonly queues = new Map<string, QueueState>();
+  readonly queuesByPk = new Map<number, QueueState>();
+  readonly partitionsById = new Map<string, PartitionState>();
+  readonly partitionsByPk = new Map<number, PartitionState>();
+  /** lease id → the (group, partition) pairs it holds now (an ended lease leaves at once). */
+  readonly leases = new Map<string, Set<{ group: GroupState; partition: PartitionState }>>();
+  readonly waiters: Waiters;
+  /** Every due time of the broker (leases, readiness, timers, KV TTL, retention, long polls). */
+  readonly scheduler: Scheduler;
+  readonly leaseExpiry: LeaseExpiry;
+  /** Partitions re-marked ready when a delay or window buffer elapses, keyed by (queue, group, partition). */
+  private readonly readyAt: SchedulerLane<string>;
+
+  /** @param clock the source of time for every rule decided here (default: wall clock) */
+  constructor(
+    readonly store: Store,
+    readonly config: Config,
+    readonly codec: PayloadCodec,
+    readonly log: Logger,
+    readonly clock: Clock = systemClock,
+  ) {
+    this.waiters = new Waiters(config.limits.maxWaitersPerQueue);
+    this.scheduler = new Scheduler(clock, {
+      maxDelayMs: SCHEDULER_MAX_DELAY_MS,
+      onError: (err, lane) => log.error({ err, lane }, 'scheduled callback failed'),
+    });
+    this.leaseExpiry = new LeaseExpiry(this.scheduler, (group, partition, leaseId) => this.onLeaseExpired(group, partition, leaseId));
+    this.readyAt = this.scheduler.lane<string>('ready');
+  }
+
+  /** Rebuilds every index from the store (boot, and after a failed commit). */
+  load(snap: StoreSnapshot = this.store.loadSnapshot()): void {
+    this.clear();
+    for (const q of snap.queues) {
+      const qs: QueueState = { ...q, options: applyOptions({ ...QUEUE_DEFAULTS }, q.options as unknown as Record<string, unknown>), partitions: new Map(), groups: new Map() };
+      this.queues.set(qs.name, qs);
+      this.queuesByPk.set(qs.pk, qs);
+    }
+    for (const p of snap.partitions) {
+      const q = this.queuesByPk.get(p.queuePk);
+      if (!q) continue;
+      const ps: PartitionState = { pk: p.pk, id: p.id, name: p.name, queue: q, headOffset: p.headOffset, firstOffset: p.firstOffset, lastMessageAt: p.lastMessageAt, createdAt: p.createdAt };
+      q.partitions.set(ps.name, ps);
+      this.partitionsById.set(ps.id, ps);
+      this.partitionsByPk.set(ps.pk, ps);
+    }
+    for (const s of snap.subscriptions) {
+      const q = this.queuesByPk.get(s.queuePk);
+      if (q) q.groups.set(s.group, { name: s.group, queue: q, subscription: s, cursors: new Map(), ready: new Set() });
+    }
+    for (const c of snap.cursors) {
+      const p = this.partitionsByPk.get(c.partitionPk);
+      if (!p) continue;
+      let g = p.queue.groups.get(c.group);
+      if (!g) {
+        // A cursor without subscription metadata (deleted metadata): treat as `all`.
+        const sub: SubscriptionRow = { queuePk: p.queue.pk, group: c.group, mode: 'all', fromTime: null, label: 'all', createdAt: this.clock.now(), conflation: false };
+        g = { name: c.group, queue: p.queue, subscription: sub, cursors: new Map(), ready: new Set() };
+        p.queue.groups.set(c.group, g);
+      }
+      const cs: CursorState = { ...c, materialized: true };
+      g.cursors.set(p.pk, cs);
+      if (cs.leaseId !== null && cs.leaseExpiresAt !== null) {
+        this.grantLease(cs.leaseId, g, p, cs, cs.leaseExpiresAt);
+      }
+    }
+    for (const q of this.queues.values()) for (const g of q.groups.values()) this.seedReady(g);
+  }
+
+  private clear(): void {
+    this.queues.clear();
+    this.queuesByPk.clear();
+    this.partitionsById.clear();
+    this.partitionsByPk.clear();
+    this.leases.clear();
+    this.leaseExpiry.clear();
+    this.readyAt.clear();
+  }
+
+  /** Cancels every scheduled due time and the scheduler's timer; parked consumers are answered by the caller. */
+  stop(): void {
+    this.scheduler.clear();
+  }
+
+  // ---------------------------------------------------------------- names and limits
+
+  /**
+   * Names (queue, partition, group, transaction id, namespace, task, trace id) must fit the byte
+   * limit and be text a URL can carry back: no NUL and no lone UTF-16 surrogate (such a name could
+   * be stored but never popped, inspected or deleted).
+   * @throws QueenError `name_too_long`, `invalid_name`
+   */
+  checkName(kind: string, name: string): void {
+    if (name.length > this.config.limits.maxNameBytes || Buffer.byteLength(name, 'utf8') > this.config.limits.maxNameBytes) {
+      throw new QueenError('name_too_long', `${kind} exceeds ${this.config.limits.maxNameBytes} bytes (QUEEN_MAX_NAME_BYTES)`);
+    }
+    checkNameText(kind, name);
+  }
+
+  // ---------------------------------------------------------------- queues and partitions
+
+  /** Creates the queue in `tx` when missing (namespace/task from a dotted name, docs/http-api.md#model). */
+  ensureQueue(tx: StoreTx, name: string, now: number): QueueState {
+    const existing = this.queues.get(name);
+    if (existing) return existing;
+    const { namespace, task } = namesFromQueue(name);
+    const options = { ...QUEUE_DEFAULTS };
+    const id = newRandomId();
+    const pk = tx.insertQueue({ id, name, namespace, task, options, createdAt: now });
+    const q: QueueState = { pk, id, name, namespace, task, options, createdAt: now, partitions: new Map(), groups: new Map() };
+    this.queues.set(name, q);
+    this.queuesByPk.set(pk, q);
+    return q;
+  }
+
+  /** Creates the partition in `tx` when missing. */
+  ensurePartition(tx: StoreTx, q: QueueState, name: string, now: number): PartitionState {
+    const existing = q.partitions.get(name);
+    if (existing) return existing;
+    const id = newRandomId();
+    const pk = tx.insertPartition({ id, queuePk: q.pk, name, headOffset: 0, firstOffset: 0, lastMessageAt: null, createdAt: now });
+    const p: PartitionState = { pk, id, name, queue: q, headOffset: 0, firstOffset: 0, lastMessageAt: null, createdAt: now };
+    q.partitions.set(name, p);
+    this.partitionsById.set(id, p);
+    this.partitionsByPk.set(pk, p);
+    return p;
+  }
+
+  /** Forgets a deleted queue and everything under it; parked consumers stay parked (a push may recreate it). */
+  forgetQueue(q: QueueState): void {
+    for (const p of q.partitions.values()) {
+      this.partitionsById.delete(p.id);
+      this.partitionsByPk.delete(p.pk);
+    }
+    for (const g of q.groups.values()) this.forgetGroupState(g);
+    this.queues.delete(q.name);
+    this.queuesByPk.delete(q.pk);
+  }
+
+  // ---------------------------------------------------------------- groups and cursors
+
+  /**
+   * The group on `q`, registering it on first contact (writes its subscription in `tx`).
+   * Queue mode always subscribes `all`; a named group uses the request's mode or the default.
+   * @throws QueenError `invalid_request` for an unparseable `subscriptionFrom`.
+   */
+  ensureGroup(tx: StoreTx, q: QueueState, name: string, req: SubscriptionRequest, now: number): GroupState {
+    const existing = q.groups.get(name);
+    if (existing) return existing;
+    const subscription = this.resolveSubscription(q, name, req, now);
+    tx.upsertSubscription(subscription);
+    const g: GroupState = { name, queue: q, subscription, cursors: new Map(), ready: new Set() };
+    q.groups.set(name, g);
+    this.seedReady(g);
+    return g;
+  }
+
+  private resolveSubscription(q: QueueState, name: string, req: SubscriptionRequest, now: number): SubscriptionRow {
+    const base = { queuePk: q.pk, group: name, createdAt: now, conflation: name !== QUEUE_MODE && req.conflation === true };
+    // Inclusive of the millisecond the consumer arrived in (`fromTime` is exclusive).
+    const start = Math.min(now, req.since ?? now) - 1;
+    if (name === QUEUE_MODE) return { ...base, mode: 'all', fromTime: null, label: 'all' };
+    if (req.from?.trim()) {
+      const from = parseSubscriptionFrom(req.from);
+      return from === 'now'
+        ? { ...base, mode: 'from', fromTime: start, label: 'new' }
+        : { ...base, mode: 'from', fromTime: from, label: 'timestamp' };
+    }
+    const mode = (req.mode ?? '').trim();
+    const isNew = isNewMode(mode) || (mode === '' && this.config.defaultSubscriptionMode === 'new');
+    return isNew ? { ...base, mode: 'from', fromTime: start, label: 'new' } : { ...base, mode: 'all', fromTime: null, label: 'all' };
+  }
+
+  /** The group's cursor on `p`, computing its starting offset on first touch (not yet written). */
+  ensureCursor(g: GroupState, p: PartitionState): CursorState {
+    let c = g.cursors.get(p.pk);
+    if (!c) {
+      c = {
+        partitionPk: p.pk, group: g.name, committedOffset: this.startOffset(g, p), leaseId: null,
+        leaseExpiresAt: null, deliveredUpTo: null, retryCount: 0, deliveryCount: 0, materialized: false,
+      };
+      g.cursors.set(p.pk, c);
+    }
+    if (c.committedOffset < p.firstOffset) c.committedOffset = p.firstOffset; // retention removed what it pointed at
+    return c;
+  }
+
+  private startOffset(g: GroupState, p: PartitionState): number {
+    const sub = g.subscription;
+    if (sub.mode === 'all' || sub.fromTime === null) return p.firstOffset;
+    if (p.lastMessageAt === null || p.lastMessageAt <= sub.fromTime) return p.headOffset;
+    return this.store.firstOffsetAfter(p.pk, p.firstOffset, sub.fromTime) ?? p.headOffset;
+  }
+
+  /** True when `p` may have something for `g` that is not leased (cheap, no store read for materialized cursors). */
+  maybeReady(g: GroupState, p: PartitionState, now: number): boolean {
+    const c = g.cursors.get(p.pk);
+    if (!c) {
+      if (p.headOffset <= p.firstOffset) return false;
+      if (g.subscription.mode === 'from' && g.subscription.fromTime !== null) {
+        return p.lastMessageAt !== null && p.lastMessageAt > g.subscription.fromTime;
+      }
+      return true;
+    }
+    return !leaseLive(c, now) && Math.max(c.committedOffset, p.firstOffset) < p.headOffset;
+  }
+
+  private seedReady(g: GroupState): void {
+    const now = this.clock.now();
+    for (const p of g.queue.partitions.values()) if (this.maybeReady(g, p, now)) g.ready.add(p);
+  }
+
+  /** Deletes a group's cursors and subscription from memory (the caller deletes the rows). */
+  forgetGroupState(g: GroupState): void {
+    for (const [pk, c] of g.cursors) {
+      if (c.leaseId) this.untrackLease(c.leaseId, g, this.partitionsByPk.get(pk));
+      this.leaseExpiry.cancel(c);
+    }
+    g.cursors.clear();
+    g.ready.clear();
+  }
+
+  // ---------------------------------------------------------------- readiness and wake-ups
+
+  /** Puts `p` in `g`'s ready set and wakes consumers parked on it (call after commit). */
+  markReady(g: GroupState, p: PartitionState): void {
+    if (!this.queues.has(g.queue.name) || g.queue.groups.get(g.name) !== g) return;
+    g.ready.add(p);
+    this.waiters.notify(g.queue, g.name, p);
+  }
+
+  /** After a push to `p` commits: every group of its queue may now have work. */
+  partitionGrew(p: PartitionState): void {
+    for (const g of p.queue.groups.values()) this.markReady(g, p);
+    // Groups not registered yet find the partition when they register; discovery/queue waiters
+    // without a group on this queue are woken too.
+    this.waiters.notifyQueue(p.queue, p);
+  }
+
+  /** Re-marks `p` ready for `g` at `at` (epoch ms): delayed processing and window buffers. */
+  scheduleReady(g: GroupState, p: PartitionState, at: number): void {
+    const key = `${g.queue.pk}\u0000${g.name}\u0000${p.pk}`;
+    const existing = this.readyAt.dueAt(key);
+    if (existing !== undefined && existing <= at) return;
+    this.readyAt.schedule(key, at, () => this.markReady(g, p));
+  }
+
+  // ---------------------------------------------------------------- leases
+
+  /**
+   * Records that `leaseId` holds `c` (of `g` on `p`) until `expiresAt` (epoch ms) and schedules its
+   * expiry; a cursor's earlier expiry entry is replaced (one entry per cursor).
+   */
+  grantLease(leaseId: string, g: GroupState, p: PartitionState, c: CursorState, expiresAt: number): void {
+    this.trackLease(leaseId, g, p);
+    this.leaseExpiry.schedule(expiresAt, g, p, c, leaseId);
+  }
+
+  /** Moves the expiry of `c`'s live lease to `expiresAt` (epoch ms): the same entry, no duplicate. */
+  extendLease(g: GroupState, p: PartitionState, c: CursorState, expiresAt: number): void {
+    if (c.leaseId === null) return;
+    this.leaseExpiry.schedule(expiresAt, g, p, c, c.leaseId);
+  }
+
+  trackLease(leaseId: string, g: GroupState, p: PartitionState): void {
+    let set = this.leases.get(leaseId);
+    if (!set) this.leases.set(leaseId, (set = new Set()));
+    set.add({ group: g, partition: p });
+  }
+
+  /**
+   * Forgets that `leaseId` holds `g`'s cursor on `p` (every partition of `g` when `p` is undefined)
+   * and cancels that cursor's expiry entry: call it wherever a lease ends.
+   */
+  untrackLease(leaseId: string, g: GroupState, p: PartitionState | undefined): void {
+    if (p !== undefined) {
+      const c = g.cursors.get(p.pk);
+      if (c) this.leaseExpiry.cancel(c);
+    }
+    const set = this.leases.get(leaseId);
+    if (!set) return;
+    for (const e of set) if (e.group === g && (p === undefined || e.partition === p)) set.delete(e);
+    if (set.size === 0) this.leases.delete(leaseId);
+  }
+
+  /** The live (group, partition, cursor) triples held by `leaseId` at `now`. */
+  liveLeases(leaseId: string, now: number): { group: GroupState; partition: PartitionState; cursor: CursorState }[] {
+    const out: { group: GroupState; partition: PartitionState; cursor: CursorState }[] = [];
+    const set = this.leases.get(leaseId);
+    if (!set) return out;
+    for (const e of set) {
+      const c = e.group.cursors.get(e.partition.pk);
+      if (c && c.leaseId === leaseId && leaseLive(c, now)) out.push({ ...e, cursor: c });
+    }
+    return out;
+  }
+
+  private onLeaseExpired(g: GroupState, p: PartitionState, leaseId: string): void {
+    const c = g.cursors.get(p.pk);
+    if (!c || c.leaseId !== leaseId) return;
+    if (c.leaseExpiresAt !== null && c.leaseExpiresAt > this.clock.now()) {
+      this.leaseExpiry.schedule(c.leaseExpiresAt, g, p, c, leaseId); // woke early (clock moved back)
+      return;
+    }
+    this.untrackLease(leaseId, g, p);
+    if (Math.max(c.committedOffset, p.firstOffset) < p.headOffset) this.markReady(g, p);
+  }
+}

@@ -1,0 +1,195 @@
+/**
+ * Pop: claim whole partitions for a consumer group and lease the next messages of each
+ * (docs/http-api.md#pop). Candidates come from the group's ready set, never a scan of
+ * all partitions (docs/storage.md#costs-scale-with-work). One live lease per (partition, group): a leased partition is
+ * skipped, not waited on.
+ */
+import type { MessageRow, StoreTx } from '../../storage/store.js';
+import { newId } from '../../util/ids.js';
+import type { Engine, SubscriptionRequest } from './engine.js';
+import { matches, type Waiter } from './waiters.js';
+import { leaseLive, type GroupState, type PartitionState, type QueueState } from './state.js';
+
+/** A validated pop request (the HTTP layer applies defaults and limits). */
+export interface PopRequest {
+  /** Queue name; undefined on the namespace/task discovery route. */
+  queue: string | undefined;
+  /** Only this partition (partition route). */
+  partition: string | undefined;
+  namespace: string | undefined;
+  task: string | undefined;
+  group: string;
+  /** Max messages in the answer, across claimed partitions. */
+  batch: number;
+  /** Max partitions to claim (wildcard and discovery routes). */
+  partitions: number;
+  wait: boolean;
+  /** Long-poll window, ms. */
+  timeoutMs: number;
+  autoAck: boolean;
+  /** Lease override in s; default the queue's `leaseTime`. */
+  leaseSeconds: number | undefined;
+  /** The caller asked for conflation (it takes effect only on the group's first contact). */
+  conflation?: boolean | undefined;
+  subscription: SubscriptionRequest;
+}
+
+/** Messages claimed from one partition. */
+export interface ClaimedPartition {
+  queue: QueueState;
+  partition: PartitionState;
+  group: string;
+  leaseId: string;
+  /** 1-based delivery attempt of this batch for the group. */
+  deliveryAttempt: number;
+  rows: MessageRow[];
+}
+
+/** The queues a request looks at, discovery ones by priority (higher first), then name. */
+function targetQueues(engine: Engine, req: PopRequest): QueueState[] {
+  if (req.queue !== undefined) {
+    const q = engine.queues.get(req.queue);
+    return q ? [q] : [];
+  }
+  const out = [...engine.queues.values()].filter((q) => matches(req, q));
+  out.sort((a, b) => b.options.priority - a.options.priority || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return out;
+}
+
+/**
+ * Claims up to `req.partitions` partitions and `req.batch` messages in `tx`.
+ * @returns the claimed batches; empty when nothing is deliverable now
+ * @throws QueenError `invalid_request` for a bad `subscriptionFrom`
+ */
+export function claim(engine: Engine, tx: StoreTx, req: PopRequest, now: number): ClaimedPartition[] {
+  const out: ClaimedPartition[] = [];
+  const leaseId = req.autoAck ? '' : newId();
+  let budget = req.batch;
+  const maxParts = req.partition !== undefined ? 1 : req.partitions;
+  for (const q of targetQueues(engine, req)) {
+    if (budget <= 0 || out.length >= maxParts) break;
+    const g = engine.ensureGroup(tx, q, req.group, req.subscription, now);
+    let candidates: Iterable<PartitionState>;
+    if (req.partition !== undefined) {
+      const p = q.partitions.get(req.partition);
+      candidates = p ? [p] : [];
+    } else {
+      candidates = g.ready;
+    }
+    for (const p of candidates) {
+      if (budget <= 0 || out.length >= maxParts) break;
+      const got = claimPartition(engine, tx, g, p, req, leaseId, budget, now);
+      if (got) {
+        out.push(got);
+        budget -= got.rows.length;
+      }
+    }
+    const next = g.ready.values().next();
+    if (!next.done) {
+      const first = next.value;
+      tx.afterCommit(() => engine.waiters.notify(q, g.name, first)); // more work left: wake the next waiter
+    }
+  }
+  return out;
+}
+
+function claimPartition(
+  engine: Engine, tx: StoreTx, g: GroupState, p: PartitionState, req: PopRequest, leaseId: string, budget: number, now: number,
+): ClaimedPartition | undefined {
+  const c = engine.ensureCursor(g, p);
+  const q = p.queue;
+  if (leaseLive(c, now) || c.committedOffset >= p.headOffset) {
+    g.ready.delete(p);
+    return undefined;
+  }
+  const windowMs = q.options.windowBuffer * 1000;
+  if (windowMs > 0 && p.lastMessageAt !== null && p.lastMessageAt + windowMs > now) {
+    g.ready.delete(p);
+    engine.scheduleReady(g, p, p.lastMessageAt + windowMs);
+    return undefined;
+  }
+  // A conflating group gets only the newest message; its ack commits everything behind it.
+  const newest = g.subscription.conflation ? tx.readMessage(p.pk, p.headOffset - 1) : undefined;
+  let rows = newest ? [newest] : tx.readMessages(p.pk, c.committedOffset, budget);
+  const delayMs = q.options.delayedProcessing * 1000;
+  if (delayMs > 0) {
+    const visible = rows.findIndex((r) => r.createdAt + delayMs > now);
+    if (visible === 0) {
+      g.ready.delete(p);
+      engine.scheduleReady(g, p, rows[0]!.createdAt + delayMs);
+      return undefined;
+    }
+    if (visible > 0) rows = rows.slice(0, visible);
+  }
+  if (rows.length === 0) {
+    g.ready.delete(p);
+    return undefined;
+  }
+  const end = rows[rows.length - 1]!.offset + 1;
+  if (c.leaseId) engine.untrackLease(c.leaseId, g, p);
+  // deliveredUpTo survives a release as the high-water mark of what was delivered: a batch that
+  // starts below it is a redelivery.
+  c.deliveryCount = c.deliveredUpTo !== null && rows[0]!.offset < c.deliveredUpTo ? c.deliveryCount + 1 : 1;
+  const deliveryAttempt = c.deliveryCount;
+  if (req.autoAck) {
+    c.committedOffset = end;
+    c.leaseId = null;
+    c.leaseExpiresAt = null;
+    c.deliveredUpTo = end;
+    c.retryCount = 0;
+    if (end >= p.headOffset) g.ready.delete(p);
+  } else {
+    const seconds = req.leaseSeconds ?? (q.options.leaseTime > 0 ? q.options.leaseTime : 60);
+    c.leaseId = leaseId;
+    c.leaseExpiresAt = now + seconds * 1000;
+    c.deliveredUpTo = end;
+    g.ready.delete(p);
+    engine.grantLease(leaseId, g, p, c, c.leaseExpiresAt);
+  }
+  tx.upsertCursor(c);
+  c.materialized = true;
+  return { queue: q, partition: p, group: g.name, leaseId, deliveryAttempt, rows };
+}
+
+/**
+ * A parked pop's handle: register it with the engine's waiters inside the claim's unit of work
+ * (so no wake-up between the empty claim and the park can be missed), then await {@link wait}.
+ */
+export class Parker {
+  private resolveWake: (() => void) | undefined;
+  private woken = false;
+  readonly waiter: Waiter;
+
+  constructor(req: PopRequest) {
+    this.waiter = {
+      queue: req.queue, group: req.group, partition: req.partition, namespace: req.namespace, task: req.task,
+      wake: () => {
+        this.woken = true;
+        this.resolveWake?.();
+      },
+    };
+  }
+
+  /** Resolves on wake-up, at `deadline` (epoch ms, on the engine's clock), or on abort; always deregisters. */
+  wait(engine: Engine, deadline: number, signal: AbortSignal | undefined): Promise<void> {
+    if (this.woken) return Promise.resolve();
+    const deadlines = engine.scheduler.lane<Parker>('pop-deadline');
+    return new Promise<void>((resolve) => {
+      const done = () => {
+        deadlines.cancel(this);
+        signal?.removeEventListener('abort', done);
+        engine.waiters.remove(this.waiter);
+        this.resolveWake = undefined;
+        resolve();
+      };
+      deadlines.schedule(this, deadline, done);
+      signal?.addEventListener('abort', done, { once: true });
+      this.resolveWake = done;
+    });
+  }
+
+  /** Re-arms the handle for another round. */
+  reset(): void {
+    this.woken = false;
+  }
+}

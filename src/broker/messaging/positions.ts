@@ -1,0 +1,104 @@
+/**
+ * Where a consumer group stands on a partition, computed without materialising cursors
+ * (docs/storage.md#log-model: a group that never touched a partition has no cursor row and gets none here).
+ * Shared by the lag views, message status, depth and retention.
+ */
+import type { Engine } from './engine.js';
+import { leaseLive, type GroupState, type PartitionState } from './state.js';
+
+/**
+ * First offset of `p` the group has not consumed: its cursor when it has one, else where its
+ * subscription would start (one O(log n) store probe for a timestamp subscription).
+ */
+export function groupPosition(engine: Engine, g: GroupState, p: PartitionState): number {
+  const c = g.cursors.get(p.pk);
+  if (c) return Math.min(Math.max(c.committedOffset, p.firstOffset), p.headOffset);
+  const sub = g.subscription;
+  if (sub.mode === 'all' || sub.fromTime === null) return p.firstOffset;
+  if (p.lastMessageAt === null || p.lastMessageAt <= sub.fromTime) return p.headOffset;
+  return engine.store.firstOffsetAfter(p.pk, p.firstOffset, sub.fromTime) ?? p.headOffset;
+}
+
+/** A group's standing on one partition. */
+export interface PartitionLag {
+  /** Unconsumed messages (offset lag). */
+  lag: number;
+  /** Of those, under a live lease. */
+  processing: number;
+  position: number;
+  leaseActive: boolean;
+  leaseExpiresAt: number | null;
+}
+
+/** Offset lag of `g` on `p` at `now` (no store read unless a timestamp subscription needs one). */
+export function partitionLag(engine: Engine, g: GroupState, p: PartitionState, now: number): PartitionLag {
+  const position = groupPosition(engine, g, p);
+  const lag = Math.max(0, p.headOffset - position);
+  const c = g.cursors.get(p.pk);
+  const live = c !== undefined && leaseLive(c, now);
+  const processing = live && c.deliveredUpTo !== null ? Math.max(0, Math.min(c.deliveredUpTo, p.headOffset) - position) : 0;
+  return { lag, processing: Math.min(processing, lag), position, leaseActive: live, leaseExpiresAt: live ? c.leaseExpiresAt : null };
+}
+
+/** Lowest position over every group of the queue (what all groups consumed), or undefined without groups. */
+export function minGroupPosition(engine: Engine, p: PartitionState): number | undefined {
+  let min: number | undefined;
+  for (const g of p.queue.groups.values()) {
+    const pos = groupPosition(engine, g, p);
+    if (min === undefined || pos < min) min = pos;
+    if (min <= p.firstOffset) break;
+  }
+  return min;
+}
+
+/** A consumer group's lag over a whole queue. */
+export interface GroupLagSummary {
+  name: string;
+  subscriptionMode: string;
+  subscriptionTimestamp: number | null;
+  subscriptionCreatedAt: number;
+  /** Unconsumed messages over all partitions. */
+  totalLag: number;
+  partitionsWithLag: number;
+  /** Unconsumed messages under a live lease. */
+  processing: number;
+  /** Live leases (≈ consumers holding work). */
+  activeLeases: number;
+  /** Partitions the group has a cursor on. */
+  cursors: number;
+  /** createdAt of the oldest unconsumed message seen (null when none or not probed). */
+  oldestUnconsumedAt: number | null;
+  /** True when the time lag was probed on only part of the lagging partitions (read budget). */
+  timeLagSampled: boolean;
+}
+
+/**
+ * Lag of `g` on its queue: offsets from memory (O(partitions) arithmetic, no store scan); the age
+ * of the oldest unconsumed message costs one indexed point read per lagging partition, at most
+ * `timeReads` of them.
+ */
+export function groupLagSummary(engine: Engine, g: GroupState, now: number, timeReads: number): GroupLagSummary {
+  const out: GroupLagSummary = {
+    name: g.name, subscriptionMode: g.subscription.label, subscriptionTimestamp: g.subscription.fromTime,
+    subscriptionCreatedAt: g.subscription.createdAt, totalLag: 0, partitionsWithLag: 0, processing: 0, activeLeases: 0,
+    cursors: 0, oldestUnconsumedAt: null, timeLagSampled: false,
+  };
+  let reads = 0;
+  for (const p of g.queue.partitions.values()) {
+    const l = partitionLag(engine, g, p, now);
+    if (l.leaseActive) out.activeLeases++;
+    if (l.lag === 0) continue;
+    out.totalLag += l.lag;
+    out.partitionsWithLag++;
+    out.processing += l.processing;
+    if (reads < timeReads) {
+      reads++;
+      const at = engine.store.ops.createdAtFrom(p.pk, l.position);
+      if (at !== undefined && (out.oldestUnconsumedAt === null || at < out.oldestUnconsumedAt)) out.oldestUnconsumedAt = at;
+    } else {
+      out.timeLagSampled = true;
+    }
+  }
+  for (const c of g.cursors.values()) if (c.materialized) out.cursors++;
+  return out;
+}

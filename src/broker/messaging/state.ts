@@ -1,0 +1,66 @@
+/**
+ * The broker's in-memory indexes over the store: queues, partitions, consumer groups with their
+ * cursors and ready sets. They are rebuilt from the store at boot and kept in step with every
+ * committed unit of work; the store remains the durable truth.
+ *
+ * Ready set (docs/storage.md#in-memory-indexes): per (queue, group), the partitions that may have something to
+ * deliver. Pops look only there, so a pop never scans all partitions.
+ */
+import type { CursorRow, SubscriptionRow } from '../../storage/store.js';
+import type { QueueOptions } from '../../model/options.js';
+
+/** The reserved group of pops without `consumerGroup` (competing consumers on one cursor). */
+export const QUEUE_MODE = '__QUEUE_MODE__';
+
+export interface PartitionState {
+  pk: number;
+  id: string;
+  name: string;
+  queue: QueueState;
+  /** Exclusive end of the log: the offset the next message gets. */
+  headOffset: number;
+  /** Lowest retained offset. */
+  firstOffset: number;
+  /** epoch ms of the newest message, null when empty since creation. */
+  lastMessageAt: number | null;
+  createdAt: number;
+}
+
+/** A cursor in memory; `materialized` is false until the first claim writes its row. */
+export interface CursorState extends CursorRow {
+  materialized: boolean;
+}
+
+export interface GroupState {
+  name: string;
+  queue: QueueState;
+  subscription: SubscriptionRow;
+  /** Cursors touched so far, by partition pk (lazy: docs/storage.md#log-model). */
+  cursors: Map<number, CursorState>;
+  /** Partitions that may have something to deliver to this group, in FIFO order. */
+  ready: Set<PartitionState>;
+}
+
+export interface QueueState {
+  pk: number;
+  id: string;
+  name: string;
+  namespace: string;
+  task: string;
+  options: QueueOptions;
+  createdAt: number;
+  partitions: Map<string, PartitionState>;
+  groups: Map<string, GroupState>;
+}
+
+/** Default namespace and task of a queue auto-created by a push (docs/http-api.md#model). */
+export function namesFromQueue(name: string): { namespace: string; task: string } {
+  const parts = name.split('.');
+  if (parts.length === 1) return { namespace: name, task: '' };
+  return { namespace: parts[0]!, task: parts[1]! };
+}
+
+/** True when the cursor holds a lease that has not expired at `now` (ms). */
+export function leaseLive(c: CursorRow, now: number): boolean {
+  return c.leaseId !== null && c.leaseExpiresAt !== null && c.leaseExpiresAt > now;
+}

@@ -1,0 +1,97 @@
+/**
+ * The broker domain tested directly (no HTTP), on a real SQLite store in a temp directory:
+ * ack status normalisation, nack priority at one position, and the ready set that keeps pops
+ * from scanning partitions (docs/storage.md).
+ */
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { pino } from 'pino';
+import { normalizeStatus } from '../../../src/broker/messaging/ack.js';
+import { Broker, QUEUE_MODE } from '../../../src/broker/broker.js';
+import { plainCodec } from '../../../src/model/codec.js';
+import type { PopRequest } from '../../../src/broker/messaging/pop.js';
+import { loadConfig } from '../../../src/config/index.js';
+import { SqliteStore } from '../../../src/storage/sqlite/store.js';
+import { RawJson } from '../../../src/util/json.js';
+import { tempDir } from '../../helpers/broker.js';
+
+let broker: Broker;
+before(() => {
+  const dataDir = path.join(tempDir(), 'data');
+  const config = loadConfig({ QUEEN_DATA_DIR: dataDir });
+  broker = new Broker(SqliteStore.open({ dataDir, sync: 'off' }), config, plainCodec, pino({ level: 'silent' }));
+  broker.start();
+});
+after(async () => { await broker.shutdown(1000); });
+
+function pop(queue: string, over: Partial<PopRequest> = {}): PopRequest {
+  return { queue, partition: undefined, namespace: undefined, task: undefined, group: QUEUE_MODE, batch: 100, partitions: 1, wait: false, timeoutMs: 0, autoAck: false, leaseSeconds: undefined, subscription: {}, ...over };
+}
+
+describe('ack statuses', () => {
+  test('normalisation is case-sensitive and everything unknown is a failure', () => {
+    const table: [string | null | undefined, string][] = [
+      [undefined, 'completed'], [null, 'completed'], ['completed', 'completed'], ['success', 'completed'], ['acked', 'completed'], ['ok', 'completed'],
+      ['retry', 'retry'], ['dlq', 'dlq'], ['failed', 'failed'], ['', 'failed'], ['COMPLETED', 'failed'], ['Retry', 'failed'], ['nope', 'failed'],
+    ];
+    for (const [wire, meaning] of table) assert.equal(normalizeStatus(wire), meaning, String(wire));
+  });
+
+  test('the lowest nacked position wins; at one position dlq beats failed beats retry', async () => {
+    await broker.push([0, 1, 2].map((n) => ({ queue: 'prio', payload: n, transactionId: `t${n}` })), null);
+    const got = (await broker.pop(pop('prio')))!;
+    const [m0, m1, m2] = got.messages;
+    const out = await broker.ack([
+      { transactionId: m2!.transactionId, partitionId: m2!.partitionId, status: 'failed', group: QUEUE_MODE },
+      { transactionId: m1!.transactionId, partitionId: m1!.partitionId, status: 'retry', group: QUEUE_MODE },
+      { transactionId: m1!.transactionId, partitionId: m1!.partitionId, status: 'dlq', error: 'poison', group: QUEUE_MODE },
+      { transactionId: m0!.transactionId, partitionId: m0!.partitionId, status: 'completed', group: QUEUE_MODE },
+    ]);
+    assert.equal(out.length, 4);
+    assert.deepEqual(out.map((o) => o.dlq), [false, false, true, false], 'm1 is dead-lettered (dlq beats retry at its position)');
+    const next = (await broker.pop(pop('prio')))!;
+    assert.deepEqual(next.messages.map((m) => (m.data as RawJson).text), ['2'], 'm0 committed, m1 dead-lettered, m2 redelivered');
+  });
+});
+
+describe('ready sets', () => {
+  test('a pop looks only at partitions with work: after draining, a new push readies exactly its partition', async () => {
+    const items = Array.from({ length: 2000 }, (_, i) => ({ queue: 'wide', partition: `p${i}`, payload: i }));
+    await broker.push(items, null);
+    const q = broker.engine.queues.get('wide')!;
+    let drained = 0;
+    for (;;) {
+      const r = await broker.pop(pop('wide', { autoAck: true, partitions: 500, batch: 1000 }));
+      if (!r) break;
+      drained += r.messages.length;
+    }
+    assert.equal(drained, 2000);
+    const g = q.groups.get(QUEUE_MODE)!;
+    assert.equal(g.ready.size, 0, 'nothing left to look at');
+    await broker.push([{ queue: 'wide', partition: 'p1234', payload: 'late' }], null);
+    assert.deepEqual([...g.ready].map((p) => p.name), ['p1234']);
+    const r = (await broker.pop(pop('wide')))!;
+    assert.deepEqual(r.messages.map((m) => (m.data as RawJson).text), ['"late"']);
+  });
+});
+
+describe('parked consumers', () => {
+  test('a push wakes only waiters of its queue, and discovery waiters by label', async () => {
+    const woken: string[] = [];
+    const w = (name: string, queue: string | undefined, namespace?: string, task?: string) => ({
+      queue, group: QUEUE_MODE, partition: undefined, namespace, task, wake: () => woken.push(name),
+    });
+    const waiters = broker.engine.waiters;
+    const a = w('a', 'wq-a');
+    const b = w('b', 'wq-b');
+    const d1 = w('ns-only', undefined, 'wq', undefined);
+    const d2 = w('other-ns', undefined, 'elsewhere', undefined);
+    for (const x of [a, b, d1, d2]) waiters.add(x);
+    await broker.push([{ queue: 'wq.job', payload: 1 }], null);
+    await broker.push([{ queue: 'wq-a', payload: 1 }], null);
+    assert.deepEqual(woken.sort(), ['a', 'ns-only']);
+    assert.equal(waiters.remove(b), true, 'b is still parked');
+    assert.equal(waiters.remove(d2), true, 'the other namespace is still parked');
+  });
+});

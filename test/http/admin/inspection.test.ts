@@ -1,0 +1,316 @@
+/**
+ * Operator inspection routes over real HTTP: resources, messages (filters, keyset pagination under
+ * concurrent pushes), dead-letter admin (delete, purge, replay exactly once), traces, status.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { startBroker, type BrokerHandle } from '../../helpers/broker.js';
+import { call, uniqueName } from '../../helpers/http.js';
+import { waitFor } from '../../helpers/wait.js';
+
+let b: BrokerHandle;
+before(async () => { b = await startBroker(); });
+after(async () => { await b.stop(); });
+
+const enc = encodeURIComponent;
+
+async function push(queue: string, items: { partition?: string; payload: unknown; transactionId?: string }[]) {
+  const r = await call(b.url, 'POST', '/api/v1/push', { items: items.map((i) => ({ queue, ...i })) });
+  assert.equal(r.status, 201, r.text);
+  return r.body as any[];
+}
+
+/** Pops one message and nacks it `dlq`, returning the popped message. */
+async function deadLetter(queue: string, partition: string, payload: unknown, transactionId: string) {
+  await push(queue, [{ partition, payload, transactionId }]);
+  const p = await call(b.url, 'GET', `/api/v1/pop/queue/${enc(queue)}/partition/${enc(partition)}?batch=1`);
+  assert.equal(p.status, 200, p.text);
+  const m = p.body.messages[0];
+  const a = await call(b.url, 'POST', '/api/v1/ack', { transactionId: m.transactionId, partitionId: m.partitionId, leaseId: m.leaseId, status: 'dlq', error: 'boom' });
+  assert.equal(a.body[0].success, true, a.text);
+  return m;
+}
+
+describe('resources', () => {
+  test('overview, namespaces, tasks, partitions and depth reflect pushes and consumption', async () => {
+    const ns = uniqueName('ns');
+    const q = `${ns}.billing`;
+    await push(q, [{ partition: 'a', payload: 1 }, { partition: 'a', payload: 2 }, { partition: 'b', payload: 3 }]);
+    const ov = await call(b.url, 'GET', '/api/v1/resources/overview');
+    assert.equal(ov.status, 200);
+    for (const k of ['queues', 'partitions', 'namespaces', 'tasks', 'messages', 'lag', 'throughput', 'timestamp']) assert.ok(k in ov.body, k);
+    assert.ok(ov.body.messages.total >= 3);
+
+    const nss = await call(b.url, 'GET', '/api/v1/resources/namespaces');
+    const mine = nss.body.namespaces.find((n: any) => n.namespace === ns);
+    assert.deepEqual(mine, { namespace: ns, queues: 1, partitions: 2, messages: { total: 3, pending: 3 } });
+    const tasks = await call(b.url, 'GET', '/api/v1/resources/tasks');
+    assert.ok(tasks.body.tasks.some((t: any) => t.task === 'billing'));
+
+    const parts = await call(b.url, 'GET', `/api/v1/resources/partitions?queue=${enc(q)}`);
+    assert.equal(parts.status, 200);
+    assert.deepEqual(parts.body.partitions.map((p: any) => [p.name, p.messages.total]), [['a', 2], ['b', 1]]);
+    const parts2 = await call(b.url, 'GET', `/api/v1/resources/queues/${enc(q)}/partitions?limit=1`);
+    assert.equal(parts2.body.partitions.length, 1);
+    assert.equal(parts2.body.pagination.nextAfter, 'a');
+    const parts3 = await call(b.url, 'GET', `/api/v1/resources/queues/${enc(q)}/partitions?limit=1&after=a`);
+    assert.equal(parts3.body.partitions[0].name, 'b');
+
+    const d = await call(b.url, 'GET', `/api/v1/resources/queues/${enc(q)}/depth`);
+    assert.equal(d.status, 200);
+    assert.equal(d.body.pending, 3);
+    assert.equal(d.body.partitionsPending, 2);
+    assert.deepEqual(d.body.partitions[0], { partition: 'a', pending: 2 });
+
+    // consume partition a in queue mode: depth and the queue list/detail lag follow
+    const p = await call(b.url, 'GET', `/api/v1/pop/queue/${enc(q)}/partition/a?batch=10&autoAck=true`);
+    assert.equal(p.body.messages.length, 2);
+    const d2 = await call(b.url, 'GET', `/api/v1/resources/queues/${enc(q)}/depth`);
+    assert.equal(d2.body.pending, 1);
+    const detail = await call(b.url, 'GET', `/api/v1/resources/queues/${enc(q)}`);
+    const qm = detail.body.consumerGroups.find((g: any) => g.name === '__QUEUE_MODE__');
+    assert.equal(qm.totalLag, 1);
+    assert.equal(qm.partitionsWithLag, 1);
+    assert.ok(qm.oldestUnconsumedAt);
+    const list = await call(b.url, 'GET', '/api/v1/resources/queues');
+    const row = list.body.queues.find((x: any) => x.name === q);
+    assert.equal(row.groups[0].totalLag, 1);
+  });
+
+  test('without a queue, /resources/partitions pages through every queue\'s partitions without repeats', async () => {
+    const q = uniqueName('allparts');
+    await call(b.url, 'POST', '/api/v1/push', { items: ['a', 'b', 'c'].map((partition) => ({ queue: q, partition, payload: 1 })) });
+    const seen: string[] = [];
+    let after: string | null = null;
+    for (let page = 0; page < 1000; page++) {
+      const r: any = await call(b.url, 'GET', `/api/v1/resources/partitions?limit=2${after ? `&after=${encodeURIComponent(after)}` : ''}`);
+      assert.equal(r.status, 200);
+      seen.push(...r.body.partitions.map((p: any) => `${p.queue}/${p.name}`));
+      after = r.body.pagination.nextAfter;
+      if (!after) break;
+    }
+    assert.equal(new Set(seen).size, seen.length, 'no repeats');
+    for (const p of ['a', 'b', 'c']) assert.ok(seen.includes(`${q}/${p}`), p);
+  });
+
+  test('bad input: unknown queue 404, unknown group 404', async () => {
+    assert.equal((await call(b.url, 'GET', '/api/v1/resources/queues/nope-none/depth')).body.code, 'queue_not_found');
+    assert.equal((await call(b.url, 'GET', '/api/v1/resources/queues/nope-none/depth')).status, 404);
+    assert.equal((await call(b.url, 'GET', '/api/v1/resources/partitions?queue=nope-none')).status, 404);
+    const q = uniqueName();
+    await push(q, [{ payload: 1 }]);
+    const r = await call(b.url, 'GET', `/api/v1/resources/queues/${q}/depth?group=ghost`);
+    assert.equal(r.status, 404);
+    assert.equal(r.body.code, 'group_not_found');
+    assert.equal((await call(b.url, 'GET', '/api/v1/resources/queues/x/partitions?limit=abc')).status, 400);
+  });
+});
+
+describe('messages', () => {
+  test('keyset pagination neither skips nor repeats while messages keep arriving', async () => {
+    const q = uniqueName();
+    const initial = 250;
+    await push(q, Array.from({ length: initial }, (_, i) => ({ partition: `p${i % 7}`, payload: { i }, transactionId: `init-${i}` })));
+    let stop = false;
+    let extra = 0;
+    const writer = (async () => {
+      while (!stop) {
+        await push(q, [{ partition: `p${extra % 5}`, payload: { extra }, transactionId: `new-${extra}` }]);
+        extra++;
+      }
+    })();
+    const seen = new Map<string, number>();
+    let cursor: string | null = null;
+    let pages = 0;
+    do {
+      const qs: string = `queue=${q}&limit=17${cursor ? `&cursor=${cursor}` : ''}`;
+      const r = await call(b.url, 'GET', `/api/v1/messages?${qs}`);
+      assert.equal(r.status, 200, r.text);
+      for (const m of r.body.messages) seen.set(`${m.partitionId}/${m.transactionId}`, (seen.get(`${m.partitionId}/${m.transactionId}`) ?? 0) + 1);
+      cursor = r.body.pagination.nextCursor;
+      pages++;
+      // Let at least one push land between two pages, so the listing always races the writer.
+      const pushed = extra;
+      await waitFor(() => extra > pushed, { what: 'a push between two pages of the listing' });
+    } while (cursor && pages < 1000);
+    stop = true;
+    await writer;
+    assert.ok(extra > 0, 'pushes happened during the listing');
+    for (const [k, n] of seen) assert.equal(n, 1, `repeated ${k}`);
+    const initialSeen = [...seen.keys()].filter((k) => k.includes('/init-')).length;
+    assert.equal(initialSeen, initial, 'every message that existed at the start is listed exactly once');
+  });
+
+  test('filters: partition, from/to, status; one message by address; bad filters are 400', async () => {
+    const q = uniqueName();
+    await push(q, [{ partition: 'a', payload: { x: 1 }, transactionId: 't1' }, { partition: 'b', payload: { x: 2 }, transactionId: 't2' }]);
+    const onlyA = await call(b.url, 'GET', `/api/v1/messages?queue=${q}&partition=a`);
+    assert.deepEqual(onlyA.body.messages.map((m: any) => m.transactionId), ['t1']);
+    assert.equal(onlyA.body.messages[0].status, 'pending');
+    assert.deepEqual(onlyA.body.messages[0].data, { x: 1 });
+    const future = await call(b.url, 'GET', `/api/v1/messages?queue=${q}&from=${new Date(Date.now() + 60_000).toISOString()}`);
+    assert.equal(future.body.messages.length, 0);
+    const past = await call(b.url, 'GET', `/api/v1/messages?queue=${q}&to=${new Date(Date.now() - 3_600_000).toISOString()}`);
+    assert.equal(past.body.messages.length, 0);
+    await call(b.url, 'GET', `/api/v1/pop/queue/${q}/partition/a?autoAck=true`);
+    const done = await call(b.url, 'GET', `/api/v1/messages?queue=${q}&status=completed`);
+    assert.deepEqual(done.body.messages.map((m: any) => m.transactionId), ['t1']);
+    const pending = await call(b.url, 'GET', `/api/v1/messages?queue=${q}&status=pending`);
+    assert.deepEqual(pending.body.messages.map((m: any) => m.transactionId), ['t2']);
+
+    const one = await call(b.url, 'GET', `/api/v1/messages/${onlyA.body.messages[0].partitionId}/t1`);
+    assert.equal(one.status, 200);
+    assert.equal(one.body.status, 'completed');
+    assert.equal(one.body.queue, q);
+    assert.deepEqual(one.body.data, { x: 1 });
+    assert.equal((await call(b.url, 'GET', `/api/v1/messages/${onlyA.body.messages[0].partitionId}/nope`)).status, 404);
+
+    for (const bad of ['from=yesterday', 'status=weird', 'limit=0', 'cursor=%%%', 'partition=a', `queue=${q}&partition=zz`, 'queue=missing-queue']) {
+      const r = await call(b.url, 'GET', `/api/v1/messages?${bad}`);
+      assert.ok(r.status === 400 || r.status === 404, `${bad} → ${r.status}`);
+    }
+    assert.equal((await call(b.url, 'GET', '/api/v1/messages?queue=missing-queue')).status, 404);
+    assert.equal((await call(b.url, 'GET', '/api/v1/messages?from=bad')).status, 400);
+  });
+});
+
+describe('dead letters', () => {
+  test('replay moves a dead letter back exactly once; retry by address; delete only dead letters', async () => {
+    const q = uniqueName();
+    const m = await deadLetter(q, 'p', { v: 'x' }, 'order-1');
+    const list = await call(b.url, 'GET', `/api/v1/dlq?queue=${q}`);
+    assert.equal(list.body.messages.length, 1);
+    const id = list.body.messages[0].id;
+    const detail = await call(b.url, 'GET', `/api/v1/messages/${m.partitionId}/order-1`);
+    assert.equal(detail.body.status, 'dead_letter');
+    assert.equal(detail.body.errorMessage, 'boom');
+
+    const [r1, r2] = await Promise.all([
+      call(b.url, 'POST', `/api/v1/dlq/${id}/replay`, {}),
+      call(b.url, 'POST', `/api/v1/dlq/${id}/replay`, {}),
+    ]);
+    const ok = [r1, r2].filter((r) => r.status === 200);
+    assert.equal(ok.length, 1, `${r1.status} ${r2.status}`);
+    assert.equal(ok[0]!.body.result, 'moved');
+    assert.equal(ok[0]!.body.replayedAs.transaction_id, `dlq:${id}`);
+    assert.equal(ok[0]!.body.dlqRowRemoved, true);
+    const other = [r1, r2].find((r) => r.status !== 200)!;
+    assert.equal(other.status, 404);
+    assert.equal(other.body.result, 'gone');
+    const again = await call(b.url, 'GET', `/api/v1/pop/queue/${q}/partition/p?batch=10`);
+    assert.equal(again.body.messages.length, 1);
+    assert.deepEqual(again.body.messages[0].data, { v: 'x' });
+    assert.equal((await call(b.url, 'GET', `/api/v1/dlq?queue=${q}`)).body.messages.length, 0);
+
+    // replay into another queue, blank names refused
+    const m2 = await deadLetter(q, 'p2', { v: 'y' }, 'order-2');
+    const id2 = (await call(b.url, 'GET', `/api/v1/dlq?queue=${q}`)).body.messages[0].id;
+    assert.equal((await call(b.url, 'POST', `/api/v1/dlq/${id2}/replay`, { queue: '  ' })).status, 400);
+    const q2 = uniqueName();
+    const moved = await call(b.url, 'POST', `/api/v1/dlq/${id2}/replay`, { queue: q2 });
+    assert.equal(moved.status, 200, moved.text);
+    assert.equal(moved.body.queue, q2);
+
+    // retry by address, then delete (dead letters only)
+    const m3 = await deadLetter(q, 'p3', { v: 'z' }, 'order-3');
+    const retry = await call(b.url, 'POST', `/api/v1/messages/${m3.partitionId}/order-3/retry`, {});
+    assert.equal(retry.status, 200, retry.text);
+    assert.equal(retry.body.result, 'moved');
+    assert.equal((await call(b.url, 'POST', `/api/v1/messages/${m3.partitionId}/order-3/retry`, {})).status, 404);
+    const del404 = await call(b.url, 'DELETE', `/api/v1/messages/${m2.partitionId}/order-2`);
+    assert.equal(del404.status, 404, 'live messages are immutable; its dead letter was replayed');
+    const m4 = await deadLetter(q, 'p4', 4, 'order-4');
+    const del = await call(b.url, 'DELETE', `/api/v1/messages/${m4.partitionId}/order-4`);
+    assert.equal(del.status, 200);
+    assert.equal(del.body.success, true);
+  });
+
+  test('purge needs a queue and removes only that queue’s dead letters', async () => {
+    const q1 = uniqueName();
+    const q2 = uniqueName();
+    await deadLetter(q1, 'p', 1, 'a');
+    await deadLetter(q1, 'p', 2, 'b');
+    await deadLetter(q2, 'p', 3, 'c');
+    const missing = await call(b.url, 'DELETE', '/api/v1/dlq');
+    assert.equal(missing.status, 400);
+    assert.equal(missing.body.success, false);
+    assert.equal((await call(b.url, 'DELETE', '/api/v1/dlq?queue=no-such-queue')).status, 404);
+    const r = await call(b.url, 'DELETE', `/api/v1/dlq?queue=${q1}`);
+    assert.equal(r.status, 200);
+    assert.equal(r.body.deleted, 2);
+    assert.equal((await call(b.url, 'GET', `/api/v1/dlq?queue=${q1}`)).body.messages.length, 0);
+    assert.equal((await call(b.url, 'GET', `/api/v1/dlq?queue=${q2}`)).body.messages.length, 1);
+  });
+});
+
+describe('traces', () => {
+  test('record (201) and list by message, by name, names; bad input', async () => {
+    const q = uniqueName();
+    const [r] = await push(q, [{ payload: 1, transactionId: 'tx-1' }]);
+    const p = await call(b.url, 'GET', `/api/v1/pop/queue/${q}?batch=1`);
+    const pid = p.body.messages[0].partitionId;
+    const name = uniqueName('trace');
+    const t1 = await call(b.url, 'POST', '/api/v1/traces', { transactionId: 'tx-1', partitionId: pid, traceNames: [name], data: { step: 1 } });
+    assert.equal(t1.status, 201, t1.text);
+    assert.equal(t1.body.success, true);
+    assert.ok(t1.body.traceId);
+    await call(b.url, 'POST', '/api/v1/traces', { transactionId: 'tx-1', partitionId: pid, traceNames: name, eventType: 'error', data: 'two' });
+    const byMsg = await call(b.url, 'GET', `/api/v1/traces/${pid}/tx-1`);
+    assert.deepEqual(byMsg.body.traces.map((t: any) => [t.event_type, t.data, t.trace_names]), [['info', { step: 1 }, [name]], ['error', 'two', [name]]]);
+    assert.equal(byMsg.body.traces[0].consumer_group, '__QUEUE_MODE__');
+    const byName = await call(b.url, 'GET', `/api/v1/traces/by-name/${name}`);
+    assert.equal(byName.body.traces.length, 2);
+    assert.equal(byName.body.traces[0].queue_name, q);
+    assert.equal(byName.body.traces[0].transaction_id, r.transaction_id);
+    const names = await call(b.url, 'GET', '/api/v1/traces/names?limit=1000');
+    const n = names.body.trace_names.find((x: any) => x.trace_name === name);
+    assert.equal(n.trace_count, 2);
+    assert.equal(n.message_count, 1);
+
+    assert.equal((await call(b.url, 'POST', '/api/v1/traces', { partitionId: pid, data: 1 })).status, 400);
+    assert.equal((await call(b.url, 'POST', '/api/v1/traces', { transactionId: 'tx-1', partitionId: pid })).status, 400);
+    const nf = await call(b.url, 'POST', '/api/v1/traces', { transactionId: 'nope', partitionId: pid, data: 1 });
+    assert.equal(nf.status, 404);
+    assert.equal(nf.body.success, false);
+    assert.equal((await call(b.url, 'POST', '/api/v1/traces', { transactionId: 'tx-1', partitionId: pid, data: 1, traceNames: [5] })).status, 400);
+  });
+});
+
+describe('status', () => {
+  test('status, queues, queue detail and analytics come from live counters', async () => {
+    const q = uniqueName();
+    await push(q, [{ payload: 1 }, { payload: 2 }]);
+    await call(b.url, 'GET', `/api/v1/pop/queue/${q}?batch=1&autoAck=true`);
+    const s = await call(b.url, 'GET', `/api/v1/status?queue=${q}`);
+    assert.equal(s.status, 200);
+    assert.equal(s.body.messages.total, 2);
+    const last = s.body.throughput[s.body.throughput.length - 1];
+    assert.equal(last.ingested, 2);
+    assert.equal(last.processed, 1);
+    const qs = await call(b.url, 'GET', `/api/v1/status/queues?queue=${q}`);
+    assert.equal(qs.body.queues[0].name, q);
+    const qd = await call(b.url, 'GET', `/api/v1/status/queues/${q}`);
+    assert.equal(qd.status, 200);
+    assert.equal(qd.body.partitions[0].cursor[0].consumerGroup, '__QUEUE_MODE__');
+    const an = await call(b.url, 'GET', `/api/v1/status/analytics?queue=${q}`);
+    assert.equal(an.body.totals.ingested, 2);
+    const hourly = await call(b.url, 'GET', `/api/v1/status/analytics?interval=hour`);
+    assert.equal(hourly.status, 200);
+    assert.equal((await call(b.url, 'GET', '/api/v1/status/queues/nope-q')).status, 404);
+    assert.equal((await call(b.url, 'GET', '/api/v1/status?queue=nope-q')).status, 404);
+    assert.equal((await call(b.url, 'GET', '/api/v1/status/analytics?interval=week')).status, 400);
+    assert.equal((await call(b.url, 'GET', '/api/v1/status?from=never')).status, 400);
+    const buf = await call(b.url, 'GET', '/api/v1/status/buffers');
+    assert.deepEqual(Object.keys(buf.body).sort(), ['dbHealthy', 'failed', 'pending', 'worker']);
+  });
+
+  test('PostgreSQL-only analytics answer neutral documents that say so, not 404s', async () => {
+    for (const name of ['postgres-stats', 'queue-parked-replicas', 'workload', 'retention', 'dlq-signatures', 'partition-liveness', 'queue-ops']) {
+      const r = await call(b.url, 'GET', `/api/v1/analytics/${name}`);
+      assert.equal(r.status, 200, name);
+      assert.equal(r.body.supported, false, name);
+    }
+    const lag = await call(b.url, 'GET', '/api/v1/analytics/queue-lag');
+    assert.deepEqual(lag.body, []);
+  });
+});

@@ -1,0 +1,108 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { startBroker, type BrokerHandle } from '../../helpers/broker.js';
+import { call, uniqueName } from '../../helpers/http.js';
+import { waitFor, waitForParked } from '../../helpers/wait.js';
+
+let b: BrokerHandle;
+before(async () => { b = await startBroker(); });
+after(async () => { await b.stop(); });
+
+const push = (q: string, payloads: unknown[]) => call(b.url, 'POST', '/api/v1/push', { items: payloads.map((payload) => ({ queue: q, payload })) });
+async function drain(q: string, qs: string): Promise<unknown[]> {
+  const out: unknown[] = [];
+  for (;;) {
+    const r = await call(b.url, 'GET', `/api/v1/pop/queue/${q}?batch=100&${qs}`);
+    if (r.status === 204) return out;
+    out.push(...r.body.messages.map((m: any) => m.data));
+    const last = r.body.messages.at(-1);
+    await call(b.url, 'POST', '/api/v1/ack', { transactionId: last.transactionId, partitionId: last.partitionId, leaseId: last.leaseId, consumerGroup: last.consumerGroup });
+  }
+}
+
+describe('consumer groups', () => {
+  test('fan-out: every group sees every message with its own cursor', async () => {
+    const q = uniqueName();
+    await push(q, [1, 2, 3]);
+    assert.deepEqual(await drain(q, 'consumerGroup=a&subscriptionMode=all'), [1, 2, 3]);
+    assert.deepEqual(await drain(q, 'consumerGroup=b&subscriptionMode=all'), [1, 2, 3]);
+    assert.deepEqual(await drain(q, ''), [1, 2, 3], 'queue mode is a group of its own');
+    await push(q, [4]);
+    assert.deepEqual(await drain(q, 'consumerGroup=a'), [4]);
+    assert.deepEqual(await drain(q, 'consumerGroup=b'), [4]);
+  });
+
+  test('subscriptionMode new skips the backlog, all replays it; the mode applies only on first contact', async () => {
+    const q = uniqueName();
+    await push(q, ['old']);
+    assert.deepEqual(await drain(q, 'consumerGroup=late&subscriptionMode=new'), []);
+    assert.deepEqual(await drain(q, 'consumerGroup=replay&subscriptionMode=all'), ['old']);
+    await push(q, ['fresh']);
+    assert.deepEqual(await drain(q, 'consumerGroup=late&subscriptionMode=all'), ['fresh'], 'an existing cursor is never re-seeded');
+  });
+
+  test('the new mode also delivers partitions created after the group registered', async () => {
+    const q = uniqueName();
+    await push(q, ['before']);
+    assert.deepEqual(await drain(q, 'consumerGroup=n&subscriptionMode=new-only'), []);
+    await call(b.url, 'POST', '/api/v1/push', { items: [{ queue: q, partition: 'late-partition', payload: 'after' }] });
+    assert.deepEqual(await drain(q, 'consumerGroup=n'), ['after']);
+  });
+
+  test('subscriptionFrom takes an ISO timestamp or now', async () => {
+    const q = uniqueName();
+    await push(q, ['a']);
+    // `cut` is strictly after the first push and strictly before the second (timestamps are in ms).
+    const pushed = Date.now();
+    const cutMs = await waitFor(() => (Date.now() > pushed ? Date.now() : 0), { what: 'the clock to pass the first push', intervalMs: 1 });
+    const cut = new Date(cutMs).toISOString();
+    await waitFor(() => Date.now() > cutMs, { what: 'the clock to pass the cut', intervalMs: 1 });
+    await push(q, ['b']);
+    assert.deepEqual(await drain(q, `consumerGroup=ts&subscriptionFrom=${encodeURIComponent(cut)}`), ['b']);
+    assert.deepEqual(await drain(q, 'consumerGroup=nowgroup&subscriptionFrom=now'), []);
+    const bad = await call(b.url, 'GET', `/api/v1/pop/queue/${q}?consumerGroup=x&subscriptionFrom=yesterday`);
+    assert.equal(bad.status, 400);
+  });
+
+  test('the default mode for a named group without subscriptionMode is all (DEFAULT_SUBSCRIPTION_MODE)', async () => {
+    const q = uniqueName();
+    await push(q, ['backlog']);
+    assert.deepEqual(await drain(q, 'consumerGroup=defaulted'), ['backlog']);
+  });
+
+  test('DEFAULT_SUBSCRIPTION_MODE=new makes a group without a mode skip the backlog', async () => {
+    const b2 = await startBroker({ env: { DEFAULT_SUBSCRIPTION_MODE: 'new' } });
+    try {
+      const q = uniqueName();
+      await call(b2.url, 'POST', '/api/v1/push', { items: [{ queue: q, payload: 'old' }] });
+      const r = await call(b2.url, 'GET', `/api/v1/pop/queue/${q}?consumerGroup=fresh`);
+      assert.equal(r.status, 204);
+      await call(b2.url, 'POST', '/api/v1/push', { items: [{ queue: q, payload: 'new' }] });
+      const r2 = await call(b2.url, 'GET', `/api/v1/pop/queue/${q}?consumerGroup=fresh`);
+      assert.deepEqual(r2.body.messages.map((m: any) => m.data), ['new']);
+    } finally {
+      await b2.stop();
+    }
+  });
+
+  test('a new-mode group that long-polls a queue before it exists gets the first push', async () => {
+    const q = uniqueName();
+    const waiting = call(b.url, 'GET', `/api/v1/pop/queue/${q}?consumerGroup=early&subscriptionMode=new&wait=true&timeout=10000`);
+    await waitForParked(b.url, 1);
+    await push(q, ['first']);
+    const r = await waiting;
+    assert.equal(r.status, 200);
+    assert.deepEqual(r.body.messages.map((m: any) => m.data), ['first']);
+  });
+
+  test('autoAck commits at delivery: no lease, leaseId is empty, no redelivery', async () => {
+    const q = uniqueName();
+    await push(q, [1, 2]);
+    const r = await call(b.url, 'GET', `/api/v1/pop/queue/${q}?autoAck=true&batch=1`);
+    assert.equal(r.body.leaseId, '');
+    assert.equal(r.body.messages[0].leaseId, '');
+    const next = await call(b.url, 'GET', `/api/v1/pop/queue/${q}?autoAck=true&batch=5`);
+    assert.deepEqual(next.body.messages.map((m: any) => m.data), [2], 'not blocked by a lease');
+    assert.equal((await call(b.url, 'GET', `/api/v1/pop/queue/${q}`)).status, 204);
+  });
+});

@@ -1,0 +1,82 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { startBroker, type BrokerHandle } from '../../helpers/broker.js';
+import { call, uniqueName } from '../../helpers/http.js';
+
+let b: BrokerHandle;
+before(async () => { b = await startBroker(); });
+after(async () => { await b.stop(); });
+
+describe('POST /api/v1/push', () => {
+  test('answers 201 with one result per item in the wire shape and auto-creates queue and partition', async () => {
+    const q = `${uniqueName('billing')}.invoices.eu`;
+    const r = await call(b.url, 'POST', '/api/v1/push', { items: [
+      { queue: q, partition: 'p1', payload: { n: 1 }, transactionId: 'a' },
+      { queue: q, payload: { n: 2 } },
+    ] });
+    assert.equal(r.status, 201);
+    assert.ok(Array.isArray(r.body));
+    assert.equal(r.body.length, 2);
+    assert.deepEqual(Object.keys(r.body[0]).sort(), ['index', 'message_id', 'offset', 'partition', 'queueName', 'status', 'transaction_id'].sort());
+    assert.equal(r.body[0].status, 'queued');
+    assert.equal(r.body[0].transaction_id, 'a');
+    assert.equal(r.body[0].queueName, q);
+    assert.equal(r.body[0].index, 0);
+    assert.equal(r.body[1].transaction_id, r.body[1].message_id, 'transactionId defaults to the message id');
+    assert.match(r.body[0].message_id, /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-/, 'message ids are UUIDv7');
+    const d = await call(b.url, 'GET', `/api/v1/resources/queues/${encodeURIComponent(q)}`);
+    assert.equal(d.status, 200);
+    assert.equal(d.body.namespace, q.split('.')[0]);
+    assert.equal(d.body.task, 'invoices');
+    assert.deepEqual(d.body.partitions.map((p: any) => p.name).sort(), ['Default', 'p1']);
+  });
+
+  test('dedups a transactionId per partition, inside one request and across requests; first occurrence wins', async () => {
+    const q = uniqueName();
+    const r1 = await call(b.url, 'POST', '/api/v1/push', { items: [
+      { queue: q, payload: 1, transactionId: 't' },
+      { queue: q, payload: 2, transactionId: 't' },
+      { queue: q, partition: 'other', payload: 3, transactionId: 't' },
+    ] });
+    assert.deepEqual(r1.body.map((x: any) => x.status), ['queued', 'duplicate', 'queued']);
+    assert.equal(r1.body[1].message_id, r1.body[0].message_id);
+    const r2 = await call(b.url, 'POST', '/api/v1/push', { items: [{ queue: q, payload: 4, transactionId: 't' }] });
+    assert.equal(r2.body[0].status, 'duplicate');
+    assert.equal(r2.body[0].message_id, r1.body[0].message_id);
+    assert.equal(r2.body[0].offset, 0);
+    const pop = await call(b.url, 'GET', `/api/v1/pop/queue/${q}/partition/Default?batch=10`);
+    assert.deepEqual(pop.body.messages.map((m: any) => m.data), [1], 'the duplicate was not stored');
+  });
+
+  test('a dedup window of 0 turns dedup off', async () => {
+    const q = uniqueName();
+    await call(b.url, 'POST', '/api/v1/configure', { queue: q, options: { dedupWindowSeconds: 0 } });
+    await call(b.url, 'POST', '/api/v1/push', { items: [{ queue: q, payload: 1, transactionId: 'x' }] });
+    const r = await call(b.url, 'POST', '/api/v1/push', { items: [{ queue: q, payload: 2, transactionId: 'x' }] });
+    assert.equal(r.body[0].status, 'queued');
+  });
+
+  test('keeps traceId and payload types (null, string, number, array) verbatim', async () => {
+    const q = uniqueName();
+    const trace = '019dc9b7-cb4f-7c1a-9b21-7e8a5c3a40e1';
+    const payloads = [null, 'text', 42, [1, { a: 'b' }], { nested: { deep: true } }];
+    await call(b.url, 'POST', '/api/v1/push', { items: payloads.map((p, i) => ({ queue: q, payload: p, traceId: i === 0 ? trace : undefined })) });
+    const pop = await call(b.url, 'GET', `/api/v1/pop/queue/${q}?batch=10`);
+    assert.deepEqual(pop.body.messages.map((m: any) => m.data), payloads);
+    assert.equal(pop.body.messages[0].traceId, trace);
+    assert.equal(pop.body.messages[1].traceId, null);
+  });
+
+  test('an empty items array answers 201 []', async () => {
+    const r = await call(b.url, 'POST', '/api/v1/push', { items: [] });
+    assert.equal(r.status, 201);
+    assert.deepEqual(r.body, []);
+  });
+
+  test('a producerSub in the body is never honoured', async () => {
+    const q = uniqueName();
+    await call(b.url, 'POST', '/api/v1/push', { items: [{ queue: q, payload: 1, producerSub: 'mallory' }] });
+    const pop = await call(b.url, 'GET', `/api/v1/pop/queue/${q}`);
+    assert.equal(pop.body.messages[0].producerSub, null);
+  });
+});

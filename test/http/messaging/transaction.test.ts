@@ -1,0 +1,103 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { startBroker, type BrokerHandle } from '../../helpers/broker.js';
+import { call, uniqueName } from '../../helpers/http.js';
+import { afterLeasesGrantedBefore, waitForParked } from '../../helpers/wait.js';
+
+let b: BrokerHandle;
+before(async () => { b = await startBroker(); });
+after(async () => { await b.stop(); });
+
+async function popOne(q: string) {
+  const r = await call(b.url, 'GET', `/api/v1/pop/queue/${q}?batch=1`);
+  return r.status === 204 ? null : r.body.messages[0];
+}
+
+describe('POST /api/v1/transaction', () => {
+  test('an ack and a push commit together', async () => {
+    const src = uniqueName('src');
+    const dst = uniqueName('dst');
+    await call(b.url, 'POST', '/api/v1/push', { items: [{ queue: src, payload: { n: 1 }, transactionId: 'in-1' }] });
+    const m = await popOne(src);
+    const r = await call(b.url, 'POST', '/api/v1/transaction', {
+      operations: [
+        { type: 'ack', transactionId: m.transactionId, partitionId: m.partitionId, status: 'completed' },
+        { type: 'push', items: [{ queue: dst, partition: 'p2', payload: { derived: true }, transactionId: 'out-1' }] },
+      ],
+      requiredLeases: [m.leaseId],
+    });
+    assert.equal(r.status, 200);
+    assert.equal(r.body.success, true);
+    assert.equal(r.body.results.length, 2);
+    assert.equal(r.body.results[0].type, 'ack');
+    assert.equal(r.body.results[1].type, 'push');
+    assert.equal(r.body.results[1].transactionId, 'out-1');
+    assert.equal(await popOne(src), null, 'source acked');
+    const out = await popOne(dst);
+    assert.deepEqual(out.data, { derived: true });
+  });
+
+  test('a duplicate push rolls everything back (200, success:false)', async () => {
+    const src = uniqueName('src');
+    const dst = uniqueName('dst');
+    await call(b.url, 'POST', '/api/v1/push', { items: [{ queue: src, payload: 1 }, { queue: dst, payload: 'existing', transactionId: 'dup' }] });
+    const m = await popOne(src);
+    const r = await call(b.url, 'POST', '/api/v1/transaction', {
+      operations: [
+        { type: 'ack', transactionId: m.transactionId, partitionId: m.partitionId, status: 'completed' },
+        { type: 'push', items: [{ queue: dst, payload: 'new', transactionId: 'fresh' }, { queue: dst, payload: 'again', transactionId: 'dup' }] },
+      ],
+      requiredLeases: [m.leaseId],
+    });
+    assert.equal(r.status, 200);
+    assert.equal(r.body.success, false);
+    assert.equal(r.body.reason, 'duplicate');
+    assert.match(r.body.error, /QDUP/);
+    const ext = await call(b.url, 'POST', `/api/v1/lease/${m.leaseId}/extend`, {});
+    assert.equal(ext.body.renewed, 1, 'the ack was rolled back: the lease is still held');
+    const all = await call(b.url, 'GET', `/api/v1/pop/queue/${dst}?batch=10`);
+    assert.deepEqual(all.body.messages.map((x: any) => x.data), ['existing'], "'fresh' was not written");
+  });
+
+  test('a stale lease rolls everything back', async () => {
+    const src = uniqueName('src');
+    const dst = uniqueName('dst');
+    await call(b.url, 'POST', '/api/v1/push', { items: [{ queue: src, payload: 1 }] });
+    const m = (await call(b.url, 'GET', `/api/v1/pop/queue/${src}?leaseSeconds=1`)).body.messages[0];
+    await afterLeasesGrantedBefore(b.url);
+    const r = await call(b.url, 'POST', '/api/v1/transaction', {
+      operations: [
+        { type: 'ack', transactionId: m.transactionId, partitionId: m.partitionId, status: 'completed' },
+        { type: 'push', items: [{ queue: dst, payload: 'x' }] },
+      ],
+      requiredLeases: [m.leaseId],
+    });
+    assert.equal(r.body.success, false);
+    assert.equal(r.body.reason, 'ack_rejected');
+    assert.equal((await call(b.url, 'GET', `/api/v1/pop/queue/${dst}`)).status, 204, 'nothing pushed');
+    assert.ok(await popOne(src), 'source message not acked: redelivered');
+  });
+
+  test('a transaction push wakes a parked consumer and intra-request repeats are stored once', async () => {
+    const dst = uniqueName('dst');
+    const waiting = call(b.url, 'GET', `/api/v1/pop/queue/${dst}?wait=true&timeout=10000&batch=10`);
+    await waitForParked(b.url, 1);
+    const r = await call(b.url, 'POST', '/api/v1/transaction', { operations: [
+      { type: 'push', items: [{ queue: dst, payload: 1, transactionId: 'same' }, { queue: dst, payload: 2, transactionId: 'same' }] },
+    ] });
+    assert.equal(r.body.success, true);
+    assert.equal(r.body.results[1].duplicate, true);
+    const got = await waiting;
+    assert.deepEqual(got.body.messages.map((x: any) => x.data), [1]);
+  });
+
+  test('malformed transactions answer 400 with the failure shape', async () => {
+    for (const body of [{}, { operations: [] }, { operations: [{ type: 'kv' }] }, { operations: [{ type: 'ack' }] }]) {
+      const r = await call(b.url, 'POST', '/api/v1/transaction', body);
+      assert.equal(r.status, 400, JSON.stringify(body));
+      assert.equal(r.body.success, false);
+      assert.equal(typeof r.body.error, 'string');
+      assert.equal(r.body.code, 'invalid_request');
+    }
+  });
+});
