@@ -43,11 +43,18 @@ module.exports = {
       to: { path: FRONT_DOORS, pathNot: '^src/$1/' },
     },
     {
-      name: 'routes-not-to-storage',
-      comment: 'Route modules call broker services; they never touch the store.',
+      name: 'front-doors-not-to-storage',
+      comment: 'Front doors (routes, the app, its hooks) call broker services; they never touch the store, not even its types.',
       severity: 'error',
-      from: { path: '^src/http/routes/' },
+      from: { path: FRONT_DOORS },
       to: { path: '^src/storage/' },
+    },
+    {
+      name: 'front-doors-not-to-engine',
+      comment: 'Front doors receive services (src/broker/services.ts); the engine and its in-memory state are the broker\'s own.',
+      severity: 'error',
+      from: { path: FRONT_DOORS },
+      to: { path: '^src/broker/messaging/(engine|state)[.]ts$' },
     },
     {
       name: 'domain-not-to-front-doors',

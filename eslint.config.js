@@ -32,6 +32,17 @@ export default tseslint.config(
     },
   },
   {
+    // Front doors receive services (src/broker/services.ts); the import rules keep the engine and
+    // store modules out, and this keeps their objects out (`broker.engine.…`, `broker.store.…`).
+    files: ['src/http/**/*.ts'],
+    rules: {
+      'no-restricted-syntax': ['error', {
+        selector: "MemberExpression[property.name=/^(engine|store)$/]",
+        message: 'Front doors call broker services, never the engine or the store: add a service method (docs/architecture.md#layers).',
+      }],
+    },
+  },
+  {
     files: ['test/**/*.ts', 'bench/**/*.ts'],
     rules: {
       '@typescript-eslint/no-explicit-any': 'off',

@@ -14,9 +14,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
-import { Broker } from '../src/broker/broker.js';
 import { plainCodec } from '../src/model/codec.js';
-import { AdminJobs } from '../src/broker/jobs/admin-jobs.js';
+import { Services } from '../src/broker/services.js';
 import { loadConfig } from '../src/config/index.js';
 import { SqliteStore } from '../src/storage/sqlite/store.js';
 
@@ -30,10 +29,9 @@ async function measure(partitions: number): Promise<void> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'queen-bench-retention-'));
   const config = loadConfig({ QUEEN_DATA_DIR: dir, RETENTION_INTERVAL: '86400000', QUEEN_SYNC: 'normal' });
   const store = SqliteStore.open({ dataDir: dir, sync: config.sync });
-  const broker = new Broker(store, config, plainCodec, pino({ level: 'silent' }));
-  broker.start();
-  const ops = AdminJobs.for(broker);
-  ops.start();
+  const services = new Services({ store, config, codec: plainCodec, log: pino({ level: 'silent' }) });
+  services.start();
+  const { broker, jobs: ops } = services;
   const queue = `bench-${partitions}`;
   await broker.configure({
     queue, mode: 'replace',
@@ -64,8 +62,7 @@ async function measure(partitions: number): Promise<void> {
     idleSweepMs: { sweeps: SWEEPS, median: +pct(idle, 50).toFixed(3), p90: +pct(idle, 90).toFixed(3), max: +idle[idle.length - 1]!.toFixed(3) },
     afterConsumerAcked100: { delivered: popped?.messages.length ?? 0, ms: +afterAcks.durationMs.toFixed(3), partitionsVisited: afterAcks.partitionsVisited, removed: afterAcks.removed },
   }));
-  await ops.stop();
-  await broker.shutdown(1000);
+  await services.stop(1000);
   fs.rmSync(dir, { recursive: true, force: true });
 }
 

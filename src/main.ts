@@ -1,14 +1,12 @@
 /**
- * Boot: config → data directory → store → broker → HTTP; signals; exit codes.
+ * Boot: config → data directory → store → services (src/broker/services.ts) → HTTP; signals; exit codes.
  * Exit 1 with `fatal: <message>` on any configuration or startup problem, before the listener
  * binds. SIGTERM/SIGINT: stop accepting, answer parked pops with 204, finish in-flight commits,
  * close the store, exit 0.
  */
-import { Broker } from './broker/broker.js';
 import { ConfigError, loadConfig } from './config/index.js';
 import { initEncryption } from './crypto/boot.js';
-import { AdminJobs } from './broker/jobs/admin-jobs.js';
-import { Timers } from './broker/coordination/timers.js';
+import { Services } from './broker/services.js';
 import { buildApp } from './http/app.js';
 import { trackConnections } from './http/connections.js';
 import { createLogger } from './observability/logger.js';
@@ -44,11 +42,10 @@ async function main(): Promise<void> {
     if (e instanceof ConfigError) fatal(e.message);
     throw e;
   });
-  const broker = new Broker(store, config, codec, log, systemClock);
-  broker.start(snapshot);
-  AdminJobs.for(broker).start(snapshot.settings); // retention sweep, maintenance spool, metrics (docs/operations.md#boot)
-  Timers.for(broker).start(); // fires scheduled messages, including those due while the broker was down
-  const app = await buildApp(config, broker, log);
+  // One start order (broker, KV sweep, admin jobs, timers) and its reverse at shutdown (docs/operations.md#boot).
+  const services = new Services({ store, config, codec, log, clock: systemClock });
+  services.start(snapshot);
+  const app = await buildApp(config, services, log);
   const connections = trackConnections(app.server); // shutdown ends sockets with no request in flight
   const host = config.bindAddr;
   try {
@@ -77,16 +74,13 @@ async function main(): Promise<void> {
     let code = 0;
     try {
       say(() => log.info({ signal }, 'shutting down'));
-      const b = broker;
-      b.stopAccepting();
+      services.stopAccepting();
       // Parked pops were just answered; keep closing connections as they turn idle (keep-alive)
       // so close() does not wait for the clients' keep-alive timers.
       const sweep = setInterval(() => connections.closeQuiet(), 25);
       await app.close();
-      await AdminJobs.for(b).stop();
-      await Timers.for(b).stop();
       clearInterval(sweep);
-      await b.shutdown(config.shutdownGraceMs);
+      await services.stop(config.shutdownGraceMs); // timers, admin jobs, KV sweep, then the broker and its store
       say(() => log.info('stopped'));
     } catch (e) {
       code = 1;

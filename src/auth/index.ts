@@ -14,6 +14,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { JwtConfig } from '../config/jwt.js';
 import { isQueenError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
+import { systemClock, type Clock } from '../util/clock.js';
 import { JwksCache, safeUrl } from './jwks.js';
 import { loadKeyMaterial } from './keys.js';
 import { routerPath } from './request-path.js';
@@ -59,8 +60,9 @@ export function jwksInUse(cfg: JwtConfig): boolean {
  * the status listed in docs/security.md#refusals (401, 403, or 500 for server-side key problems).
  *
  * @param cfg from {@link import('../config/jwt.js').loadJwtConfig}, validated at boot
+ * @param clock the instant tokens are judged at (`exp`, `nbf`, `iat` with JWT_CLOCK_SKEW) and the JWKS cache's throttle; default wall clock
  */
-export async function registerAuth(app: FastifyInstance, cfg: JwtConfig, log: Logger): Promise<AuthHandle> {
+export async function registerAuth(app: FastifyInstance, cfg: JwtConfig, log: Logger, clock: Clock = systemClock): Promise<AuthHandle> {
   let jwks: JwksCache | undefined;
   if (!cfg.enabled) {
     log.info(JWT_DISABLED_LINE);
@@ -68,13 +70,13 @@ export async function registerAuth(app: FastifyInstance, cfg: JwtConfig, log: Lo
     log.info({ algorithm: cfg.algorithm, acceptedAlgs: [...cfg.acceptedAlgs], skipPaths: cfg.skipPaths }, 'JWT auth ENABLED');
     if (jwksInUse(cfg)) {
       if (/^http:\/\//i.test(cfg.jwksUrl)) log.warn({ url: safeUrl(cfg.jwksUrl) }, JWKS_HTTP_WARNING);
-      jwks = new JwksCache({ url: cfg.jwksUrl, timeoutMs: cfg.jwksTimeoutMs, refreshIntervalSec: cfg.jwksRefreshIntervalSec, log });
+      jwks = new JwksCache({ url: cfg.jwksUrl, timeoutMs: cfg.jwksTimeoutMs, refreshIntervalSec: cfg.jwksRefreshIntervalSec, log, now: () => clock.now() });
       await jwks.prefetch();
       jwks.start();
     }
   }
   const keys = await loadKeyMaterial(cfg, jwks, log);
-  const authenticator = createAuthenticator(cfg, keys);
+  const authenticator = createAuthenticator(cfg, keys, clock);
 
   app.decorateRequest('identity', null as unknown as Identity);
   if (!cfg.enabled) {

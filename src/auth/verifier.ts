@@ -23,6 +23,7 @@ import { selectKey, type KeyMaterial } from './keys.js';
 import { rolesOf } from './roles.js';
 import { compileSkipPaths } from './skip-paths.js';
 import { decodeHeader, extractToken } from './token.js';
+import { systemClock, type Clock } from '../util/clock.js';
 
 /** Who made a request. Empty (no `sub`, no roles) when JWT is off, or on skip paths and public routes. */
 export interface Identity {
@@ -52,9 +53,11 @@ export interface Authenticator {
 
 /**
  * Builds the authenticator.
- * @param nowMs clock in ms (tests)
+ * @param clock the instant `exp`, `nbf` and `iat` are judged at (with `cfg.clockSkewSec`), and the
+ *   verified-signature cache's age; the broker's clock (tests pass a `TestClock`)
  */
-export function createAuthenticator(cfg: JwtConfig, keys: KeyMaterial, nowMs: () => number = Date.now): Authenticator {
+export function createAuthenticator(cfg: JwtConfig, keys: KeyMaterial, clock: Clock = systemClock): Authenticator {
+  const nowMs = (): number => clock.now();
   const skip = compileSkipPaths(cfg.skipPaths);
   const sets = levelRoleSets(cfg.roles);
   const verified = new VerifiedTokens(10_000, 60_000);

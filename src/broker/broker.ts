@@ -56,7 +56,8 @@ export class Broker {
     pushRequests: 0, pushMessages: 0, popRequests: 0, popMessages: 0, popEmpty: 0,
     ackRequests: 0, ackMessages: 0, ackFailed: 0, transactions: 0, dlqMessages: 0, payloadIntegrityFailures: 0,
   };
-  readonly startedAt = Date.now();
+  /** When this broker was built, epoch ms on its clock. */
+  readonly startedAt: number;
   private stopping = false;
   private popMaintenance = false;
   private readonly inflight = new Set<Promise<unknown>>();
@@ -70,6 +71,7 @@ export class Broker {
   /** @param clock the source of time for leases, delays, timers, retention and KV TTL (default: wall clock) */
   constructor(readonly store: Store, readonly config: Config, codec: PayloadCodec, readonly log: Logger, clock: Clock = systemClock) {
     this.engine = new Engine(store, config, codec, log, clock);
+    this.startedAt = clock.now();
     // Safety net for the "validate, then write, then change memory" rule: a unit that refused
     // (QueenError) after writing may have changed the indexes too; rebuild them from the store.
     // A lost KV precondition is expected to come after KV writes and touches no index.
@@ -88,6 +90,20 @@ export class Broker {
   start(snap: StoreSnapshot = this.store.loadSnapshot()): void {
     this.engine.load(snap);
     this.popMaintenance = snap.settings.get('maintenance.pop') === 'true';
+  }
+
+  /**
+   * Checks a queue, partition, group, namespace or task name the way every operation does.
+   * @param kind what the name is, for the message (`queue`, `partition`, `consumerGroup`, …)
+   * @throws QueenError `name_too_long`, `invalid_name`
+   */
+  checkName(kind: string, name: string): void {
+    this.engine.checkName(kind, name);
+  }
+
+  /** Pops parked waiting for messages right now. */
+  get parkedConsumers(): number {
+    return this.engine.waiters.size;
   }
 
   /** True while pop maintenance answers every pop with 204. */
@@ -186,7 +202,7 @@ export class Broker {
       return applyPush(this.engine, tx, planPush(this.engine, tx, items, producerSub, now), now);
     });
     for (const r of results) if (r.status === 'queued') this.counters.pushMessages++;
-    this.notify((o) => o.pushed?.(results, Date.now()));
+    this.notify((o) => o.pushed?.(results, this.engine.clock.now()));
     return results;
   }
 
@@ -227,13 +243,13 @@ export class Broker {
       if (full) throw new QueenError('too_many_waiters', `too many parked consumers on this queue (QUEEN_MAX_WAITERS_PER_QUEUE=${this.config.limits.maxWaitersPerQueue})`);
       if (claimed.length > 0) {
         if (signal?.aborted) this.log.debug('client left after its pop was claimed; the lease will expire');
-        this.notify((o) => o.popped?.(req, claimed, Date.now()));
+        this.notify((o) => o.popped?.(req, claimed, this.engine.clock.now()));
         return { ...renderPop(this.engine, this.log, this.counters, req, claimed), ...conflationEcho(this.engine, req) };
       }
       if (!req.wait || this.engine.clock.now() >= deadline) {
         this.engine.waiters.remove(parker.waiter);
         this.counters.popEmpty++;
-        this.notify((o) => o.popped?.(req, [], Date.now()));
+        this.notify((o) => o.popped?.(req, [], this.engine.clock.now()));
         const echo = conflationEcho(this.engine, req);
         return echo.conflation ? { ...emptyConflation(req), ...echo, conflation: true } : null;
       }
@@ -258,7 +274,7 @@ export class Broker {
       else this.counters.ackFailed++;
       if (o.dlq) this.counters.dlqMessages++;
     }
-    this.notify((o) => o.acked?.(inputs, outcomes, Date.now()));
+    this.notify((o) => o.acked?.(inputs, outcomes, this.engine.clock.now()));
     return outcomes;
   }
 
@@ -275,7 +291,7 @@ export class Broker {
     }
     const result = await this.run((tx) => runTransaction(this.engine, tx, req, this.engine.clock.now()));
     if (result.success) for (const r of result.results) if (r.type === 'ack' && r.dlq) this.counters.dlqMessages++;
-    this.notify((o) => o.transacted?.(req, result, Date.now()));
+    this.notify((o) => o.transacted?.(req, result, this.engine.clock.now()));
     return result;
   }
 
@@ -352,6 +368,7 @@ export class Broker {
   /** {@link stopAccepting}, then waits up to `graceMs` for in-flight commits and closes the store. */
   async shutdown(graceMs: number): Promise<void> {
     this.stopAccepting();
+    // Wall time on purpose: the grace period bounds a real wait for the disk, not a broker rule.
     const deadline = Date.now() + graceMs;
     while (this.inflight.size > 0 && Date.now() < deadline) {
       await Promise.race([Promise.allSettled([...this.inflight]), new Promise((r) => setTimeout(r, 50))]);

@@ -6,6 +6,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import http from 'node:http';
 import type { Logger } from 'pino';
 import type { Broker } from '../broker/broker.js';
+import type { Services } from '../broker/services.js';
 import type { Config } from '../config/index.js';
 import { QueenError } from '../errors.js';
 import { parseClientJson, scanJsonText, stringifyClientJson } from '../util/json.js';
@@ -28,9 +29,13 @@ import { transactionRoutes } from './routes/transaction.js';
 import { kvRoutes } from './routes/kv.js';
 import { timerRoutes } from './routes/timers.js';
 
-/** What every route plugin receives. */
+/**
+ * What every route plugin receives: the broker services (built and started by `main.ts`), never
+ * the engine or the store. `broker` is `services.broker`, kept apart for brevity.
+ */
 export interface RouteContext {
   broker: Broker;
+  services: Services;
   config: Config;
 }
 
@@ -40,7 +45,8 @@ export interface RouteContext {
  * (src/util/json.ts); malformed JSON answers `400 {"error":"bad body: …","code":"bad_json"}`.
  * Every answer is serialized by `stringifyClientJson`, which splices stored client JSON verbatim.
  */
-export async function buildApp(config: Config, broker: Broker, log: Logger): Promise<FastifyInstance> {
+export async function buildApp(config: Config, services: Services, log: Logger): Promise<FastifyInstance> {
+  const broker = services.broker;
   let closing = false;
   const app = Fastify({
     loggerInstance: log as unknown as FastifyBaseLogger,
@@ -85,9 +91,9 @@ export async function buildApp(config: Config, broker: Broker, log: Logger): Pro
   // gzip / deflate / br bodies, decoded size capped by QUEEN_MAX_BODY_BYTES (src/http/body-encoding.ts)
   app.addHook('preParsing', async (req, _reply, payload) => decodeBody(req.headers['content-encoding'], payload, config.limits.maxBodyBytes));
   app.addHook('preClose', (done) => { closing = true; done(); });
-  const auth = await registerAuth(app, config.jwt, log); // JWT hook on every route (docs/security.md#jwt)
+  const auth = await registerAuth(app, config.jwt, log, services.clock); // JWT hook on every route (docs/security.md#jwt)
   await app.register(authRoutes, { jwtEnabled: auth.config.enabled });
-  const ctx: RouteContext = { broker, config };
+  const ctx: RouteContext = { broker, services, config };
   await app.register(healthRoutes, ctx);
   await app.register(configureRoutes, ctx);
   await app.register(pushRoutes, ctx);

@@ -45,6 +45,8 @@ export interface MetricsBroker {
     /** Queues by name (only the names and the count are read). */
     readonly queues: ReadonlyMap<string, unknown>;
     readonly waiters: { readonly size: number; perQueueCounts(): ReadonlyMap<string, number> };
+    /** The broker's clock (epoch ms): activity minutes and uptime are read at its instant. */
+    readonly clock: { now(): number };
   };
 }
 
@@ -103,7 +105,7 @@ export class PromMetrics {
     const c = () => broker.counters;
 
     // ------------------------------------------------------------ process / broker
-    new Gauge({ name: 'queen_uptime_seconds', help: 'Seconds since the broker started', registers, collect() { this.set((Date.now() - broker.startedAt) / 1000); } });
+    new Gauge({ name: 'queen_uptime_seconds', help: 'Seconds since the broker started', registers, collect() { this.set((broker.engine.clock.now() - broker.startedAt) / 1000); } });
     new Gauge({ name: 'queen_process_resident_memory_bytes', help: 'Resident set size', registers, collect() { this.set(process.memoryUsage().rss); } });
     new Gauge({ name: 'queen_process_heap_used_bytes', help: 'V8 heap in use', registers, collect() { this.set(process.memoryUsage().heapUsed); } });
     const cpu = (name: string, help: string, pick: (u: NodeJS.CpuUsage) => number) => {
@@ -166,7 +168,7 @@ export class PromMetrics {
     const perMinute = (name: string, help: string, pick: (b: MetricsBucket) => number) =>
       new Gauge({
         name, help, labelNames: ['queue'], registers,
-        collect() { this.reset(); const now = Date.now(); for (const [q, n] of self.capped((q) => pick(activity.series(q).lastComplete(now)))) this.set({ queue: q }, n); },
+        collect() { this.reset(); const now = broker.engine.clock.now(); for (const [q, n] of self.capped((q) => pick(activity.series(q).lastComplete(now)))) this.set({ queue: q }, n); },
       });
     perMinute('queen_queue_push_requests_per_minute', 'Push requests in the last complete minute', (b) => b.pushRequests);
     perMinute('queen_queue_push_messages_per_minute', 'Messages pushed in the last complete minute', (b) => b.pushMessages);
@@ -177,7 +179,7 @@ export class PromMetrics {
       name: 'queen_queue_ack_per_minute', help: 'Acknowledgements in the last complete minute', labelNames: ['queue', 'result'], registers,
       collect() {
         this.reset();
-        const now = Date.now();
+        const now = broker.engine.clock.now();
         for (const [q, n] of self.capped((q) => activity.series(q).lastComplete(now).ackCompleted)) this.set({ queue: q, result: 'success' }, n);
         for (const [q, n] of self.capped((q) => activity.series(q).lastComplete(now).ackFailed)) this.set({ queue: q, result: 'failed' }, n);
       },
@@ -186,7 +188,7 @@ export class PromMetrics {
       name: 'queen_queue_pop_lag_milliseconds', help: 'Age of delivered messages at delivery, last complete minute', labelNames: ['queue', 'stat'], registers,
       collect() {
         this.reset();
-        const now = Date.now();
+        const now = broker.engine.clock.now();
         for (const q of self.labelledQueues()) {
           const b = activity.series(q).lastComplete(now);
           this.set({ queue: q, stat: 'avg' }, b.lagCount > 0 ? b.lagSum / b.lagCount : 0);
@@ -223,7 +225,7 @@ export class PromMetrics {
 
   /** The queues that get their own label value (busiest first, capped). */
   private labelledQueues(): string[] {
-    const now = Date.now();
+    const now = this.broker.engine.clock.now();
     const names = [...this.broker.engine.queues.keys()];
     if (names.length <= this.maxQueues) return names;
     const score = (q: string) => {

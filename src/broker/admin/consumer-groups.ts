@@ -134,7 +134,7 @@ export async function deleteGroup(
   const engine = broker.engine;
   if (queue !== undefined && !engine.queues.has(queue)) throw new QueenError('queue_not_found');
   const deleted = await broker.run((tx) => {
-    const now = Date.now();
+    const now = broker.engine.clock.now();
     let n = 0;
     const targets = queue === undefined ? groupsNamed(engine, name) : [engine.queues.get(queue)!.groups.get(name)].filter((g): g is GroupState => !!g);
     for (const g of targets) {
@@ -201,7 +201,7 @@ export async function seek(
     throw new QueenError('partition_not_found', undefined, { success: false });
   }
   const result = await broker.run((tx) => {
-    const now = Date.now();
+    const now = broker.engine.clock.now();
     const g = seekGroup(engine, tx, q, group, target, now);
     if (partition !== undefined) {
       const p = q.partitions.get(partition)!;
@@ -232,7 +232,7 @@ export async function seek(
 export async function setSubscriptionTimestamp(broker: Broker, group: string, timestamp: number): Promise<Record<string, unknown>> {
   const engine = broker.engine;
   const updated = await broker.run((tx) => {
-    const now = Date.now();
+    const now = broker.engine.clock.now();
     const groups = groupsNamed(engine, group);
     for (const g of groups) {
       g.subscription = { ...g.subscription, mode: 'from', fromTime: timestamp, label: 'timestamp' };

@@ -123,7 +123,7 @@ export function listMessages(engine: Engine, q: MessageListQuery): Record<string
     partition = queues[0]!.partitions.get(q.partition);
     if (!partition) throw new QueenError('partition_not_found');
   }
-  const now = Date.now();
+  const now = engine.clock.now();
   const resolver = new StatusResolver(engine, now);
   let after = q.cursor !== undefined ? decodeCursor(q.cursor) : undefined;
   const out: Record<string, unknown>[] = [];
@@ -184,7 +184,7 @@ export function getMessage(engine: Engine, partitionId: string, transactionId: s
   const live = p ? engine.store.findByTransactionId(p.pk, transactionId, 0) : undefined;
   if (!p || (!live && !dlq)) throw new QueenError('message_not_found');
   const q = p.queue;
-  const now = Date.now();
+  const now = engine.clock.now();
   const groups = [...q.groups.values()];
   const consumerGroups = live
     ? groups.map((g) => {
@@ -247,7 +247,7 @@ export async function replayDeadLetter(
   const out = await broker.run((tx) => {
     const row = find();
     if (!row) return undefined;
-    const now = Date.now();
+    const now = engine.clock.now();
     const decoded = decodePayload(engine, row.payload, row.encrypted);
     if (decoded.error) throw new QueenError('payload_integrity_failed', undefined, { success: false, dlqRowRemoved: false });
     const payload = decoded.data;
@@ -264,7 +264,7 @@ export async function replayDeadLetter(
   if (dlqRowRemoved) activity.dlqChanged(row.queue, -1);
   if (result.status === 'queued') {
     broker.counters.pushMessages++;
-    activity.pushed([result], Date.now());
+    activity.pushed([result], engine.clock.now());
   }
   return {
     success: true, result: result.status === 'queued' ? 'moved' : 'duplicate', queue: result.queueName, partition: result.partition,

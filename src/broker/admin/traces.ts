@@ -67,7 +67,7 @@ export async function recordTrace(broker: Broker, input: TraceInput): Promise<{ 
     const row: TraceRow = {
       id, queuePk: p.queue.pk, queue: p.queue.name, partition: p.name, partitionId: p.id, transactionId: input.transactionId,
       messageId: live?.id ?? dead?.messageId ?? null, group, eventType: input.eventType || 'info', data,
-      workerId: input.workerId ?? null, names: traceNames, createdAt: Date.now(),
+      workerId: input.workerId ?? null, names: traceNames, createdAt: engine.clock.now(),
     };
     engine.store.ops.insertTrace(row);
   });

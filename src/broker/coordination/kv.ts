@@ -222,29 +222,44 @@ function applyOne(view: KvView, op: KvOp, index: number): KvResult {
   }
 }
 
-const attached = new WeakMap<Broker, Kv>();
+/** Namespaces listed by {@link Kv.namespaces} at most. */
+export const MAX_KV_NAMESPACES = 1000;
 
-/** The KV service of one broker: batches, and the expiry sweep it keeps armed. */
+/**
+ * The KV service of one broker: batches, console reads, and the expiry sweep it keeps armed.
+ * Built once by `Services` (src/broker/services.ts), which starts and stops the sweep. Expiry is
+ * judged at the broker's clock.
+ */
 export class Kv {
   readonly sweeper: KvSweeper;
 
-  private constructor(readonly broker: Broker) {
+  constructor(readonly broker: Broker) {
     this.sweeper = new KvSweeper(broker);
   }
 
-  /** The KV service of `broker` (created on first use; its sweep starts then). */
-  static for(broker: Broker): Kv {
-    let kv = attached.get(broker);
-    if (!kv) {
-      attached.set(broker, (kv = new Kv(broker)));
-      kv.sweeper.start();
-    }
-    return kv;
+  /** Arms the expiry sweep for the earliest stored expiry. */
+  start(): void {
+    this.sweeper.start();
   }
 
-  /** A view for work inside a unit (`tx` only proves the caller holds one). */
-  view(_tx: StoreTx, now = Date.now()): KvView {
+  /** The broker's current instant, epoch ms. */
+  private now(): number {
+    return this.broker.engine.clock.now();
+  }
+
+  /** A view for work inside a unit (`tx` only proves the caller holds one); `now` in epoch ms. */
+  view(_tx: StoreTx, now = this.now()): KvView {
     return new KvView(this.broker.store.kv, now);
+  }
+
+  /** A read-only view of committed rows at the broker's clock (reads outside a unit of work). */
+  reader(): KvView {
+    return new KvView(this.broker.store.kv, this.now());
+  }
+
+  /** Namespaces with their key counts, by name, at most `limit` (default {@link MAX_KV_NAMESPACES}). */
+  namespaces(limit = MAX_KV_NAMESPACES): { ns: string; keys: number }[] {
+    return this.broker.store.kv.namespaces('', limit);
   }
 
   /** Re-arms the sweep for what `view` wrote (call once its unit is durable). */
@@ -258,7 +273,7 @@ export class Kv {
    */
   async batch(ops: readonly KvOp[]): Promise<KvAnswer> {
     if (!ops.some(isWrite)) {
-      return { ok: true, results: applyKvOps(new KvView(this.broker.store.kv, Date.now()), ops) };
+      return { ok: true, results: applyKvOps(this.reader(), ops) };
     }
     let view: KvView | undefined;
     try {

@@ -9,8 +9,7 @@
  */
 import type { KvRow } from '../../storage/kv.js';
 import { isoOrNull } from '../../util/time.js';
-import type { Broker } from '../broker.js';
-import { Kv, KvView } from './kv.js';
+import type { Kv, KvView } from './kv.js';
 
 /** The KV namespace holding lock permits. */
 export const LOCKS_NS = 'queen-locks';
@@ -132,10 +131,10 @@ export function applyLockOp(view: KvView, op: LockOp, index: number): Record<str
  * @returns one result per operation, index-aligned
  * @throws QueenError `shutting_down`, `storage_error`
  */
-export async function runLocks(broker: Broker, ops: readonly LockOp[]): Promise<Record<string, unknown>[]> {
-  const kv = Kv.for(broker);
+export async function runLocks(kv: Kv, ops: readonly LockOp[]): Promise<Record<string, unknown>[]> {
+  const broker = kv.broker;
   if (ops.every((o) => o.op === 'get')) {
-    const view = new KvView(broker.store.kv, Date.now());
+    const view = kv.reader();
     return ops.map((o, i) => applyLockOp(view, o, i));
   }
   let view: KvView | undefined;

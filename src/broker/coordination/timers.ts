@@ -6,7 +6,8 @@
  * scans the pending timers, and restarts need no rebuild: `start()` arms for whatever is due,
  * including timers that fell due while the broker was down.
  *
- * `main.ts` starts and stops it; routes reach it with {@link Timers.for}.
+ * Built once by `Services` (src/broker/services.ts), which starts and stops it and hands it to
+ * the routes.
  */
 import { isQueenError } from '../../errors.js';
 import type { TimerRow } from '../../storage/timers.js';
@@ -25,8 +26,6 @@ const NEXT = 'next';
  */
 const RETRY_LATER_MS = 1_000;
 
-const attached = new WeakMap<Broker, Timers>();
-
 /** Backoff before retrying a timer whose firing failed: 1 s doubling, at most 60 s. */
 function retryDelay(attempts: number): number {
   return Math.min(60_000, 1000 * 2 ** Math.min(attempts, 6));
@@ -42,7 +41,8 @@ export class Timers {
   /** Lifetime count of messages pushed by timers. */
   fired = 0;
 
-  private constructor(readonly broker: Broker) {
+  /** Wires the loop to `broker` (as an observer of committed transactions); nothing fires until {@link start}. */
+  constructor(readonly broker: Broker) {
     this.next = broker.engine.scheduler.lane<string>('timers');
     // a committed transaction with a `timers` rider may have scheduled the earliest timer
     broker.observers.push({
@@ -50,13 +50,6 @@ export class Timers {
         if (result.success && req.timers && req.timers.length > 0) this.arm(broker.store.timers.nextDueAt());
       },
     });
-  }
-
-  /** The timers of `broker` (created on first use, not started). */
-  static for(broker: Broker): Timers {
-    let t = attached.get(broker);
-    if (!t) attached.set(broker, (t = new Timers(broker)));
-    return t;
   }
 
   /** Arms the firing timer for the earliest stored deliverAt (timers due during downtime fire now). */
@@ -71,6 +64,15 @@ export class Timers {
     this.stopped = true;
     this.next.cancel(NEXT);
     await this.firing;
+  }
+
+  /**
+   * Checks a batch of operations before any unit of work (names, horizon, payload sizes).
+   * @param where the field named in error messages (e.g. `timers` for a transaction's rider)
+   * @throws QueenError as {@link apply} does for malformed input
+   */
+  check(ops: readonly TimerOp[], where?: string): void {
+    checkTimerOps(this.broker.engine, ops, where);
   }
 
   /**
@@ -171,7 +173,7 @@ export class Timers {
     broker.counters.pushMessages += queued.length;
     if (fired.length > 0) {
       for (const o of broker.observers) {
-        try { o.pushed?.(fired, Date.now()); } catch (e) { broker.log.error({ err: e }, 'broker observer failed'); }
+        try { o.pushed?.(fired, broker.engine.clock.now()); } catch (e) { broker.log.error({ err: e }, 'broker observer failed'); }
       }
     }
     if (unrecorded) return 'later';

@@ -1,17 +1,16 @@
 /**
  * The broker's admin background jobs: wires the activity counters, retention sweep, maintenance modes and
  * Prometheus metrics to one {@link Broker}, and starts and stops their background work.
- * `main.ts` starts it after the broker loaded its state; the HTTP routes reach it with
- * {@link AdminJobs.for}.
+ * Built once by `Services` (src/broker/services.ts), which starts it after the broker loaded its
+ * state and hands it to the HTTP routes.
  */
 import { PromMetrics } from '../../observability/metrics.js';
 import { Activity } from '../admin/activity.js';
+import { AdminViews } from '../admin/views.js';
 import type { Broker } from '../broker.js';
 import type { CursorMoved } from '../admin/consumer-groups.js';
 import { Maintenance } from './maintenance.js';
 import { Retention } from './retention.js';
-
-const attached = new WeakMap<Broker, AdminJobs>();
 
 /** Background operator work attached to one broker: activity, retention, maintenance, metrics. */
 export class AdminJobs {
@@ -19,15 +18,19 @@ export class AdminJobs {
   readonly retention: Retention;
   readonly maintenance: Maintenance;
   readonly metrics: PromMetrics;
+  /** The read-only operator views (resources, groups, status, messages, dead letters). */
+  readonly views: AdminViews;
   /** Tells retention that a partition's consumption point moved. */
   readonly cursorMoved: CursorMoved;
   private started = false;
 
-  private constructor(readonly broker: Broker) {
+  /** Wires the jobs to `broker` (as an observer); nothing runs until {@link start}. */
+  constructor(readonly broker: Broker) {
     this.activity = new Activity(broker.engine);
     this.retention = new Retention(broker, this.activity);
     this.maintenance = new Maintenance(broker, this.activity);
     this.metrics = new PromMetrics(broker, this.activity, this.maintenance, this.retention);
+    this.views = new AdminViews(broker, this.activity);
     this.cursorMoved = (p) => this.retention.touched(p);
     const engine = broker.engine;
     const retention = this.retention;
@@ -48,13 +51,6 @@ export class AdminJobs {
         }
       },
     });
-  }
-
-  /** The admin jobs of `broker` (created on first use, not started). */
-  static for(broker: Broker): AdminJobs {
-    let jobs = attached.get(broker);
-    if (!jobs) attached.set(broker, (jobs = new AdminJobs(broker)));
-    return jobs;
   }
 
   /** Seeds counters from the store, resumes an interrupted spool replay, starts the retention sweep. */

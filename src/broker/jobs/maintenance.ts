@@ -276,7 +276,7 @@ export class Maintenance {
       let results: PushResult[];
       try {
         results = await this.broker.run((tx) => {
-          const now = Date.now();
+          const now = engine.clock.now();
           return applyPush(engine, tx, planPush(engine, tx, pushItems, run[0]!.s, now), now);
         });
       } catch (e) {
@@ -285,7 +285,7 @@ export class Maintenance {
       }
       const queued = results.filter((r) => r.status === 'queued').length;
       this.broker.counters.pushMessages += queued;
-      this.activity.pushed(results, Date.now());
+      this.activity.pushed(results, engine.clock.now());
       i = j;
     }
   }
@@ -297,7 +297,7 @@ export class Maintenance {
     for (const item of items) {
       try {
         out.push(...await this.broker.run((tx) => {
-          const now = Date.now();
+          const now = engine.clock.now();
           return applyPush(engine, tx, planPush(engine, tx, [item], producerSub, now), now);
         }));
       } catch (e) {

@@ -3,9 +3,7 @@
  * one), seek (queue or partition; to the end or to a time) and the subscription timestamp.
  */
 import type { FastifyInstance } from 'fastify';
-import {
-  deleteGroup, groupDetail, laggingPartitions, listGroups, seek, setSubscriptionTimestamp, type SeekTarget,
-} from '../../broker/admin/consumer-groups.js';
+import { deleteGroup, seek, setSubscriptionTimestamp, type SeekTarget } from '../../broker/admin/consumer-groups.js';
 import { QueenError } from '../../errors.js';
 import { qBool, qInt, type Query } from '../query.js';
 import { bodyObject, type OpsContext } from './ops-context.js';
@@ -31,16 +29,15 @@ function seekTarget(body: unknown, emptyIsEnd: boolean): SeekTarget {
 }
 
 /** Fastify plugin registering the routes this module describes. */
-export async function consumerGroupRoutes(app: FastifyInstance, { broker, ops }: OpsContext): Promise<void> {
-  const engine = broker.engine;
+export async function consumerGroupRoutes(app: FastifyInstance, { broker, ops, views }: OpsContext): Promise<void> {
 
-  app.get<Replies<'GET /api/v1/consumer-groups'>>('/api/v1/consumer-groups', async () => unchecked<Answer<'GET /api/v1/consumer-groups'>>(listGroups(engine, Date.now())));
+  app.get<Replies<'GET /api/v1/consumer-groups'>>('/api/v1/consumer-groups', async () => unchecked<Answer<'GET /api/v1/consumer-groups'>>(views.listGroups()));
 
   app.get<{ Querystring: Query } & Replies<'GET /api/v1/consumer-groups/lagging'>>('/api/v1/consumer-groups/lagging', async (req) =>
-    laggingPartitions(engine, qInt(req.query, 'minLagSeconds', 3600, 0, 10 * 365 * 86_400), Date.now()));
+    views.laggingPartitions(qInt(req.query, 'minLagSeconds', 3600, 0, 10 * 365 * 86_400)));
 
   app.get<{ Params: { group: string } } & Replies<'GET /api/v1/consumer-groups/:group'>>('/api/v1/consumer-groups/:group', async (req) =>
-    unchecked<Answer<'GET /api/v1/consumer-groups/:group'>>(groupDetail(engine, req.params.group, Date.now())));
+    unchecked<Answer<'GET /api/v1/consumer-groups/:group'>>(views.groupDetail(req.params.group)));
 
   app.delete<{ Params: { group: string }; Querystring: Query } & Replies<'DELETE /api/v1/consumer-groups/:group'>>('/api/v1/consumer-groups/:group', async (req) =>
     deleteGroup(broker, req.params.group, undefined, qBool(req.query, 'deleteMetadata', true), ops.cursorMoved));
@@ -49,7 +46,7 @@ export async function consumerGroupRoutes(app: FastifyInstance, { broker, ops }:
     deleteGroup(broker, req.params.group, req.params.queue, qBool(req.query, 'deleteMetadata', true), ops.cursorMoved));
 
   app.post<{ Params: { group: string } } & Replies<'POST /api/v1/consumer-groups/:group/subscription'>>('/api/v1/consumer-groups/:group/subscription', async (req) => {
-    engine.checkName('consumerGroup', req.params.group);
+    broker.checkName('consumerGroup', req.params.group);
     const b = bodyObject(req.body);
     const ts = typeof b.subscriptionTimestamp === 'string' ? parseIso(b.subscriptionTimestamp) : undefined;
     if (ts === undefined) throw new QueenError('invalid_request', 'subscriptionTimestamp (ISO-8601) is required', { success: false });
@@ -57,13 +54,13 @@ export async function consumerGroupRoutes(app: FastifyInstance, { broker, ops }:
   });
 
   app.post<{ Params: { group: string; queue: string } } & Replies<'POST /api/v1/consumer-groups/:group/queues/:queue/seek'>>('/api/v1/consumer-groups/:group/queues/:queue/seek', async (req) => {
-    engine.checkName('consumerGroup', req.params.group);
+    broker.checkName('consumerGroup', req.params.group);
     return seek(broker, req.params.group, req.params.queue, undefined, seekTarget(req.body, false), ops.cursorMoved);
   });
 
   app.post<{ Params: { group: string; queue: string; partition: string } } & Replies<'POST /api/v1/consumer-groups/:group/queues/:queue/partitions/:partition/seek'>>('/api/v1/consumer-groups/:group/queues/:queue/partitions/:partition/seek',
     async (req) => {
-      engine.checkName('consumerGroup', req.params.group);
+      broker.checkName('consumerGroup', req.params.group);
       return seek(broker, req.params.group, req.params.queue, req.params.partition, seekTarget(req.body, true), ops.cursorMoved);
     },
   );

@@ -10,7 +10,7 @@ import { bodyObject, type OpsContext } from './ops-context.js';
 import type { Replies } from '../schemas/types.js';
 
 /** Fastify plugin registering the routes this module describes. */
-export async function dlqAdminRoutes(app: FastifyInstance, { broker, ops }: OpsContext): Promise<void> {
+export async function dlqAdminRoutes(app: FastifyInstance, { broker, ops, views }: OpsContext): Promise<void> {
   app.delete<{ Querystring: Query } & Replies<'DELETE /api/v1/dlq'>>('/api/v1/dlq', async (req) => {
     const queue = qString(req.query, 'queue');
     if (!queue) throw new QueenError('queue_required', undefined, { success: false });
@@ -25,9 +25,9 @@ export async function dlqAdminRoutes(app: FastifyInstance, { broker, ops }: OpsC
       if (typeof b[k] !== 'string' || (b[k] as string).trim() === '') {
         throw new QueenError('invalid_request', `${k} must be a non-empty string`, { success: false });
       }
-      broker.engine.checkName(k, b[k] as string);
+      broker.checkName(k, b[k] as string);
       target[k] = b[k] as string;
     }
-    return replayDeadLetter(broker, ops.activity, () => broker.store.getDlq(req.params.id), target, ops.maintenance.diverting);
+    return replayDeadLetter(broker, ops.activity, () => views.deadLetter(req.params.id), target, ops.maintenance.diverting);
   });
 }

@@ -7,7 +7,7 @@ import type { Replies } from '../schemas/types.js';
 export const VERSION = '0.1.0';
 
 /** Fastify plugin registering the routes this module describes. */
-export async function healthRoutes(app: FastifyInstance, { broker }: RouteContext): Promise<void> {
+export async function healthRoutes(app: FastifyInstance, { broker, services }: RouteContext): Promise<void> {
   app.get<Replies<'GET /health'>>('/health', async (_req, reply) => {
     const ok = broker.healthy();
     return reply.code(ok ? 200 : 503).send({
@@ -17,7 +17,7 @@ export async function healthRoutes(app: FastifyInstance, { broker }: RouteContex
 
   app.get<Replies<'GET /metrics'>>('/metrics', async () => {
     const c = broker.counters;
-    const uptime = (Date.now() - broker.startedAt) / 1000;
+    const uptime = services.views.uptimeSeconds();
     const requests = c.pushRequests + c.popRequests + c.ackRequests + c.transactions;
     const mem = process.memoryUsage();
     const cpu = process.cpuUsage();
@@ -31,7 +31,7 @@ export async function healthRoutes(app: FastifyInstance, { broker }: RouteContex
       transactions: c.transactions,
       dlq: { messages: c.dlqMessages },
       encryption: { integrityFailures: c.payloadIntegrityFailures },
-      parkedConsumers: broker.engine.waiters.size,
+      parkedConsumers: broker.parkedConsumers,
       // One embedded SQLite connection; the fields keep the reference's shape for its clients.
       database: { poolSize: 1, idleConnections: 1, waitingRequests: 0 },
       memory: { rss: mem.rss, heapTotal: mem.heapTotal, heapUsed: mem.heapUsed, external: mem.external, arrayBuffers: mem.arrayBuffers },

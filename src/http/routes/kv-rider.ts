@@ -4,8 +4,7 @@
  * A lost `required` precondition rolls the whole transaction back and answers 200 with
  * `success:false, reason:"kv_precondition", ok:false, failedIndex, kvReason, version, value`.
  */
-import type { Broker } from '../../broker/broker.js';
-import { Kv, KvPreconditionLost } from '../../broker/coordination/kv.js';
+import { KvPreconditionLost, type Kv } from '../../broker/coordination/kv.js';
 import type { TransactionRequest } from '../../broker/messaging/transaction.js';
 import { isQueenError, QueenError } from '../../errors.js';
 import { newId } from '../../util/ids.js';
@@ -15,11 +14,10 @@ import { kvLimits, parseKvRider } from './kv-input.js';
  * Parses the rider (`undefined` when absent).
  * @throws QueenError with a `kv_*` code and the transaction failure fields (`success:false`, `reason:"bad_request"`, `detail`)
  */
-export function kvRider(broker: Broker, raw: unknown, limits: { maxPushItems: number; maxPayloadBytes: number }): TransactionRequest['kv'] {
+export function kvRider(kv: Kv, raw: unknown, limits: { maxPushItems: number; maxPayloadBytes: number }): TransactionRequest['kv'] {
   if (raw === undefined || raw === null) return undefined;
   try {
     const ops = parseKvRider(raw, kvLimits(limits));
-    const kv = Kv.for(broker);
     return { ops, committed: (view) => kv.committed(view) };
   } catch (e) {
     if (!isQueenError(e)) throw e;

@@ -6,7 +6,7 @@
  * Verdicts answer 200; only malformed input is a 4xx.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { Kv, KvView, rowOut, type KvOp } from '../../broker/coordination/kv.js';
+import { rowOut, type KvOp } from '../../broker/coordination/kv.js';
 import type { RouteContext } from '../app.js';
 import { kvBad, kvKey, kvLimits, kvNamespace, page, parseKvBatch, parseKvOp } from './kv-input.js';
 import { lockRoutes } from './locks.js';
@@ -15,9 +15,6 @@ import { wire } from '../schemas/wire.js';
 
 type Obj = Record<string, unknown>;
 type KvParams = { ns: string; '*': string };
-
-/** Namespaces listed by the console read. */
-const MAX_NAMESPACES = 1000;
 
 function noQuery(req: FastifyRequest): void {
   if (req.url.includes('?')) throw kvBad('kv_query_not_allowed', 'query strings are not accepted on /api/v1/kv/:ns/<key>; percent-encode the key');
@@ -31,10 +28,9 @@ function objectBody(body: unknown): Obj {
 
 /** Fastify plugin registering the routes this module describes. */
 export async function kvRoutes(app: FastifyInstance, ctx: RouteContext): Promise<void> {
-  const { broker, config } = ctx;
-  const kv = Kv.for(broker);
+  const { services, config } = ctx;
+  const kv = services.kv;
   const limits = kvLimits(config.limits);
-  app.addHook('onClose', async () => kv.stop());
 
   app.post<Replies<'POST /api/v1/kv'>>('/api/v1/kv', async (req) => kv.batch(parseKvBatch(req.body, limits)));
 
@@ -54,7 +50,7 @@ export async function kvRoutes(app: FastifyInstance, ctx: RouteContext): Promise
   app.delete<{ Params: KvParams } & Replies<'DELETE /api/v1/kv/:ns/*'>>('/api/v1/kv/:ns/*', (req) => single(req, (ns, key, body) => ({ ...body, op: 'delete', ns, key })));
 
   app.get<Replies<'GET /api/v1/resources/kv/namespaces'>>('/api/v1/resources/kv/namespaces', async () => ({
-    namespaces: broker.store.kv.namespaces('', MAX_NAMESPACES),
+    namespaces: kv.namespaces(),
   }));
 
   app.post<Replies<'POST /api/v1/resources/kv/list'>>('/api/v1/resources/kv/list', async (req) => {
@@ -63,7 +59,7 @@ export async function kvRoutes(app: FastifyInstance, ctx: RouteContext): Promise
     const prefix = body.prefix === undefined || body.prefix === null ? '' : body.prefix;
     if (typeof prefix !== 'string') throw kvBad('kv_bad_request', 'body.prefix must be a string');
     const p = page(body, 'body');
-    const got = new KvView(broker.store.kv, Date.now()).scan(ns, prefix, p.after, p.limit + 1);
+    const got = kv.reader().scan(ns, prefix, p.after, p.limit + 1);
     const truncated = got.length > p.limit;
     const rows = truncated ? got.slice(0, p.limit) : got;
     return { ns, rows: wire(rows.map((r) => rowOut(r, !p.keysOnly))), truncated, nextAfter: truncated ? rows[rows.length - 1]!.key : null };

@@ -72,13 +72,13 @@ function parseOp(raw: unknown, where: string): LockOp {
 }
 
 /** Fastify plugin registering the routes this module describes. */
-export async function lockRoutes(app: FastifyInstance, { broker, config }: RouteContext): Promise<void> {
+export async function lockRoutes(app: FastifyInstance, { services, config }: RouteContext): Promise<void> {
   app.post<Replies<'POST /api/v1/locks'>>('/api/v1/locks', async (req) => {
     const body = req.body;
     const list = Array.isArray(body) ? body : body && typeof body === 'object' ? (body as Obj).operations : undefined;
     if (!Array.isArray(list) || list.length === 0) throw bad('body must be {"operations":[…]} or a non-empty array of operations');
     if (list.length > config.limits.maxPushItems) throw bad(`${list.length} operations; the limit is ${config.limits.maxPushItems}`);
     const ops = list.map((r: unknown, i: number) => parseOp(r, `operations[${i}]`));
-    return { results: unchecked<Answer<'POST /api/v1/locks'>['results']>(await runLocks(broker, ops)) };
+    return { results: unchecked<Answer<'POST /api/v1/locks'>['results']>(await runLocks(services.kv, ops)) };
   });
 }

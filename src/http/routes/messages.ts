@@ -4,7 +4,7 @@
  * (replay of the address's newest dead letter).
  */
 import type { FastifyInstance } from 'fastify';
-import { deleteDeadLetter, getMessage, listMessages, replayDeadLetter, type MessageStatus } from '../../broker/admin/messages.js';
+import { deleteDeadLetter, replayDeadLetter, type MessageStatus } from '../../broker/admin/messages.js';
 import { QueenError } from '../../errors.js';
 import { qInt, qString, qTime, type Query } from '../query.js';
 import type { OpsContext } from './ops-context.js';
@@ -14,8 +14,7 @@ import { unchecked } from '../schemas/wire.js';
 const STATUSES: readonly MessageStatus[] = ['pending', 'processing', 'completed'];
 
 /** Fastify plugin registering the routes this module describes. */
-export async function messageRoutes(app: FastifyInstance, { broker, ops }: OpsContext): Promise<void> {
-  const engine = broker.engine;
+export async function messageRoutes(app: FastifyInstance, { broker, ops, views }: OpsContext): Promise<void> {
 
   app.get<{ Querystring: Query } & Replies<'GET /api/v1/messages'>>('/api/v1/messages', async (req) => {
     const q = req.query;
@@ -26,7 +25,7 @@ export async function messageRoutes(app: FastifyInstance, { broker, ops }: OpsCo
     if ((qString(q, 'offset') ?? '') !== '' && qInt(q, 'offset', 0, 0, 0) !== 0) {
       throw new QueenError('invalid_request', 'offset paging is not supported: use cursor (pagination.nextCursor)');
     }
-    return unchecked<Answer<'GET /api/v1/messages'>>(listMessages(engine, {
+    return unchecked<Answer<'GET /api/v1/messages'>>(views.listMessages({
       queue: qString(q, 'queue') || undefined,
       partition: qString(q, 'partition') || undefined,
       namespace: qString(q, 'namespace') || qString(q, 'ns') || undefined,
@@ -40,7 +39,7 @@ export async function messageRoutes(app: FastifyInstance, { broker, ops }: OpsCo
   });
 
   app.get<{ Params: { partitionId: string; transactionId: string } } & Replies<'GET /api/v1/messages/:partitionId/:transactionId'>>('/api/v1/messages/:partitionId/:transactionId', async (req) =>
-    getMessage(engine, req.params.partitionId, req.params.transactionId));
+    views.getMessage(req.params.partitionId, req.params.transactionId));
 
   app.delete<{ Params: { partitionId: string; transactionId: string } } & Replies<'DELETE /api/v1/messages/:partitionId/:transactionId'>>('/api/v1/messages/:partitionId/:transactionId', async (req) =>
     deleteDeadLetter(broker, ops.activity, req.params.partitionId, req.params.transactionId));
@@ -48,7 +47,7 @@ export async function messageRoutes(app: FastifyInstance, { broker, ops }: OpsCo
   app.post<{ Params: { partitionId: string; transactionId: string } } & Replies<'POST /api/v1/messages/:partitionId/:transactionId/retry'>>('/api/v1/messages/:partitionId/:transactionId/retry', async (req) => {
     const { partitionId, transactionId } = req.params;
     try {
-      return await replayDeadLetter(broker, ops.activity, () => broker.store.ops.findDlqByAddress(partitionId, transactionId), {}, ops.maintenance.diverting);
+      return await replayDeadLetter(broker, ops.activity, () => views.deadLetterAt(partitionId, transactionId), {}, ops.maintenance.diverting);
     } catch (e) {
       if (e instanceof QueenError && e.code === 'dlq_not_found') throw new QueenError('message_not_found', 'No dead letter for this message', { success: false });
       throw e;

@@ -3,9 +3,7 @@
  * messages, dead-letter administration, consumer groups, traces, status, system, Prometheus.
  */
 import type { FastifyInstance } from 'fastify';
-import type { Broker } from '../../broker/broker.js';
-import { AdminJobs } from '../../broker/jobs/admin-jobs.js';
-import type { Config } from '../../config/index.js';
+import type { RouteContext } from '../app.js';
 import type { OpsContext } from './ops-context.js';
 import { consumerGroupRoutes } from './consumer-groups.js';
 import { dlqAdminRoutes } from './dlq-admin.js';
@@ -17,8 +15,8 @@ import { systemRoutes } from './system.js';
 import { traceRoutes } from './traces.js';
 
 /** Registers every operator route for `broker` (its {@link AdminJobs} are created on first use). */
-export async function opsRoutes(app: FastifyInstance, opts: { broker: Broker; config: Config }): Promise<void> {
-  const ctx: OpsContext = { ...opts, ops: AdminJobs.for(opts.broker) };
+export async function opsRoutes(app: FastifyInstance, opts: RouteContext): Promise<void> {
+  const ctx: OpsContext = { ...opts, ops: opts.services.jobs, views: opts.services.views };
   await app.register(resourceAdminRoutes, ctx);
   await app.register(messageRoutes, ctx);
   await app.register(dlqAdminRoutes, ctx);

@@ -19,7 +19,7 @@ export async function popRoutes(app: FastifyInstance, { broker, config }: RouteC
   function parse(q: Query, queue: string | undefined, partition: string | undefined): PopRequest {
     const group = qString(q, 'consumerGroup');
     for (const [kind, v] of [['consumerGroup', group], ['namespace', qString(q, 'namespace')], ['task', qString(q, 'task')]] as const) {
-      if (v !== undefined) broker.engine.checkName(kind, v);
+      if (v !== undefined) broker.checkName(kind, v);
     }
     const conflation = qBool(q, 'conflation', false);
     const autoAck = qBool(q, 'autoAck', false);
@@ -68,15 +68,15 @@ export async function popRoutes(app: FastifyInstance, { broker, config }: RouteC
   const noHead = { exposeHeadRoute: false };
 
   app.get<{ Params: { queue: string }; Querystring: Query } & Replies<'GET /api/v1/pop/queue/:queue'>>('/api/v1/pop/queue/:queue', noHead, async (req, reply) => {
-    broker.engine.checkName('queue', req.params.queue);
+    broker.checkName('queue', req.params.queue);
     return answer(req, reply, parse(req.query, req.params.queue, undefined));
   });
 
   app.get<{ Params: { queue: string; partition: string }; Querystring: Query } & Replies<'GET /api/v1/pop/queue/:queue/partition/:partition'>>('/api/v1/pop/queue/:queue/partition/:partition',
     noHead,
     async (req, reply) => {
-      broker.engine.checkName('queue', req.params.queue);
-      broker.engine.checkName('partition', req.params.partition);
+      broker.checkName('queue', req.params.queue);
+      broker.checkName('partition', req.params.partition);
       return answer(req, reply, parse(req.query, req.params.queue, req.params.partition));
     },
   );

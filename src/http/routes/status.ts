@@ -4,7 +4,7 @@
  * metrics tables answer neutral documents built from the same counters.
  */
 import type { FastifyInstance } from 'fastify';
-import { analytics, status, statusQueue, statusQueues, type StatusFilter } from '../../broker/admin/status.js';
+import type { StatusFilter } from '../../broker/admin/status.js';
 import { QueenError } from '../../errors.js';
 import { qInt, qString, qTime, type Query } from '../query.js';
 import type { OpsContext } from './ops-context.js';
@@ -19,26 +19,25 @@ function filter(q: Query): StatusFilter {
 }
 
 /** Fastify plugin registering the routes this module describes. */
-export async function statusRoutes(app: FastifyInstance, { broker, ops }: OpsContext): Promise<void> {
-  const engine = broker.engine;
+export async function statusRoutes(app: FastifyInstance, { broker, ops, views }: OpsContext): Promise<void> {
 
   app.get<{ Querystring: Query } & Replies<'GET /api/v1/status'>>('/api/v1/status', async (req) => {
     const m = ops.maintenance.status();
-    return unchecked<Answer<'GET /api/v1/status'>>(status(engine, ops.activity, filter(req.query), {
-      parkedConsumers: engine.waiters.size, uptimeSeconds: (Date.now() - broker.startedAt) / 1000,
+    return unchecked<Answer<'GET /api/v1/status'>>(views.status(filter(req.query), {
+      parkedConsumers: broker.parkedConsumers, uptimeSeconds: views.uptimeSeconds(),
       maintenance: { push: m.maintenanceMode, pop: m.popMaintenanceMode, bufferedMessages: m.bufferedMessages },
-    }, Date.now()));
+    }));
   });
 
   app.get<{ Querystring: Query } & Replies<'GET /api/v1/status/queues'>>('/api/v1/status/queues', async (req) =>
-    unchecked<Answer<'GET /api/v1/status/queues'>>(statusQueues(engine, ops.activity, filter(req.query), qInt(req.query, 'limit', 100, 1, 1000), qInt(req.query, 'offset', 0, 0, 1_000_000), Date.now())));
+    unchecked<Answer<'GET /api/v1/status/queues'>>(views.statusQueues(filter(req.query), qInt(req.query, 'limit', 100, 1, 1000), qInt(req.query, 'offset', 0, 0, 1_000_000))));
 
-  app.get<{ Params: { queue: string } } & Replies<'GET /api/v1/status/queues/:queue'>>('/api/v1/status/queues/:queue', async (req) => statusQueue(engine, ops.activity, req.params.queue, Date.now()));
+  app.get<{ Params: { queue: string } } & Replies<'GET /api/v1/status/queues/:queue'>>('/api/v1/status/queues/:queue', async (req) => views.statusQueue(req.params.queue));
 
   app.get<{ Querystring: Query } & Replies<'GET /api/v1/status/analytics'>>('/api/v1/status/analytics', async (req) => {
     const interval = qString(req.query, 'interval') || 'minute';
     if (interval !== 'minute' && interval !== 'hour') throw new QueenError('invalid_request', 'interval must be minute or hour');
-    return analytics(engine, ops.activity, filter(req.query), interval, Date.now());
+    return views.analytics(filter(req.query), interval);
   });
 
   app.get<Replies<'GET /api/v1/status/buffers'>>('/api/v1/status/buffers', async () => {
@@ -52,7 +51,7 @@ export async function statusRoutes(app: FastifyInstance, { broker, ops }: OpsCon
     return {
       timeSeries: [], replicas: [],
       current: {
-        timestamp: new Date().toISOString(), uptimeSeconds: (Date.now() - broker.startedAt) / 1000,
+        timestamp: new Date(views.clock.now()).toISOString(), uptimeSeconds: views.uptimeSeconds(),
         cpu: { user_us: cpu.user, system_us: cpu.system }, memory: { rss_bytes: mem.rss, heap_used_bytes: mem.heapUsed },
       },
     };

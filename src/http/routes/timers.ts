@@ -5,10 +5,9 @@
  * (cancel). Verdicts (`absent`, `too_late`) are 200 answers with `ok:false`.
  */
 import type { FastifyInstance } from 'fastify';
-import type { Engine } from '../../broker/messaging/engine.js';
-import { checkTimerOps, type TimerOp } from '../../broker/coordination/timer-ops.js';
+import type { TimerOp } from '../../broker/coordination/timer-ops.js';
 import type { Config } from '../../config/index.js';
-import { Timers } from '../../broker/coordination/timers.js';
+import type { Timers } from '../../broker/coordination/timers.js';
 import { QueenError } from '../../errors.js';
 import { controlNumber } from '../../util/json.js';
 import type { RouteContext } from '../app.js';
@@ -90,7 +89,7 @@ export function toTimerOp(raw: unknown, at: string, maxPayloadBytes: number): Ti
  * transaction runs; undefined when absent.
  * @throws QueenError with the transaction failure body (`success:false`, `reason`, `results:[]`)
  */
-export function parseTimerRider(engine: Engine, raw: unknown, limits: Pick<Config['limits'], 'maxPushItems' | 'maxPayloadBytes'>): TimerOp[] | undefined {
+export function parseTimerRider(timers: Timers, raw: unknown, limits: Pick<Config['limits'], 'maxPushItems' | 'maxPayloadBytes'>): TimerOp[] | undefined {
   if (raw === undefined || raw === null) return undefined;
   try {
     if (!Array.isArray(raw)) throw bad('timers must be an array of timer operations');
@@ -98,7 +97,7 @@ export function parseTimerRider(engine: Engine, raw: unknown, limits: Pick<Confi
       throw new QueenError('batch_too_large', `timers has ${raw.length} entries; the limit is ${limits.maxPushItems} (QUEEN_MAX_PUSH_ITEMS)`);
     }
     const ops = raw.map((r, i) => toTimerOp(r, `timers[${i}]`, limits.maxPayloadBytes));
-    checkTimerOps(engine, ops, 'timers');
+    timers.check(ops, 'timers');
     return ops;
   } catch (e) {
     if (!(e instanceof QueenError)) throw e;
@@ -108,8 +107,8 @@ export function parseTimerRider(engine: Engine, raw: unknown, limits: Pick<Confi
 }
 
 /** Fastify plugin registering the routes this module describes. */
-export async function timerRoutes(app: FastifyInstance, { broker, config }: RouteContext): Promise<void> {
-  const timers = Timers.for(broker);
+export async function timerRoutes(app: FastifyInstance, { services, config }: RouteContext): Promise<void> {
+  const timers = services.timers;
   const max = config.limits.maxPushItems;
 
   app.post<Replies<'POST /api/v1/timers'>>('/api/v1/timers', async (req) => {

@@ -87,11 +87,11 @@ function parseOps(body: unknown, maxItems: number): { ops: TransactionOp[]; requ
 }
 
 /** Fastify plugin registering the routes this module describes. */
-export async function transactionRoutes(app: FastifyInstance, { broker, config }: RouteContext): Promise<void> {
+export async function transactionRoutes(app: FastifyInstance, { broker, services, config }: RouteContext): Promise<void> {
   app.post<Replies<'POST /api/v1/transaction'>>('/api/v1/transaction', async (req) => {
     const { ops, requiredLeases } = parseOps(req.body, config.limits.maxPushItems);
-    const timers = parseTimerRider(broker.engine, (req.body as Obj).timers, config.limits);
-    const kv = kvRider(broker, (req.body as Obj).kv, config.limits);
+    const timers = parseTimerRider(services.timers, (req.body as Obj).timers, config.limits);
+    const kv = kvRider(services.kv, (req.body as Obj).kv, config.limits);
     return unchecked<Answer<'POST /api/v1/transaction'>>(await broker.transaction({ operations: ops, requiredLeases, producerSub: producerSubOf(req), timers, kv }).catch(kvPreconditionAnswer));
   });
 }

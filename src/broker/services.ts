@@ -1,0 +1,106 @@
+/**
+ * The broker's services, built once per process by `main.ts` (and by domain tests, on a test
+ * clock): the store, the clock and the one scheduler, the broker facade, KV and locks, timers,
+ * traces and the operator views, and the background jobs (activity, retention, maintenance spool,
+ * metrics, KV expiry sweep, timer firing, lease expiry). Each is constructed here and handed to
+ * whoever uses it; nothing finds a service by lookup.
+ *
+ * One start order and its reverse as the stop order (docs/operations.md#boot):
+ *
+ * | start                                   | stop (reverse)                                 |
+ * |-----------------------------------------|------------------------------------------------|
+ * | 1. broker: state from the store; lease  | 4. broker: wait for in-flight commits, cancel  |
+ * |    expiry and delay timers armed        |    every scheduled entry, close the store      |
+ * | 2. KV expiry sweep                      | 3. KV expiry sweep                             |
+ * | 3. admin jobs: DLQ depths, spool replay,| 2. admin jobs: retention and spool finished,   |
+ * |    retention sweep                      |    metrics stopped                             |
+ * | 4. timers: fire what is due             | 1. timers: no new round, the running one ends  |
+ *
+ * Before {@link stop}, the front doors call {@link stopAccepting} and close their listeners.
+ */
+import type { Logger } from 'pino';
+import type { Config } from '../config/index.js';
+import type { PayloadCodec } from '../model/codec.js';
+import type { Store, StoreSnapshot } from '../storage/store.js';
+import { systemClock, type Clock } from '../util/clock.js';
+import type { Scheduler } from '../util/scheduler.js';
+import type { AdminViews } from './admin/views.js';
+import { Broker } from './broker.js';
+import { Kv } from './coordination/kv.js';
+import { Timers } from './coordination/timers.js';
+import { AdminJobs } from './jobs/admin-jobs.js';
+
+/** What {@link Services} is built from. */
+export interface ServicesDeps {
+  store: Store;
+  config: Config;
+  /** Payload encryption (or the plain codec). */
+  codec: PayloadCodec;
+  log: Logger;
+  /** The source of time for every rule (default: wall clock); tests pass a `TestClock`. */
+  clock?: Clock;
+}
+
+/** Every broker service of one process, with one start and one stop order (see the module comment). */
+export class Services {
+  readonly clock: Clock;
+  /** The one due-time scheduler (lease expiry, delays, timers, KV TTL, retention, pop deadlines). */
+  readonly scheduler: Scheduler;
+  /** The operations of the Queen API. */
+  readonly broker: Broker;
+  /** KV batches and console reads; locks run over it. */
+  readonly kv: Kv;
+  /** Scheduled messages and their firing loop. */
+  readonly timers: Timers;
+  /** Activity counters, retention, maintenance modes, Prometheus metrics. */
+  readonly jobs: AdminJobs;
+  /** Read-only operator views. */
+  readonly views: AdminViews;
+  private state: 'new' | 'started' | 'stopped' = 'new';
+
+  constructor(deps: ServicesDeps) {
+    this.clock = deps.clock ?? systemClock;
+    this.broker = new Broker(deps.store, deps.config, deps.codec, deps.log, this.clock);
+    this.scheduler = this.broker.engine.scheduler;
+    this.kv = new Kv(this.broker);
+    this.jobs = new AdminJobs(this.broker);
+    this.views = this.jobs.views;
+    this.timers = new Timers(this.broker);
+  }
+
+  /**
+   * Starts everything in order; call once, before serving.
+   * @param snapshot a snapshot already read at boot (read from the store when omitted)
+   * @throws Error when called twice
+   */
+  start(snapshot: StoreSnapshot = this.broker.store.loadSnapshot()): void {
+    if (this.state !== 'new') throw new Error(`services already ${this.state}`);
+    this.state = 'started';
+    this.broker.start(snapshot);
+    this.kv.start();
+    this.jobs.start(snapshot.settings);
+    this.timers.start(); // includes timers that fell due while the broker was down
+  }
+
+  /** Stops taking new work and answers every parked pop (204); background jobs keep running. */
+  stopAccepting(): void {
+    this.broker.stopAccepting();
+  }
+
+  /**
+   * Stops everything in reverse start order, then closes the store. Idempotent.
+   * @param graceMs how long to wait for in-flight commits, ms
+   */
+  async stop(graceMs: number): Promise<void> {
+    if (this.state === 'stopped') return;
+    const started = this.state === 'started';
+    this.state = 'stopped';
+    this.broker.stopAccepting();
+    if (started) {
+      await this.timers.stop();
+      await this.jobs.stop();
+      this.kv.stop();
+    }
+    await this.broker.shutdown(graceMs);
+  }
+}

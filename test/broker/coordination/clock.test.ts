@@ -1,0 +1,69 @@
+/**
+ * Coordination rules that depend on time, driven by a test clock on a real SQLite store: timers
+ * fire at their due time, KV rows expire at their TTL (and the sweep prunes them), lock permits
+ * lapse at their TTL. No sleeps: the clock moves when the test says so; the async work a due time
+ * starts (a timer's unit of work, the sweep) is awaited by polling for its result.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type { Broker } from '../../../src/broker/broker.js';
+import { runLocks } from '../../../src/broker/coordination/locks.js';
+import type { Services } from '../../../src/broker/services.js';
+import type { TestClock } from '../../../src/util/clock.js';
+import { RawJson } from '../../../src/util/json.js';
+import { popOf, startTestServices, type TestServices } from '../../helpers/services.js';
+import { waitFor } from '../../helpers/wait.js';
+
+let t: TestServices;
+let services: Services;
+let broker: Broker;
+let clock: TestClock;
+before(() => {
+  t = startTestServices();
+  ({ services, clock } = t);
+  broker = services.broker;
+});
+after(() => t.stop());
+
+describe('on a test clock', () => {
+  test('a timer fires at its due time, not before', async () => {
+    const [r] = await services.timers.apply([{ op: 'schedule', queue: 'timed', timerKey: 'k1', delayMs: 60_000, txn: 't1', payloadJson: '"wake"' }], null);
+    assert.equal(r!.ok, true);
+    clock.advance(59_999);
+    assert.equal(await broker.pop(popOf('timed')), null, 'not due yet');
+    assert.equal(services.timers.fired, 0);
+    clock.advance(1);
+    await waitFor(() => services.timers.fired === 1, { what: 'the timer to fire' });
+    const got = await broker.pop(popOf('timed'));
+    assert.ok(got && 'messages' in got);
+    assert.deepEqual(got.messages.map((m) => [m.transactionId, (m.data as RawJson).text ?? m.data]), [['t1', '"wake"']]);
+  });
+
+  test('a KV row expires at its TTL on the broker clock, and the sweep prunes it', async () => {
+    const put = await services.kv.batch([{ op: 'put', ns: 'ttl', key: 'k', value: 1, expiry: 5_000, required: false }]);
+    assert.ok(put.ok);
+    const get = async () => {
+      const a = await services.kv.batch([{ op: 'get', ns: 'ttl', key: 'k' }]);
+      assert.ok(a.ok);
+      return (a.results[0] as unknown as { found: boolean }).found;
+    };
+    clock.advance(4_999);
+    assert.equal(await get(), true, 'live 1 ms before its expiry');
+    const prunedBefore = services.kv.sweeper.pruned;
+    clock.advance(1);
+    assert.equal(await get(), false, 'invisible at its expiry');
+    assert.equal(services.kv.reader().scan('ttl', '', undefined, 10).length, 0, 'console reads agree');
+    await waitFor(() => services.kv.sweeper.pruned > prunedBefore, { what: 'the KV sweep to prune the row' });
+  });
+
+  test('a lock permit lapses at its TTL: another owner acquires it then, not before', async () => {
+    const acquire = async (owner: string) =>
+      (await runLocks(services.kv, [{ op: 'acquire', name: 'L', ttlMs: 10_000, owner, limit: 1 }]))[0]!.acquired;
+    assert.equal(await acquire('a'), true);
+    assert.equal(await acquire('b'), false, 'held by a');
+    clock.advance(9_999);
+    assert.equal(await acquire('b'), false, 'still held 1 ms before its TTL');
+    clock.advance(1);
+    assert.equal(await acquire('b'), true, 'lapsed: b acquires');
+  });
+});

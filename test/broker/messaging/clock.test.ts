@@ -1,0 +1,81 @@
+/**
+ * The messaging rules that depend on time, driven by a test clock on a real SQLite store: lease
+ * expiry, delayed delivery, the window buffer, and the retry budget ending in the DLQ. Time moves
+ * only when the test advances the clock, so nothing sleeps and each case takes milliseconds.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type { Broker } from '../../../src/broker/broker.js';
+import { QUEUE_MODE } from '../../../src/broker/broker.js';
+import type { TestClock } from '../../../src/util/clock.js';
+import { RawJson } from '../../../src/util/json.js';
+import { popOf, startTestServices, type TestServices } from '../../helpers/services.js';
+
+let t: TestServices;
+let broker: Broker;
+let clock: TestClock;
+before(() => {
+  t = startTestServices();
+  broker = t.services.broker;
+  clock = t.clock;
+});
+after(() => t.stop());
+
+const texts = (r: Awaited<ReturnType<Broker['pop']>>) => (r && 'messages' in r ? r.messages.map((m) => (m.data as RawJson).text ?? JSON.stringify(m.data)) : []);
+
+describe('on a test clock', () => {
+  test('an expired lease redelivers the batch, not a moment before', async () => {
+    await broker.configure({ queue: 'lease', mode: 'replace', options: { leaseTime: 10 } });
+    await broker.push([{ queue: 'lease', payload: 1 }], null);
+    const first = await broker.pop(popOf('lease'));
+    assert.deepEqual(texts(first), ['1']);
+    assert.equal(await broker.pop(popOf('lease')), null, 'leased: nothing for a second consumer');
+    clock.advance(9_999);
+    assert.equal(await broker.pop(popOf('lease')), null, 'one ms before expiry the lease still holds');
+    clock.advance(1);
+    const again = await broker.pop(popOf('lease'));
+    assert.deepEqual(texts(again), ['1'], 'redelivered at expiry');
+    assert.notEqual(again && 'messages' in again ? again.messages[0]!.leaseId : undefined, first && 'messages' in first ? first.messages[0]!.leaseId : undefined);
+  });
+
+  test('a delayed message is invisible until delayedProcessing has passed', async () => {
+    await broker.configure({ queue: 'delayed', mode: 'replace', options: { delayedProcessing: 30 } });
+    await broker.push([{ queue: 'delayed', payload: 'later' }], null);
+    assert.equal(await broker.pop(popOf('delayed')), null, 'invisible at push time');
+    clock.advance(29_999);
+    assert.equal(await broker.pop(popOf('delayed')), null, 'invisible 1 ms before');
+    clock.advance(1);
+    assert.deepEqual(texts(await broker.pop(popOf('delayed'))), ['"later"']);
+  });
+
+  test('the window buffer holds a partition until it has been quiet for windowBuffer seconds', async () => {
+    await broker.configure({ queue: 'window', mode: 'replace', options: { windowBuffer: 5 } });
+    await broker.push([{ queue: 'window', payload: 1 }], null);
+    clock.advance(4_000);
+    await broker.push([{ queue: 'window', payload: 2 }], null); // restarts the quiet period
+    clock.advance(4_000);
+    assert.equal(await broker.pop(popOf('window')), null, '4 s after the last push: still buffering');
+    clock.advance(1_000);
+    assert.deepEqual(texts(await broker.pop(popOf('window'))), ['1', '2'], 'both, once quiet for 5 s');
+  });
+
+  test('failed acks retry up to retryLimit, then the message goes to the DLQ', async () => {
+    await broker.configure({ queue: 'retry', mode: 'replace', options: { retryLimit: 2 } });
+    await broker.push([{ queue: 'retry', payload: 'poison', transactionId: 'p1' }], null);
+    let dlq = false;
+    let deliveries = 0;
+    for (let i = 0; i < 5 && !dlq; i++) {
+      const got = await broker.pop(popOf('retry'));
+      assert.ok(got && 'messages' in got && got.messages.length === 1, `delivery ${i + 1}`);
+      deliveries++;
+      const m = got.messages[0]!;
+      const [out] = await broker.ack([{ transactionId: m.transactionId, partitionId: m.partitionId, leaseId: m.leaseId, status: 'failed', error: 'boom', group: QUEUE_MODE }]);
+      dlq = out!.dlq;
+    }
+    assert.equal(deliveries, 3, 'the first delivery and retryLimit=2 retries');
+    assert.ok(dlq, 'the last failure hands the message to the DLQ');
+    assert.equal(await broker.pop(popOf('retry')), null, 'nothing left to deliver');
+    const listed = broker.listDlq({ queue: 'retry', limit: 10, offset: 0 }) as { messages: { transactionId: string; errorMessage: string }[] };
+    assert.deepEqual(listed.messages.map((m) => [m.transactionId, m.errorMessage]), [['p1', 'boom']]);
+  });
+});

@@ -1,0 +1,34 @@
+/**
+ * The Services object (src/broker/services.ts): background jobs start with it, with no HTTP and
+ * no lazy lookup, and stop with it, leaving nothing scheduled. On a test clock and a real SQLite
+ * store; a restart reopens the same data directory.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { startTestServices } from '../helpers/services.js';
+import { waitFor } from '../helpers/wait.js';
+
+test('start arms the jobs from the store (KV expiry, timers, retention); stop cancels every entry', async () => {
+  const first = startTestServices({ RETENTION_INTERVAL: '60000' });
+  const { services, clock } = first;
+  const put = await services.kv.batch([{ op: 'put', ns: 'boot', key: 'k', value: 'v', expiry: 10_000, required: false }]);
+  assert.ok(put.ok);
+  await services.timers.apply([{ op: 'schedule', queue: 'boot-q', timerKey: 't', delayMs: 20_000, txn: 'boot-1', payloadJson: '1' }], null);
+  assert.ok(services.scheduler.size > 0);
+  await first.stop();
+  assert.equal(services.scheduler.size, 0, 'nothing left scheduled after stop');
+  assert.equal(services.scheduler.armed, false, 'no timer left armed');
+  await first.stop(); // idempotent
+
+  // A restart: only Services.start() runs, no route, no KV or timer call.
+  const again = startTestServices({ RETENTION_INTERVAL: '60000' }, { dataDir: first.dataDir, clock });
+  try {
+    const lanes = ['kv-ttl', 'timers', 'retention'].map((l) => [l, again.services.scheduler.lane(l).size]);
+    assert.deepEqual(lanes, [['kv-ttl', 1], ['timers', 1], ['retention', 1]], 'each job armed by start()');
+    assert.throws(() => again.services.start(), /already started/);
+    clock.advance(20_000);
+    await waitFor(() => again.services.kv.sweeper.pruned === 1 && again.services.timers.fired === 1, { what: 'the KV sweep and the timer after the restart', intervalMs: 1 });
+  } finally {
+    await again.stop();
+  }
+});
