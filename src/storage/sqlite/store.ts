@@ -272,6 +272,16 @@ export class SqliteStore implements Store {
     return r.n as number;
   }
 
+  /** The connection, for the operation backend in this directory (backend.ts); reads only outside {@link runOnDb}. */
+  get database(): Db {
+    return this.db;
+  }
+
+  /** Removes queue `pk` and everything under it; only inside a unit of work. */
+  deleteQueueRowsOn(pk: number): void {
+    this.deleteQueueRows(pk);
+  }
+
   private deleteQueueRows(pk: number): void {
     const db = this.db;
     db.prepare('DELETE FROM cursors WHERE partition_pk IN (SELECT pk FROM partitions WHERE queue_pk = ?)').run(pk);
@@ -294,6 +304,14 @@ export class SqliteStore implements Store {
         setImmediate(() => this.flush());
       }
     });
+  }
+
+  /**
+   * Runs `fn` on the connection as one unit of the next group commit (atomic: a throw rolls back
+   * its writes alone). For the operation backend in this directory (backend.ts).
+   */
+  runOnDb<T>(fn: (db: Db) => T): Promise<T> {
+    return this.run(() => fn(this.db));
   }
 
   /** One group commit: every pending unit of work in one transaction, one fsync. */
