@@ -9,6 +9,29 @@ import { QUEUE_DEFAULTS } from '../../src/model/options.js';
 import { SqliteStore } from '../../src/storage/sqlite/store.js';
 import type { MessageRow, Store, StoreTx } from '../../src/storage/store.js';
 import { tempDir } from '../helpers/broker.js';
+import type { QueueBackend } from '../../src/storage/contract.js';
+import { SqliteBackend } from '../../src/storage/sqlite/backend.js';
+import { contractCases } from './contract-cases.js';
+
+/** Backends of the operation contract (src/storage/contract.ts); each case gets a fresh one. */
+const contractBackends: { name: string; open(dir: string): QueueBackend }[] = [
+  { name: 'sqlite', open: (dir) => new SqliteBackend(SqliteStore.open({ dataDir: dir, sync: 'normal' })) },
+];
+
+for (const backend of contractBackends) {
+  describe(`operation contract: ${backend.name}`, () => {
+    for (const c of contractCases) {
+      test(c.name, async () => {
+        const b = backend.open(path.join(tempDir(), 'data'));
+        try {
+          await c.run(b);
+        } finally {
+          await b.close();
+        }
+      });
+    }
+  });
+}
 
 interface Backend {
   name: string;
