@@ -113,7 +113,7 @@ export class SqliteBackend implements QueueBackend {
     return this.atomic((db, ready) => {
       const queuePk = this.queuePk(db, req.queue, undefined);
       if (queuePk === undefined) return [];
-      // Candidates: something beyond the cursor (or the seed), lease free at `now`, oldest activity first.
+      // Candidates: something beyond the cursor (or the subscription starting point), lease free at `now`, oldest activity first.
       const rows = db.prepare(`
         SELECT p.pk, p.id, p.name, p.next_offset, p.first_offset, p.last_message_at,
                c.next_offset AS committed, c.lease_end_offset, c.delivery_count, c.retry_count
