@@ -12,7 +12,6 @@ import { iso } from '../util/time.js';
 import { applyAcks, planAcks, type AckInput, type AckOutcome } from './messaging/ack.js';
 import type { PayloadCodec } from '../model/codec.js';
 import { Engine } from './messaging/engine.js';
-import { KvPreconditionLost } from './coordination/kv.js';
 import { applyOptions } from '../model/options.js';
 import { decodeForDelivery } from '../crypto/delivery.js';
 import { claim, Parker, type ClaimedPartition, type PopRequest } from './messaging/pop.js';
@@ -72,15 +71,6 @@ export class Broker {
   constructor(readonly store: Store, readonly config: Config, codec: PayloadCodec, readonly log: Logger, clock: Clock = systemClock) {
     this.engine = new Engine(store, config, codec, log, clock);
     this.startedAt = clock.now();
-    // Safety net for the "validate, then write, then change memory" rule: a unit that refused
-    // (QueenError) after writing may have changed the indexes too; rebuild them from the store.
-    // A lost KV precondition is expected to come after KV writes and touches no index.
-    // Other failures are handled (and rebuilt) by run().
-    store.onUnitFailedAfterWrites((e) => {
-      if (!isQueenError(e) || e instanceof KvPreconditionLost || this.stopping) return;
-      log.error({ code: e.code }, 'a unit of work refused after writing; rebuilding indexes from the store');
-      this.engine.load();
-    });
   }
 
   /**
@@ -131,19 +121,20 @@ export class Broker {
   /**
    * Runs `work` as one unit in the next group commit (messaging calls here and operator work: admin
    * routes, retention, maintenance, timers). Resolves with what `work` returned once the commit is durable.
-   * @throws QueenError code=shutting_down while stopping; code=storage_error when the store failed (the
-   * indexes are then rebuilt from the store); any QueenError that `work` threw.
+   * When the unit is rolled back, the in-memory index entries it changed are restored from its undo
+   * log (Engine.inUnit); nothing is reloaded from the store.
+   * @throws QueenError code=shutting_down while stopping; code=storage_error when the store failed;
+   * any QueenError that `work` threw.
    */
   async run<T>(work: (tx: StoreTx) => T): Promise<T> {
     if (this.stopping) throw new QueenError('shutting_down');
-    const p = this.store.run(work);
+    const p = this.store.run((tx) => this.engine.inUnit(tx, () => work(tx)));
     this.inflight.add(p);
     try {
       return await p;
     } catch (e) {
       if (!isQueenError(e)) {
-        this.log.error({ err: e }, 'unit of work failed; rebuilding indexes from the store');
-        try { this.engine.load(); } catch (reloadErr) { this.log.error({ err: reloadErr }, 'index rebuild failed'); }
+        this.log.error({ err: e }, 'unit of work failed; its in-memory changes were undone');
         throw new QueenError('storage_error', `storage error: ${(e as Error).message}`);
       }
       throw e;
@@ -175,6 +166,7 @@ export class Broker {
       const task = typeof req.task === 'string' && req.task !== '' ? req.task
         : typeof req.options.task === 'string' ? req.options.task : req.mode === 'replace' || !existing ? '' : q.task;
       tx.updateQueue(q.pk, namespace, task, options);
+      this.engine.noteQueue(q);
       q.options = options;
       q.namespace = namespace;
       q.task = task;
@@ -309,6 +301,7 @@ export class Broker {
       for (const { cursor: c, group, partition } of live) {
         const next = Math.max(c.leaseExpiresAt!, now + seconds * 1000);
         if (next !== c.leaseExpiresAt) {
+          this.engine.noteCursor(group, partition, c);
           c.leaseExpiresAt = next;
           tx.upsertCursor(c);
           this.engine.extendLease(group, partition, c, next);

@@ -174,6 +174,13 @@ export interface StoreTx extends StoreReader {
   setSetting(key: string, value: string): void;
   /** Runs `fn` once this unit of work is durable; dropped if it fails. */
   afterCommit(fn: () => void): void;
+  /**
+   * Runs `fn` when this unit's writes are rolled back: at once when the unit throws (before the
+   * next unit of the batch runs), or, when the group commit itself fails, for every unit of the
+   * batch in reverse order. Callers undo their in-memory effects here. Hooks of one unit run
+   * newest first.
+   */
+  onRollback(fn: () => void): void;
 }
 
 /** Named differences between backends (not dialect checks scattered in the code). */
@@ -192,21 +199,15 @@ export interface Store extends StoreReader {
   readonly kv: KvStore;
   /** Scheduled messages (timers.ts). */
   readonly timers: TimerStore;
-  /** Loads the persistent state for boot (and for a rebuild after a failed commit). */
+  /** Loads the persistent state for boot. */
   loadSnapshot(): StoreSnapshot;
   /**
    * Runs `work` in the next group commit. `work` must validate before it writes and must not
    * await. Resolves with its result once the commit is durable; rejects with what `work` threw
-   * (its writes rolled back, the rest of the batch unaffected), or with a storage error when the
-   * commit itself failed.
+   * (its writes rolled back and its `onRollback` hooks run, the rest of the batch unaffected), or
+   * with a storage error when the commit itself failed (every unit's `onRollback` hooks run).
    */
   run<T>(work: (tx: StoreTx) => T): Promise<T>;
-  /**
-   * Calls `listener` with the error of every unit of work that failed after it had written (its
-   * writes were rolled back). Units validate before they write, so this means in-memory state
-   * built alongside those writes may be stale: the broker rebuilds it.
-   */
-  onUnitFailedAfterWrites(listener: (e: unknown) => void): void;
   /** Commits what is pending and closes the store. */
   close(): Promise<void>;
   /** Health probe: true when the store answers. */

@@ -9,6 +9,29 @@ import { QUEUE_DEFAULTS } from '../../src/model/options.js';
 import { SqliteStore } from '../../src/storage/sqlite/store.js';
 import type { MessageRow, Store, StoreTx } from '../../src/storage/store.js';
 import { tempDir } from '../helpers/broker.js';
+import type { QueueBackend } from '../../src/storage/contract.js';
+import { SqliteBackend } from '../../src/storage/sqlite/backend.js';
+import { contractCases } from './contract-cases.js';
+
+/** Backends of the operation contract (src/storage/contract.ts); each case gets a fresh one. */
+const contractBackends: { name: string; open(dir: string): QueueBackend }[] = [
+  { name: 'sqlite', open: (dir) => new SqliteBackend(SqliteStore.open({ dataDir: dir, sync: 'normal' })) },
+];
+
+for (const backend of contractBackends) {
+  describe(`operation contract: ${backend.name}`, () => {
+    for (const c of contractCases) {
+      test(c.name, async () => {
+        const b = backend.open(path.join(tempDir(), 'data'));
+        try {
+          await c.run(b);
+        } finally {
+          await b.close();
+        }
+      });
+    }
+  });
+}
 
 interface Backend {
   name: string;
@@ -72,14 +95,20 @@ for (const backend of backends) {
       });
     });
 
-    test('a unit that fails after writing is reported (its writes rolled back); one that fails before writing is not', async () => {
+    test('a unit that throws runs its rollback hooks at once, newest first, before the next unit of the batch', async () => {
       await withStore(backend, async (s) => {
         const { queuePk, partitionPk } = await seedQueue(s);
-        const reported: string[] = [];
-        s.onUnitFailedAfterWrites((e) => reported.push((e as Error).message));
-        await assert.rejects(s.run(() => { throw new Error('before'); }));
-        await assert.rejects(s.run((tx) => { tx.insertMessage(queuePk, msg(partitionPk, 0)); throw new Error('after'); }));
-        assert.deepEqual(reported, ['after']);
+        const seen: string[] = [];
+        const bad = s.run((tx) => {
+          tx.onRollback(() => seen.push('first'));
+          tx.onRollback(() => seen.push('second'));
+          tx.insertMessage(queuePk, msg(partitionPk, 0));
+          throw new Error('after');
+        });
+        const ok = s.run((tx) => { seen.push('next unit'); tx.onRollback(() => seen.push('never')); });
+        await assert.rejects(bad, /after/);
+        await ok;
+        assert.deepEqual(seen, ['second', 'first', 'next unit']);
         assert.equal(s.readMessages(partitionPk, 0, 10).length, 0);
       });
     });

@@ -172,6 +172,7 @@ function seekOne(engine: Engine, tx: StoreTx, g: GroupState, p: PartitionState, 
   c.committedOffset = to;
   tx.upsertCursor(c);
   c.materialized = true;
+  engine.noteReady(g, p);
   if (to < p.headOffset) {
     g.ready.add(p);
     tx.afterCommit(() => engine.markReady(g, p));
@@ -235,6 +236,7 @@ export async function setSubscriptionTimestamp(broker: Broker, group: string, ti
     const now = broker.engine.clock.now();
     const groups = groupsNamed(engine, group);
     for (const g of groups) {
+      engine.noteGroup(g);
       g.subscription = { ...g.subscription, mode: 'from', fromTime: timestamp, label: 'timestamp' };
       tx.upsertSubscription(g.subscription);
       for (const [pk, c] of g.cursors) if (!c.materialized) g.cursors.delete(pk); // recomputed from the new cut-off

@@ -4,7 +4,9 @@
  * (push.ts, pop.ts, ack.ts, transaction.ts, admin.ts) work through it; it holds no HTTP.
  *
  * Invariant: a unit of work validates first, then writes to the store, then mutates these
- * indexes; wake-ups run only after the commit is durable (tx.afterCommit).
+ * indexes, recording each entry it changes in its undo log ({@link Engine.inUnit}, undo.ts) so a
+ * rolled-back unit restores exactly what it touched; wake-ups run only after the commit is
+ * durable (tx.afterCommit).
  */
 import type { Logger } from 'pino';
 import type { Config } from '../../config/index.js';
@@ -23,6 +25,7 @@ import { Waiters } from './waiters.js';
 import { LeaseExpiry } from './leases.js';
 import { systemClock, type Clock } from '../../util/clock.js';
 import { Scheduler, type SchedulerLane } from '../../util/scheduler.js';
+import { UndoLog } from './undo.js';
 
 /**
  * Longest single wait of the broker's scheduler, ms: far due times re-check the clock at least
@@ -57,6 +60,8 @@ export class Engine {
   readonly leaseExpiry: LeaseExpiry;
   /** Partitions re-marked ready when a delay or window buffer elapses, keyed by (queue, group, partition). */
   private readonly readyAt: SchedulerLane<string>;
+  /** The running unit of work's undo log (undo.ts); undefined outside a unit. */
+  private undo: UndoLog | undefined;
 
   /** @param clock the source of time for every rule decided here (default: wall clock) */
   constructor(
@@ -75,7 +80,7 @@ export class Engine {
     this.readyAt = this.scheduler.lane<string>('ready');
   }
 
-  /** Rebuilds every index from the store (boot, and after a failed commit). */
+  /** Builds every index from the store (boot). */
   load(snap: StoreSnapshot = this.store.loadSnapshot()): void {
     this.clear();
     for (const q of snap.queues) {
@@ -129,6 +134,98 @@ export class Engine {
     this.scheduler.clear();
   }
 
+  // ---------------------------------------------------------------- failure containment
+
+  /**
+   * Runs `fn` as the in-memory side of the unit of work `tx`: every index entry it changes is
+   * recorded first, and restored if the store rolls `tx` back (the unit threw, or its group commit
+   * failed). Only what this unit touched is restored; nothing is reloaded from the store.
+   */
+  inUnit<T>(tx: StoreTx, fn: () => T): T {
+    const outer = this.undo;
+    const log = new UndoLog();
+    this.undo = log;
+    tx.onRollback(() => log.rollback());
+    try {
+      return fn();
+    } finally {
+      this.undo = outer;
+    }
+  }
+
+  /** Records `c` (of `g` on `p`) before the running unit changes it; `existed`: it is already in `g.cursors`. */
+  noteCursor(g: GroupState, p: PartitionState, c: CursorState, existed = true): void {
+    const u = this.undo;
+    if (!u) return;
+    const saved: CursorState = { ...c };
+    u.once(c, () => {
+      if (c.leaseId !== null) this.untrackLease(c.leaseId, g, p);
+      this.leaseExpiry.cancel(c);
+      Object.assign(c, saved);
+      if (!existed) {
+        if (g.cursors.get(p.pk) === c) g.cursors.delete(p.pk);
+        return;
+      }
+      g.cursors.set(p.pk, c);
+      if (c.leaseId !== null && c.leaseExpiresAt !== null) this.grantLease(c.leaseId, g, p, c, c.leaseExpiresAt);
+    });
+  }
+
+  /** Records whether `p` is in `g`'s ready set before the running unit adds or removes it. */
+  noteReady(g: GroupState, p: PartitionState): void {
+    const u = this.undo;
+    if (!u) return;
+    const had = g.ready.has(p);
+    u.onceReady(g, p, () => { if (had) g.ready.add(p); else g.ready.delete(p); });
+  }
+
+  /** Records a partition's head, first offset and newest-message time before the running unit changes them. */
+  notePartition(p: PartitionState): void {
+    const u = this.undo;
+    if (!u) return;
+    const { headOffset, firstOffset, lastMessageAt } = p;
+    u.once(p, () => { p.headOffset = headOffset; p.firstOffset = firstOffset; p.lastMessageAt = lastMessageAt; });
+  }
+
+  /** Records a queue's options, namespace and task before the running unit reconfigures it. */
+  noteQueue(q: QueueState): void {
+    const u = this.undo;
+    if (!u) return;
+    const { options, namespace, task } = q;
+    u.once(q, () => { q.options = options; q.namespace = namespace; q.task = task; });
+  }
+
+  /**
+   * Records a whole group (subscription, cursors, ready set, registration on its queue) before the
+   * running unit resets, re-seeds or deletes it. Costs O(cursors of the group): admin operations only.
+   */
+  noteGroup(g: GroupState): void {
+    const u = this.undo;
+    if (!u) return;
+    const registered = g.queue.groups.get(g.name) === g;
+    const subscription = g.subscription;
+    const cursors = [...g.cursors].map(([pk, c]) => ({ pk, c, saved: { ...c } }));
+    const ready = [...g.ready];
+    u.once(g, () => {
+      for (const [pk, c] of g.cursors) {
+        if (c.leaseId !== null) this.untrackLease(c.leaseId, g, this.partitionsByPk.get(pk));
+        this.leaseExpiry.cancel(c);
+      }
+      g.cursors.clear();
+      g.ready.clear();
+      g.subscription = subscription;
+      for (const { pk, c, saved } of cursors) {
+        Object.assign(c, saved);
+        g.cursors.set(pk, c);
+        const p = this.partitionsByPk.get(pk);
+        if (p && c.leaseId !== null && c.leaseExpiresAt !== null) this.grantLease(c.leaseId, g, p, c, c.leaseExpiresAt);
+      }
+      for (const p of ready) g.ready.add(p);
+      if (registered) g.queue.groups.set(g.name, g);
+      else if (g.queue.groups.get(g.name) === g) g.queue.groups.delete(g.name);
+    });
+  }
+
   // ---------------------------------------------------------------- names and limits
 
   /**
@@ -157,6 +254,10 @@ export class Engine {
     const q: QueueState = { pk, id, name, namespace, task, options, createdAt: now, partitions: new Map(), groups: new Map() };
     this.queues.set(name, q);
     this.queuesByPk.set(pk, q);
+    this.undo?.push(() => {
+      if (this.queues.get(name) === q) this.queues.delete(name);
+      if (this.queuesByPk.get(pk) === q) this.queuesByPk.delete(pk);
+    });
     return q;
   }
 
@@ -170,18 +271,33 @@ export class Engine {
     q.partitions.set(name, p);
     this.partitionsById.set(id, p);
     this.partitionsByPk.set(pk, p);
+    this.undo?.push(() => {
+      if (q.partitions.get(name) === p) q.partitions.delete(name);
+      this.partitionsById.delete(id);
+      this.partitionsByPk.delete(pk);
+      for (const g of q.groups.values()) g.ready.delete(p);
+    });
     return p;
   }
 
   /** Forgets a deleted queue and everything under it; parked consumers stay parked (a push may recreate it). */
   forgetQueue(q: QueueState): void {
+    for (const g of q.groups.values()) this.forgetGroupState(g);
     for (const p of q.partitions.values()) {
       this.partitionsById.delete(p.id);
       this.partitionsByPk.delete(p.pk);
     }
-    for (const g of q.groups.values()) this.forgetGroupState(g);
     this.queues.delete(q.name);
     this.queuesByPk.delete(q.pk);
+    this.undo?.push(() => {
+      // Runs before the groups' restores (newest first): they look partitions up by pk.
+      this.queues.set(q.name, q);
+      this.queuesByPk.set(q.pk, q);
+      for (const p of q.partitions.values()) {
+        this.partitionsById.set(p.id, p);
+        this.partitionsByPk.set(p.pk, p);
+      }
+    });
   }
 
   // ---------------------------------------------------------------- groups and cursors
@@ -199,6 +315,11 @@ export class Engine {
     const g: GroupState = { name, queue: q, subscription, cursors: new Map(), ready: new Set() };
     q.groups.set(name, g);
     this.seedReady(g);
+    this.undo?.push(() => {
+      if (q.groups.get(name) !== g) return;
+      this.forgetGroupState(g);
+      q.groups.delete(name);
+    });
     return g;
   }
 
@@ -227,6 +348,9 @@ export class Engine {
         leaseExpiresAt: null, deliveredUpTo: null, retryCount: 0, deliveryCount: 0, materialized: false,
       };
       g.cursors.set(p.pk, c);
+      this.noteCursor(g, p, c, false);
+    } else {
+      this.noteCursor(g, p, c);
     }
     if (c.committedOffset < p.firstOffset) c.committedOffset = p.firstOffset; // retention removed what it pointed at
     return c;
@@ -259,6 +383,7 @@ export class Engine {
 
   /** Deletes a group's cursors and subscription from memory (the caller deletes the rows). */
   forgetGroupState(g: GroupState): void {
+    this.noteGroup(g);
     for (const [pk, c] of g.cursors) {
       if (c.leaseId) this.untrackLease(c.leaseId, g, this.partitionsByPk.get(pk));
       this.leaseExpiry.cancel(c);

@@ -97,6 +97,7 @@ function claimPartition(
   engine: Engine, tx: StoreTx, g: GroupState, p: PartitionState, req: PopRequest, leaseId: string, budget: number, now: number,
 ): ClaimedPartition | undefined {
   const c = engine.ensureCursor(g, p);
+  engine.noteReady(g, p);
   const q = p.queue;
   if (leaseLive(c, now) || c.committedOffset >= p.headOffset) {
     g.ready.delete(p);

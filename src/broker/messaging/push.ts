@@ -133,6 +133,7 @@ export function applyPush(engine: Engine, tx: StoreTx, plan: PushPlan, now: numb
     }
     const q = engine.ensureQueue(tx, p.queue, now);
     const part = engine.ensurePartition(tx, q, p.partition, now);
+    engine.notePartition(part);
     const offset = part.headOffset;
     const createdAt = Math.max(now, part.lastMessageAt ?? 0);
     tx.insertMessage(q.pk, {

@@ -172,6 +172,25 @@ const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE subscriptions ADD COLUMN conflation INTEGER NOT NULL DEFAULT 0;
   `,
+  // 7: tenant identity: a queue name is unique per tenant (docs/storage.md#schema). Existing
+  // queues belong to the default tenant.
+  `
+  CREATE TABLE queues_v7 (
+    pk INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    tenant_id TEXT NOT NULL DEFAULT '00000000-0000-0000-0000-000000000001',
+    name TEXT NOT NULL,
+    namespace TEXT NOT NULL DEFAULT '',
+    task TEXT NOT NULL DEFAULT '',
+    options TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    UNIQUE (tenant_id, name)
+  );
+  INSERT INTO queues_v7 (pk, id, name, namespace, task, options, created_at)
+    SELECT pk, id, name, namespace, task, options, created_at FROM queues;
+  DROP TABLE queues;
+  ALTER TABLE queues_v7 RENAME TO queues;
+  `,
 ];
 
 /** The schema version this build writes. */

@@ -29,6 +29,13 @@ interface Job {
   reject: (e: unknown) => void;
 }
 
+/** Runs a unit's rollback hooks newest first; a failing hook does not stop the others. */
+function runUndo(hooks: (() => void)[]): void {
+  for (let i = hooks.length - 1; i >= 0; i--) {
+    try { hooks[i]!(); } catch { /* the remaining hooks still run */ }
+  }
+}
+
 /** Thrown to callers whose unit of work was lost because the commit itself failed. */
 export class StorageError extends Error {
   constructor(message: string, override readonly cause?: unknown) {
@@ -42,7 +49,7 @@ export interface SqliteOptions {
   /** Directory holding `queen.db` (created with mode 0700 when missing). */
   dataDir: string;
   sync: SyncMode;
-  /** Called when a commit fails: the in-memory state built on the lost work must be rebuilt. */
+  /** Called when a commit fails (every unit's rollback hooks have run by then). */
   onCommitFailure?: (e: unknown) => void;
   /** WAL size kept after each checkpoint, bytes (`QUEEN_WAL_LIMIT_BYTES`; default {@link DEFAULT_WAL_LIMIT_BYTES}). */
   walLimitBytes?: number;
@@ -70,9 +77,9 @@ export class SqliteStore implements Store {
   private scheduled = false;
   private closed = false;
   private hooks: (() => void)[] = [];
+  private undo: (() => void)[] = [];
   private readonly tx: StoreTx;
   private readonly onCommitFailure: ((e: unknown) => void) | undefined;
-  private failedAfterWrites: ((e: unknown) => void) | undefined;
   private readonly walIdleMs: number;
   private lastCommitAt = 0;
   private walDirty = false;
@@ -125,7 +132,6 @@ export class SqliteStore implements Store {
       countDlqQueue: p('SELECT count(*) AS n FROM dlq WHERE queue_pk = ?'),
       setSetting: p('INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value'),
       ping: p('SELECT 1 AS ok'),
-      totalChanges: p('SELECT total_changes()').pluck(),
     };
     const self = this;
     this.tx = {
@@ -159,6 +165,7 @@ export class SqliteStore implements Store {
       deleteDlq: (id) => self.s.deleteDlq!.run(id).changes > 0,
       setSetting: (k, v) => void self.s.setSetting!.run(k, v),
       afterCommit: (fn) => void self.hooks.push(fn),
+      onRollback: (fn) => void self.undo.push(fn),
     };
   }
 
@@ -265,6 +272,16 @@ export class SqliteStore implements Store {
     return r.n as number;
   }
 
+  /** The connection, for the operation backend in this directory (backend.ts); reads only outside {@link runOnDb}. */
+  get database(): Db {
+    return this.db;
+  }
+
+  /** Removes queue `pk` and everything under it; only inside a unit of work. */
+  deleteQueueRowsOn(pk: number): void {
+    this.deleteQueueRows(pk);
+  }
+
   private deleteQueueRows(pk: number): void {
     const db = this.db;
     db.prepare('DELETE FROM cursors WHERE partition_pk IN (SELECT pk FROM partitions WHERE queue_pk = ?)').run(pk);
@@ -289,47 +306,56 @@ export class SqliteStore implements Store {
     });
   }
 
+  /**
+   * Runs `fn` on the connection as one unit of the next group commit (atomic: a throw rolls back
+   * its writes alone). For the operation backend in this directory (backend.ts).
+   */
+  runOnDb<T>(fn: (db: Db) => T): Promise<T> {
+    return this.run(() => fn(this.db));
+  }
+
   /** One group commit: every pending unit of work in one transaction, one fsync. */
   private flush(): void {
     this.scheduled = false;
     const batch = this.pending;
     this.pending = [];
     if (batch.length === 0) return;
-    const outcomes: { ok: boolean; value: unknown; hooks: (() => void)[]; wrote: boolean }[] = [];
+    const outcomes: { ok: boolean; value: unknown; hooks: (() => void)[]; undo: (() => void)[] }[] = [];
     try {
       this.s.begin!.run();
       for (const job of batch) {
         this.hooks = [];
+        this.undo = [];
         this.s.savepoint!.run();
-        const before = this.s.totalChanges!.get();
         try {
           const value = job.work(this.tx);
           this.s.release!.run();
-          outcomes.push({ ok: true, value, hooks: this.hooks, wrote: true });
+          outcomes.push({ ok: true, value, hooks: this.hooks, undo: this.undo });
         } catch (e) {
-          const wrote = this.s.totalChanges!.get() !== before;
           this.s.rollbackTo!.run();
           this.s.release!.run();
-          outcomes.push({ ok: false, value: e, hooks: [], wrote });
+          runUndo(this.undo); // before the next unit runs on the same in-memory state
+          outcomes.push({ ok: false, value: e, hooks: [], undo: [] });
         }
       }
       this.s.commit!.run();
       this.noteCommit();
     } catch (e) {
       try { if (this.db.inTransaction) this.s.rollback!.run(); } catch { /* already rolled back */ }
+      for (let i = outcomes.length - 1; i >= 0; i--) runUndo(outcomes[i]!.undo);
       const err = new StorageError(`commit failed: ${(e as Error).message}`, e);
       for (const job of batch) job.reject(err);
       this.onCommitFailure?.(e);
       return;
     } finally {
       this.hooks = [];
+      this.undo = [];
     }
     for (let i = 0; i < batch.length; i++) {
       const o = outcomes[i]!;
       if (o.ok) batch[i]!.resolve(o.value);
       else batch[i]!.reject(o.value);
     }
-    for (const o of outcomes) if (!o.ok && o.wrote) this.failedAfterWrites?.(o.value);
     for (const o of outcomes) for (const h of o.hooks) h();
   }
 
@@ -361,10 +387,6 @@ export class SqliteStore implements Store {
     } catch {
       this.armIdleCheckpoint(this.walIdleMs); // e.g. SQLITE_BUSY: try again after the next idle period
     }
-  }
-
-  onUnitFailedAfterWrites(listener: (e: unknown) => void): void {
-    this.failedAfterWrites = listener;
   }
 
   healthy(): boolean {

@@ -1,0 +1,261 @@
+/**
+ * The storage contract stated in operations (docs/storage.md#operation-contract): what a backend
+ * must do atomically so that several broker processes could share it. Every call is async and
+ * atomic in its backend; every key carries the tenant. Modelled on bullmq's queue-backend
+ * interface and pg-boss's manager/plans/db split: the domain (src/broker/) decides the rules (ack
+ * statuses, the retry budget, the dead-letter decision, lease and visibility parameters) and
+ * passes decisions in; a backend decides only what PostgreSQL would decide in SQL: offset
+ * allocation, the dedup probe, which free leases a claim takes, visibility predicates.
+ *
+ * Times are epoch ms and are passed in by the caller (`now`), so one injected clock drives them.
+ * A backend with its own clock (PostgreSQL `now()`) may follow the caller's test clock instead.
+ */
+import type { StoredPayload } from '../model/codec.js';
+import type { KvRow, KvScan } from './kv.js';
+import type { TraceRow } from './ops.js';
+import type { DlqFilter, DlqRow, MessageRow } from './store.js';
+import type { TimerKey, TimerRow } from './timers.js';
+
+/** The tenant every queue belongs to until the proxy assigns others. */
+export const DEFAULT_TENANT = '00000000-0000-0000-0000-000000000001';
+
+/** A queue's identity: unique per tenant. */
+export interface QueueKey {
+  tenant: string;
+  queue: string;
+}
+
+/** A partition's identity. */
+export interface PartitionKey extends QueueKey {
+  partition: string;
+}
+
+/** A consumer group's cursor on one partition. */
+export interface CursorKey extends PartitionKey {
+  group: string;
+}
+
+/** One message to append; the backend assigns its offset. */
+export interface AppendItem {
+  messageId: string;
+  transactionId: string;
+  payload: StoredPayload;
+  encrypted: boolean;
+  traceId: string | null;
+  producerSub: string | null;
+}
+
+/** Append to one partition, creating the queue and partition when missing. */
+export interface AppendRequest {
+  key: PartitionKey;
+  items: AppendItem[];
+  /**
+   * Dedup window, ms: an item whose transactionId was appended to this partition within the window
+   * (or earlier in `items`) is a duplicate, takes no offset and is answered with the original. 0 = off.
+   */
+  dedupWindowMs: number;
+  now: number;
+}
+
+/** Per item, in request order. */
+export type AppendOutcome =
+  | { status: 'queued'; offset: number; messageId: string }
+  | { status: 'duplicate'; offset: number; messageId: string };
+
+export interface AppendResult {
+  /** Public id of the partition. */
+  partitionId: string;
+  outcomes: AppendOutcome[];
+  /** Exclusive end of the log after the append. */
+  headOffset: number;
+}
+
+/** Where a group starts on a partition it has no cursor on yet (cursor materialised on first touch). */
+export type CursorSeed = { mode: 'all' } | { mode: 'from'; fromTime: number };
+
+/** Claim partitions of one queue for one consumer group. */
+export interface ClaimRequest {
+  queue: QueueKey;
+  group: string;
+  /** Only this partition. */
+  partition?: string | undefined;
+  /** Most partitions to claim. */
+  maxPartitions: number;
+  /** Most messages across claimed partitions. */
+  batch: number;
+  /** The lease to grant; null = auto-ack (the cursor moves past what is returned, no lease). */
+  leaseId: string | null;
+  /** Lease length, ms. */
+  leaseMs: number;
+  /** A message is visible once `createdAt + delayMs <= now`. */
+  delayMs: number;
+  /** A partition is claimable once its newest message is `windowMs` old. */
+  windowMs: number;
+  /** Return only the newest message of each partition. */
+  conflation: boolean;
+  seed: CursorSeed;
+  now: number;
+}
+
+/** Messages leased from one partition. */
+export interface ClaimedBatch {
+  partition: string;
+  partitionId: string;
+  leaseId: string | null;
+  /** 1-based delivery attempt of this batch for the group. */
+  deliveryAttempt: number;
+  messages: MessageRow[];
+}
+
+/** A cursor as the contract shows it. */
+export interface CursorView {
+  committedOffset: number;
+  leaseId: string | null;
+  leaseExpiresAt: number | null;
+  deliveredUpTo: number | null;
+  retryCount: number;
+  deliveryCount: number;
+}
+
+/** A decided cursor move: ack (forward), nack or retry (rewind), DLQ hand-off. */
+export interface CursorCommit {
+  key: CursorKey;
+  /** Applied only while this lease holds the cursor and is live at `now`; null = unconditional. */
+  leaseId: string | null;
+  committedOffset: number;
+  retryCount: number;
+  /** End the lease (deliveredUpTo is kept as the delivery high-water mark). */
+  release: boolean;
+  /** Copy the message at `offset` to the dead-letter store first. */
+  deadLetter?: { id: string; offset: number; error: string | null; retryCount: number } | undefined;
+  now: number;
+}
+
+export interface CommitResult {
+  /** False when the lease condition failed: nothing was written. */
+  applied: boolean;
+  cursor: CursorView | undefined;
+}
+
+/** One operation of a transaction unit. */
+export type UnitOp =
+  | { op: 'append'; request: AppendRequest }
+  | { op: 'commit'; request: CursorCommit }
+  | { op: 'kvPut'; tenant: string; row: KvRow }
+  | { op: 'kvDelete'; tenant: string; ns: string; key: string }
+  | { op: 'timerPut'; tenant: string; row: TimerRow }
+  | { op: 'timerDelete'; tenant: string; queue: string; timerKey: string };
+
+export type UnitOpResult = AppendResult | CommitResult | { done: boolean };
+
+/** All or nothing: `committed` false (and nothing written) when any commit op's lease condition failed. */
+export type UnitResult =
+  | { committed: true; results: UnitOpResult[] }
+  | { committed: false; failedIndex: number };
+
+/** A partition's log bounds. */
+export interface PartitionView {
+  partitionId: string;
+  headOffset: number;
+  firstOffset: number;
+  lastMessageAt: number | null;
+}
+
+/**
+ * Partitions that became claimable (a push, a rewind, a released or expired lease), after the
+ * change is durable; `visibleAt` (epoch ms) when they become claimable only later (delay, window).
+ * The same shape a LISTEN/NOTIFY hint has between nodes: a hint, never the only path to a message.
+ */
+export type ReadyListener = (queue: QueueKey, partitions: string[], visibleAt: number | null) => void;
+
+/** KV rows per tenant (docs/http-api.md#kv). */
+export interface KvSubStore {
+  get(tenant: string, ns: string, key: string): Promise<KvRow | undefined>;
+  put(tenant: string, row: KvRow): Promise<void>;
+  delete(tenant: string, ns: string, key: string): Promise<boolean>;
+  scan(tenant: string, q: KvScan): Promise<KvRow[]>;
+  /** Removes up to `limit` rows expired at `now`; returns how many. */
+  pruneExpired(now: number, limit: number): Promise<number>;
+}
+
+/** Lock permits: one row per (name, slot), free when missing or expired; the token only grows. */
+export interface LockSubStore {
+  /** Takes the permit when free at `now` until `untilMs`; returns its fencing token, undefined when held. */
+  tryAcquire(tenant: string, name: string, slot: number, owner: string | null, untilMs: number, now: number): Promise<number | undefined>;
+  /** Frees the permit when `token` still holds it; returns whether it did. */
+  release(tenant: string, name: string, slot: number, token: number): Promise<boolean>;
+}
+
+/** Scheduled messages (docs/http-api.md#timers). */
+export interface TimerSubStore {
+  put(tenant: string, row: TimerRow): Promise<void>;
+  get(tenant: string, queue: string, timerKey: string): Promise<TimerRow | undefined>;
+  delete(tenant: string, queue: string, timerKey: string): Promise<boolean>;
+  /** Keys due at `now`, earliest first. */
+  due(now: number, limit: number): Promise<TimerKey[]>;
+}
+
+/** A trace event to record; the backend resolves the queue and assigns the id. */
+export type TraceEvent = Omit<TraceRow, 'id' | 'queuePk' | 'queue'>;
+
+/** Trace events on messages (docs/http-api.md#traces). */
+export interface TraceSubStore {
+  add(queue: QueueKey, e: TraceEvent): Promise<void>;
+  /** Events of one message, oldest first. */
+  byMessage(partitionId: string, transactionId: string, limit: number): Promise<TraceRow[]>;
+  /** Events carrying `name`, newest first, with the true total. */
+  byName(name: string, limit: number, offset: number): Promise<{ rows: TraceRow[]; total: number }>;
+}
+
+/** Dead letters, listed with the true total. */
+export interface DlqSubStore {
+  list(filter: DlqFilter): Promise<{ rows: DlqRow[]; total: number }>;
+  get(id: string): Promise<DlqRow | undefined>;
+  delete(id: string): Promise<boolean>;
+}
+
+/** Operator views. */
+export interface AdminSubStore {
+  /** Queues of a tenant, by name. */
+  queues(tenant: string): Promise<{ queue: string; partitions: number; messages: number }[]>;
+  /** Cursors of a group on a queue, by partition name. */
+  cursors(queue: QueueKey, group: string): Promise<{ partition: string; cursor: CursorView }[]>;
+  /** Deletes a queue and everything under it; returns whether it existed. */
+  deleteQueue(queue: QueueKey): Promise<boolean>;
+}
+
+/** Named differences between backends. */
+export interface BackendCapabilities {
+  /** Wake-ups travel between processes through the store (PostgreSQL LISTEN/NOTIFY). */
+  listenNotify: boolean;
+  /** Only one process may use the data. */
+  singleWriter: boolean;
+}
+
+/** The operation contract a storage backend implements (see the module comment). */
+export interface QueueBackend {
+  readonly capabilities: BackendCapabilities;
+  /** Appends with dedup; offsets are dense, assigned in request order. */
+  append(req: AppendRequest): Promise<AppendResult>;
+  /** Claims free partitions (ready, visible, not leased) and returns their next messages. */
+  claim(req: ClaimRequest): Promise<ClaimedBatch[]>;
+  /** Applies a decided cursor move if its lease condition holds. */
+  commitCursor(req: CursorCommit): Promise<CommitResult>;
+  /** Moves every live lease `leaseId` holds to max(expiry, untilMs); returns the new expiries. */
+  extendLease(leaseId: string, untilMs: number, now: number): Promise<number[]>;
+  /** Ends every lease `leaseId` holds (cursors stay); returns how many. */
+  releaseLease(leaseId: string, now: number): Promise<number>;
+  /** Runs `ops` in order as one atomic unit. */
+  unit(ops: UnitOp[]): Promise<UnitResult>;
+  readCursor(key: CursorKey): Promise<CursorView | undefined>;
+  readPartition(key: PartitionKey): Promise<PartitionView | undefined>;
+  /** Registers a wake-up listener (see {@link ReadyListener}). */
+  onPartitionsReady(listener: ReadyListener): void;
+  readonly kv: KvSubStore;
+  readonly locks: LockSubStore;
+  readonly timers: TimerSubStore;
+  readonly traces: TraceSubStore;
+  readonly dlq: DlqSubStore;
+  readonly admin: AdminSubStore;
+  close(): Promise<void>;
+}

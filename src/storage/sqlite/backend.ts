@@ -1,0 +1,372 @@
+/**
+ * The operation contract (../contract.ts) on SQLite: each operation is one unit of the store's
+ * group commit, decided in SQL the way the PostgreSQL backend decides it (docs/storage.md#operation-contract):
+ * offsets from the partition's head under the writer lock, the dedup probe on
+ * `(partition, transaction_id)`, a claim that takes only free leases, visibility predicates on
+ * `created_at`. Wake-ups leave through {@link SqliteBackend.onPartitionsReady} after the commit.
+ */
+import type { Database as Db } from 'better-sqlite3';
+import { randomUUID } from 'node:crypto';
+import type {
+  AppendRequest, AppendResult, BackendCapabilities, ClaimRequest, ClaimedBatch, CommitResult, CursorCommit, CursorKey,
+  CursorView, PartitionKey, PartitionView, QueueBackend, QueueKey, ReadyListener, UnitOp, UnitOpResult, UnitResult,
+  KvSubStore, LockSubStore, TimerSubStore, TraceSubStore, DlqSubStore, AdminSubStore, TraceEvent,
+} from '../contract.js';
+import { DEFAULT_TENANT } from '../contract.js';
+import { QUEUE_DEFAULTS } from '../../model/options.js';
+import type { KvRow } from '../kv.js';
+import { toMessage, type Row } from './rows.js';
+import type { SqliteStore } from './store.js';
+
+type Ready = { queue: QueueKey; partitions: string[]; visibleAt: number | null };
+
+/** Thrown inside a unit to roll it back when a commit op's lease condition fails. */
+class LeaseLost extends Error {
+  constructor(readonly index: number) { super('lease condition failed'); }
+}
+
+/** KV/timer namespaces of a non-default tenant carry the tenant as a prefix (the default tenant's rows stay as they are). */
+function scoped(tenant: string, name: string): string {
+  return tenant === DEFAULT_TENANT ? name : `${tenant}\u0000${name}`;
+}
+
+function cursorView(r: Row): CursorView {
+  return {
+    committedOffset: r.next_offset as number, leaseId: (r.lease_id as string | null) ?? null,
+    leaseExpiresAt: (r.lease_expires_at as number | null) ?? null, deliveredUpTo: (r.lease_end_offset as number | null) ?? null,
+    retryCount: r.retry_count as number, deliveryCount: r.delivery_count as number,
+  };
+}
+
+/** SQLite implementation of {@link QueueBackend}, over a {@link SqliteStore}'s connection and group commit. */
+export class SqliteBackend implements QueueBackend {
+  readonly capabilities: BackendCapabilities = { listenNotify: false, singleWriter: true };
+  private readonly listeners: ReadyListener[] = [];
+
+  constructor(private readonly store: SqliteStore) {}
+
+  /** Runs `fn` as one atomic unit; its wake-ups are emitted once it is durable. */
+  private async atomic<T>(fn: (db: Db, ready: Ready[]) => T): Promise<T> {
+    const ready: Ready[] = [];
+    const out = await this.store.runOnDb((db) => fn(db, ready));
+    for (const r of ready) for (const l of this.listeners) l(r.queue, r.partitions, r.visibleAt);
+    return out;
+  }
+
+  onPartitionsReady(listener: ReadyListener): void {
+    this.listeners.push(listener);
+  }
+
+  private queuePk(db: Db, q: QueueKey, create: number | undefined): number | undefined {
+    const r = db.prepare('SELECT pk FROM queues WHERE tenant_id = ? AND name = ?').get(q.tenant, q.queue) as Row | undefined;
+    if (r) return r.pk as number;
+    if (create === undefined) return undefined;
+    return Number(db.prepare('INSERT INTO queues (id, tenant_id, name, namespace, task, options, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)')
+      .run(randomUUID(), q.tenant, q.queue, '', '', JSON.stringify(QUEUE_DEFAULTS), create).lastInsertRowid);
+  }
+
+  private partitionRow(db: Db, k: PartitionKey): Row | undefined {
+    return db.prepare(`SELECT p.* FROM partitions p JOIN queues q ON q.pk = p.queue_pk
+                       WHERE q.tenant_id = ? AND q.name = ? AND p.name = ?`).get(k.tenant, k.queue, k.partition) as Row | undefined;
+  }
+
+  private appendOn(db: Db, req: AppendRequest, ready: Ready[]): AppendResult {
+    const queuePk = this.queuePk(db, req.key, req.now)!;
+    let p = this.partitionRow(db, req.key);
+    if (!p) {
+      db.prepare('INSERT INTO partitions (id, queue_pk, name, next_offset, first_offset, last_message_at, created_at) VALUES (?, ?, ?, 0, 0, NULL, ?)')
+        .run(randomUUID(), queuePk, req.key.partition, req.now);
+      p = this.partitionRow(db, req.key)!;
+    }
+    const pk = p.pk as number;
+    let head = p.next_offset as number;
+    let last = (p.last_message_at as number | null) ?? 0;
+    const seen = new Map<string, { offset: number; messageId: string }>();
+    const probe = db.prepare('SELECT id, offset FROM messages WHERE partition_pk = ? AND transaction_id = ? AND created_at >= ? ORDER BY offset DESC LIMIT 1');
+    const insert = db.prepare(`INSERT INTO messages (partition_pk, offset, queue_pk, id, transaction_id, payload, encrypted, trace_id, producer_sub, created_at)
+                               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+    const outcomes = req.items.map((it) => {
+      if (req.dedupWindowMs > 0) {
+        const earlier = seen.get(it.transactionId);
+        if (earlier) return { status: 'duplicate' as const, ...earlier };
+        const hit = probe.get(pk, it.transactionId, req.now - req.dedupWindowMs) as Row | undefined;
+        if (hit) return { status: 'duplicate' as const, offset: hit.offset as number, messageId: hit.id as string };
+      }
+      const offset = head++;
+      last = Math.max(req.now, last);
+      insert.run(pk, offset, queuePk, it.messageId, it.transactionId, it.payload, it.encrypted ? 1 : 0, it.traceId, it.producerSub, last);
+      seen.set(it.transactionId, { offset, messageId: it.messageId });
+      return { status: 'queued' as const, offset, messageId: it.messageId };
+    });
+    if (head !== p.next_offset) {
+      db.prepare('UPDATE partitions SET next_offset = ?, last_message_at = ? WHERE pk = ?').run(head, last, pk);
+      ready.push({ queue: { tenant: req.key.tenant, queue: req.key.queue }, partitions: [req.key.partition], visibleAt: null });
+    }
+    return { partitionId: p.id as string, outcomes, headOffset: head };
+  }
+
+  append(req: AppendRequest): Promise<AppendResult> {
+    return this.atomic((db, ready) => this.appendOn(db, req, ready));
+  }
+
+  claim(req: ClaimRequest): Promise<ClaimedBatch[]> {
+    return this.atomic((db, ready) => {
+      const queuePk = this.queuePk(db, req.queue, undefined);
+      if (queuePk === undefined) return [];
+      // Candidates: something beyond the cursor (or the subscription starting point), lease free at `now`, oldest activity first.
+      const rows = db.prepare(`
+        SELECT p.pk, p.id, p.name, p.next_offset, p.first_offset, p.last_message_at,
+               c.next_offset AS committed, c.lease_end_offset, c.delivery_count, c.retry_count
+          FROM partitions p LEFT JOIN cursors c ON c.partition_pk = p.pk AND c.consumer_group = ?
+         WHERE p.queue_pk = ? AND (? IS NULL OR p.name = ?)
+           AND p.next_offset > max(p.first_offset, COALESCE(c.next_offset, p.first_offset))
+           AND (c.lease_expires_at IS NULL OR c.lease_expires_at <= ? OR c.lease_id IS NULL)
+         ORDER BY p.last_message_at, p.pk`).all(req.group, queuePk, req.partition ?? null, req.partition ?? null, req.now) as Row[];
+      const out: ClaimedBatch[] = [];
+      let budget = req.batch;
+      const later: string[] = [];
+      let visibleAt: number | null = null;
+      const upsert = db.prepare(`INSERT INTO cursors (partition_pk, consumer_group, next_offset, lease_id, lease_expires_at, lease_end_offset, retry_count, delivery_count)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (partition_pk, consumer_group) DO UPDATE SET next_offset = excluded.next_offset,
+        lease_id = excluded.lease_id, lease_expires_at = excluded.lease_expires_at, lease_end_offset = excluded.lease_end_offset,
+        retry_count = excluded.retry_count, delivery_count = excluded.delivery_count`);
+      for (const r of rows) {
+        if (budget <= 0 || out.length >= req.maxPartitions) break;
+        const pk = r.pk as number;
+        const head = r.next_offset as number;
+        let from = r.committed as number | null;
+        if (from === null) {
+          from = req.seed.mode === 'all' ? r.first_offset as number
+            : ((db.prepare('SELECT min(offset) AS o FROM messages WHERE partition_pk = ? AND created_at > ?').get(pk, req.seed.fromTime) as Row).o as number | null) ?? head;
+        }
+        from = Math.max(from, r.first_offset as number);
+        if (from >= head) continue;
+        const lastAt = r.last_message_at as number | null;
+        if (req.windowMs > 0 && lastAt !== null && lastAt + req.windowMs > req.now) {
+          later.push(r.name as string);
+          visibleAt = Math.min(visibleAt ?? Infinity, lastAt + req.windowMs);
+          continue;
+        }
+        let msgs = (req.conflation
+          ? db.prepare('SELECT * FROM messages WHERE partition_pk = ? AND offset = ?').all(pk, head - 1)
+          : db.prepare('SELECT * FROM messages WHERE partition_pk = ? AND offset >= ? ORDER BY offset LIMIT ?').all(pk, from, budget)) as Row[];
+        if (req.delayMs > 0) {
+          const cut = msgs.findIndex((m) => (m.created_at as number) + req.delayMs > req.now);
+          if (cut === 0) {
+            later.push(r.name as string);
+            visibleAt = Math.min(visibleAt ?? Infinity, (msgs[0]!.created_at as number) + req.delayMs);
+            continue;
+          }
+          if (cut > 0) msgs = msgs.slice(0, cut);
+        }
+        if (msgs.length === 0) continue;
+        const first = msgs[0]!.offset as number;
+        const end = (msgs[msgs.length - 1]!.offset as number) + 1;
+        const delivered = r.lease_end_offset as number | null;
+        const deliveryCount = delivered !== null && first < delivered ? ((r.delivery_count as number | null) ?? 0) + 1 : 1;
+        const retry = (r.retry_count as number | null) ?? 0;
+        if (req.leaseId === null) upsert.run(pk, req.group, end, null, null, end, 0, deliveryCount);
+        else upsert.run(pk, req.group, from, req.leaseId, req.now + req.leaseMs, end, retry, deliveryCount);
+        out.push({ partition: r.name as string, partitionId: r.id as string, leaseId: req.leaseId, deliveryAttempt: deliveryCount, messages: msgs.map(toMessage) });
+        budget -= msgs.length;
+      }
+      if (later.length > 0) ready.push({ queue: req.queue, partitions: later, visibleAt });
+      return out;
+    });
+  }
+
+  private commitOn(db: Db, c: CursorCommit, ready: Ready[], index: number): CommitResult {
+    const p = this.partitionRow(db, c.key);
+    const row = p ? db.prepare('SELECT * FROM cursors WHERE partition_pk = ? AND consumer_group = ?').get(p.pk, c.key.group) as Row | undefined : undefined;
+    if (c.leaseId !== null && (!row || row.lease_id !== c.leaseId || (row.lease_expires_at as number) <= c.now)) {
+      throw new LeaseLost(index);
+    }
+    if (!p) return { applied: false, cursor: undefined };
+    const pk = p.pk as number;
+    if (c.deadLetter) {
+      const m = db.prepare('SELECT * FROM messages WHERE partition_pk = ? AND offset = ?').get(pk, c.deadLetter.offset) as Row | undefined;
+      if (m) {
+        db.prepare(`INSERT INTO dlq (id, queue_pk, queue, partition_pk, partition, partition_id, consumer_group, message_id, transaction_id,
+                      offset, payload, encrypted, trace_id, producer_sub, error, retry_count, created_at, failed_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+          .run(c.deadLetter.id, p.queue_pk, c.key.queue, pk, c.key.partition, p.id, c.key.group, m.id, m.transaction_id, m.offset, m.payload,
+            m.encrypted, m.trace_id, m.producer_sub, c.deadLetter.error, c.deadLetter.retryCount, m.created_at, c.now);
+      }
+    }
+    const keep = c.release ? { id: null, at: null } : { id: (row?.lease_id as string | null) ?? null, at: (row?.lease_expires_at as number | null) ?? null };
+    db.prepare(`INSERT INTO cursors (partition_pk, consumer_group, next_offset, lease_id, lease_expires_at, lease_end_offset, retry_count, delivery_count)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (partition_pk, consumer_group) DO UPDATE SET next_offset = excluded.next_offset,
+      lease_id = excluded.lease_id, lease_expires_at = excluded.lease_expires_at, retry_count = excluded.retry_count`)
+      .run(pk, c.key.group, c.committedOffset, keep.id, keep.at, (row?.lease_end_offset as number | null) ?? null, c.retryCount, (row?.delivery_count as number | null) ?? 0);
+    if (keep.id === null && c.committedOffset < (p.next_offset as number)) {
+      ready.push({ queue: { tenant: c.key.tenant, queue: c.key.queue }, partitions: [c.key.partition], visibleAt: null });
+    }
+    const after = db.prepare('SELECT * FROM cursors WHERE partition_pk = ? AND consumer_group = ?').get(pk, c.key.group) as Row;
+    return { applied: true, cursor: cursorView(after) };
+  }
+
+  async commitCursor(req: CursorCommit): Promise<CommitResult> {
+    try {
+      return await this.atomic((db, ready) => this.commitOn(db, req, ready, 0));
+    } catch (e) {
+      if (e instanceof LeaseLost) return { applied: false, cursor: await this.readCursor(req.key) };
+      throw e;
+    }
+  }
+
+  extendLease(leaseId: string, untilMs: number, now: number): Promise<number[]> {
+    return this.atomic((db) => {
+      db.prepare('UPDATE cursors SET lease_expires_at = max(lease_expires_at, ?) WHERE lease_id = ? AND lease_expires_at > ?').run(untilMs, leaseId, now);
+      return (db.prepare('SELECT lease_expires_at AS at FROM cursors WHERE lease_id = ? AND lease_expires_at > ? ORDER BY at').all(leaseId, now) as Row[])
+        .map((r) => r.at as number);
+    });
+  }
+
+  releaseLease(leaseId: string, _now: number): Promise<number> {
+    return this.atomic((db, ready) => {
+      const held = db.prepare(`SELECT q.tenant_id, q.name AS queue, p.name AS partition, p.next_offset AS head, c.next_offset AS committed
+                                 FROM cursors c JOIN partitions p ON p.pk = c.partition_pk JOIN queues q ON q.pk = p.queue_pk
+                                WHERE c.lease_id = ?`).all(leaseId) as Row[];
+      db.prepare('UPDATE cursors SET lease_id = NULL, lease_expires_at = NULL WHERE lease_id = ?').run(leaseId);
+      for (const r of held) {
+        if ((r.committed as number) < (r.head as number)) {
+          ready.push({ queue: { tenant: r.tenant_id as string, queue: r.queue as string }, partitions: [r.partition as string], visibleAt: null });
+        }
+      }
+      return held.length;
+    });
+  }
+
+  async unit(ops: UnitOp[]): Promise<UnitResult> {
+    try {
+      const results = await this.atomic((db, ready) => ops.map((o, i): UnitOpResult => {
+        switch (o.op) {
+          case 'append': return this.appendOn(db, o.request, ready);
+          case 'commit': return this.commitOn(db, o.request, ready, i);
+          case 'kvPut': putKv(db, { ...o.row, ns: scoped(o.tenant, o.row.ns) }); return { done: true };
+          case 'kvDelete': return { done: deleteKv(db, scoped(o.tenant, o.ns), o.key) };
+          case 'timerPut': putTimerRow(db, { ...o.row, queue: scoped(o.tenant, o.row.queue) }); return { done: true };
+          case 'timerDelete': return { done: db.prepare('DELETE FROM timers WHERE queue = ? AND timer_key = ?').run(scoped(o.tenant, o.queue), o.timerKey).changes > 0 };
+        }
+      }));
+      return { committed: true, results };
+    } catch (e) {
+      if (e instanceof LeaseLost) return { committed: false, failedIndex: e.index };
+      throw e;
+    }
+  }
+
+  readCursor(key: CursorKey): Promise<CursorView | undefined> {
+    const db = this.db();
+    const p = this.partitionRow(db, key);
+    const r = p ? db.prepare('SELECT * FROM cursors WHERE partition_pk = ? AND consumer_group = ?').get(p.pk, key.group) as Row | undefined : undefined;
+    return Promise.resolve(r ? cursorView(r) : undefined);
+  }
+
+  readPartition(key: PartitionKey): Promise<PartitionView | undefined> {
+    const p = this.partitionRow(this.db(), key);
+    return Promise.resolve(p ? {
+      partitionId: p.id as string, headOffset: p.next_offset as number, firstOffset: p.first_offset as number,
+      lastMessageAt: (p.last_message_at as number | null) ?? null,
+    } : undefined);
+  }
+
+  private db(): Db {
+    return this.store.database;
+  }
+
+  readonly kv: KvSubStore = {
+    get: (tenant, ns, key) => Promise.resolve(this.store.kv.getRow(scoped(tenant, ns), key)),
+    put: (tenant, row) => this.atomic((db) => putKv(db, { ...row, ns: scoped(tenant, row.ns) })),
+    delete: (tenant, ns, key) => this.atomic((db) => deleteKv(db, scoped(tenant, ns), key)),
+    scan: (tenant, q) => Promise.resolve(this.store.kv.scan({ ...q, ns: scoped(tenant, q.ns) })),
+    pruneExpired: (now, limit) => this.atomic(() => this.store.kv.pruneExpired(now, limit)),
+  };
+
+  readonly locks: LockSubStore = {
+    tryAcquire: (tenant, name, slot, owner, untilMs, now) => this.atomic((db) => {
+      const ns = scoped(tenant, 'queen-locks');
+      const key = `${name}#${slot}`;
+      const row = db.prepare('SELECT version, expires_at FROM kv WHERE ns = ? AND key = ?').get(ns, key) as Row | undefined;
+      if (row && (row.expires_at === null || (row.expires_at as number) > now)) return undefined;
+      const floor = (db.prepare('SELECT floor FROM kv_meta WHERE id = 0').get() as Row).floor as number;
+      const token = Math.max(floor, (row?.version as number | undefined) ?? 0) + 1;
+      putKv(db, { ns, key, value: JSON.stringify({ owner, since: now, renewedAt: now }), version: token, expiresAt: untilMs, updatedAt: now });
+      return token;
+    }),
+    release: (tenant, name, slot, token) => this.atomic((db) => {
+      const ns = scoped(tenant, 'queen-locks');
+      const row = db.prepare('SELECT version FROM kv WHERE ns = ? AND key = ?').get(ns, `${name}#${slot}`) as Row | undefined;
+      return row?.version === token ? deleteKv(db, ns, `${name}#${slot}`) : false;
+    }),
+  };
+
+  readonly timers: TimerSubStore = {
+    put: (tenant, row) => this.atomic((db) => putTimerRow(db, { ...row, queue: scoped(tenant, row.queue) })),
+    get: (tenant, queue, timerKey) => Promise.resolve(this.store.timers.getTimer(scoped(tenant, queue), timerKey)),
+    delete: (tenant, queue, timerKey) => this.atomic((db) =>
+      db.prepare('DELETE FROM timers WHERE queue = ? AND timer_key = ?').run(scoped(tenant, queue), timerKey).changes > 0),
+    due: (now, limit) => Promise.resolve(this.store.timers.dueTimers(now, limit)),
+  };
+
+  readonly traces: TraceSubStore = {
+    add: (queue: QueueKey, e: TraceEvent) => this.atomic((db) => {
+      const queuePk = this.queuePk(db, queue, undefined);
+      if (queuePk === undefined) throw new Error(`no queue ${queue.queue}`);
+      this.store.ops.insertTrace({ ...e, id: randomUUID(), queuePk, queue: queue.queue });
+    }),
+    byMessage: (partitionId, transactionId, limit) => Promise.resolve(this.store.ops.tracesByMessage(partitionId, transactionId, limit)),
+    byName: (name, limit, offset) => Promise.resolve({ rows: this.store.ops.tracesByName(name, limit, offset), total: this.store.ops.countTracesByName(name) }),
+  };
+
+  readonly dlq: DlqSubStore = {
+    list: (f) => {
+      const { limit: _l, offset: _o, ...match } = f;
+      return Promise.resolve({ rows: this.store.listDlq(f), total: this.store.countDlqMatching(match) });
+    },
+    get: (id) => Promise.resolve(this.store.getDlq(id)),
+    delete: (id) => this.store.run((tx) => tx.deleteDlq(id)),
+  };
+
+  readonly admin: AdminSubStore = {
+    queues: (tenant) => Promise.resolve((this.db().prepare(`
+      SELECT q.name AS queue, (SELECT count(*) FROM partitions p WHERE p.queue_pk = q.pk) AS partitions,
+             (SELECT count(*) FROM messages m WHERE m.queue_pk = q.pk) AS messages
+        FROM queues q WHERE q.tenant_id = ? ORDER BY q.name`).all(tenant) as Row[])
+      .map((r) => ({ queue: r.queue as string, partitions: r.partitions as number, messages: r.messages as number }))),
+    cursors: (queue, group) => Promise.resolve((this.db().prepare(`
+      SELECT p.name AS partition, c.* FROM cursors c JOIN partitions p ON p.pk = c.partition_pk JOIN queues q ON q.pk = p.queue_pk
+       WHERE q.tenant_id = ? AND q.name = ? AND c.consumer_group = ? ORDER BY p.name`).all(queue.tenant, queue.queue, group) as Row[])
+      .map((r) => ({ partition: r.partition as string, cursor: cursorView(r) }))),
+    deleteQueue: (queue) => this.atomic((db) => {
+      const pk = this.queuePk(db, queue, undefined);
+      if (pk === undefined) return false;
+      this.store.deleteQueueRowsOn(pk);
+      return true;
+    }),
+  };
+
+  close(): Promise<void> {
+    return this.store.close();
+  }
+}
+
+function putKv(db: Db, r: KvRow): void {
+  db.prepare(`INSERT INTO kv (ns, key, value, version, expires_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)
+              ON CONFLICT (ns, key) DO UPDATE SET value = excluded.value, version = excluded.version,
+              expires_at = excluded.expires_at, updated_at = excluded.updated_at`).run(r.ns, r.key, r.value, r.version, r.expiresAt, r.updatedAt);
+}
+
+function deleteKv(db: Db, ns: string, key: string): boolean {
+  const row = db.prepare('SELECT version FROM kv WHERE ns = ? AND key = ?').get(ns, key) as Row | undefined;
+  if (!row) return false;
+  db.prepare('DELETE FROM kv WHERE ns = ? AND key = ?').run(ns, key);
+  db.prepare('UPDATE kv_meta SET floor = max(floor, ?) WHERE id = 0').run(row.version);
+  return true;
+}
+
+function putTimerRow(db: Db, t: import('../timers.js').TimerRow): void {
+  db.prepare(`INSERT OR REPLACE INTO timers (queue, timer_key, partition, deliver_at, txn, message_id, payload, encrypted, producer_sub, attempts, last_error, created_at, updated_at)
+              VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+    .run(t.queue, t.timerKey, t.partition, t.deliverAt, t.txn, t.messageId, t.payload, t.encrypted ? 1 : 0, t.producerSub, t.attempts, t.lastError, t.createdAt, t.updatedAt);
+}

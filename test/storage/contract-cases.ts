@@ -1,0 +1,208 @@
+/**
+ * The operation contract's behavioural cases (src/storage/contract.ts, docs/storage.md#operation-contract),
+ * with no backend-specific assertion: conformance.test.ts runs them on every backend, and
+ * conformance-meta.test.ts runs them on a deliberately wrong double to prove they can fail.
+ */
+import assert from 'node:assert/strict';
+import { DEFAULT_TENANT, type ClaimRequest, type QueueBackend, type QueueKey } from '../../src/storage/contract.js';
+
+export interface ContractCase {
+  name: string;
+  /** The case depends on cursor commits taking effect. */
+  cursorCommit: boolean;
+  run(b: QueueBackend): Promise<void>;
+}
+
+const T0 = 1_700_000_000_000;
+const Q: QueueKey = { tenant: DEFAULT_TENANT, queue: 'q' };
+const P = { ...Q, partition: 'p' };
+
+function item(txn: string, payload = '1') {
+  return { messageId: `m-${txn}`, transactionId: txn, payload, encrypted: false, traceId: null, producerSub: null };
+}
+
+function claimReq(over: Partial<ClaimRequest> = {}): ClaimRequest {
+  return { queue: Q, group: 'g', maxPartitions: 1, batch: 10, leaseId: 'L1', leaseMs: 30_000, delayMs: 0, windowMs: 0, conflation: false, seed: { mode: 'all' }, now: T0, ...over };
+}
+
+async function fill(b: QueueBackend, n: number, now = T0): Promise<void> {
+  await b.append({ key: P, items: Array.from({ length: n }, (_, i) => item(`t${i}`)), dedupWindowMs: 0, now });
+}
+
+const offsets = (batch: { messages: { offset: number }[] } | undefined) => batch?.messages.map((m) => m.offset);
+
+export const contractCases: ContractCase[] = [
+  { name: 'append assigns dense offsets and answers duplicates with the original offset', cursorCommit: false, async run(b) {
+    const r1 = await b.append({ key: P, items: [item('a'), item('b'), item('a')], dedupWindowMs: 60_000, now: T0 });
+    assert.deepEqual(r1.outcomes.map((o) => [o.status, o.offset]), [['queued', 0], ['queued', 1], ['duplicate', 0]]);
+    const r2 = await b.append({ key: P, items: [item('b'), item('c')], dedupWindowMs: 60_000, now: T0 + 1 });
+    assert.deepEqual(r2.outcomes.map((o) => [o.status, o.offset, o.messageId]), [['duplicate', 1, 'm-b'], ['queued', 2, 'm-c']]);
+    const r3 = await b.append({ key: P, items: [item('a')], dedupWindowMs: 1_000, now: T0 + 5_000 });
+    assert.deepEqual(r3.outcomes.map((o) => o.status), ['queued'], 'outside the window it is new');
+    assert.equal((await b.readPartition(P))?.headOffset, 4);
+  } },
+  { name: 'claim leases the next messages; the lease excludes the group until it expires; other groups are independent', cursorCommit: false, async run(b) {
+    await fill(b, 3);
+    const [got] = await b.claim(claimReq({ batch: 2 }));
+    assert.deepEqual(offsets(got), [0, 1]);
+    assert.equal(got!.deliveryAttempt, 1);
+    assert.deepEqual(await b.claim(claimReq({ leaseId: 'L2' })), [], 'leased: skipped, not waited on');
+    assert.deepEqual(offsets((await b.claim(claimReq({ group: 'other', leaseId: 'L3' })))[0]), [0, 1, 2]);
+    const again = await b.claim(claimReq({ leaseId: 'L4', now: T0 + 30_001 }));
+    assert.deepEqual(offsets(again[0]), [0, 1, 2], 'expired lease: redelivered from the cursor');
+    assert.equal(again[0]!.deliveryAttempt, 2);
+    assert.equal((await b.readCursor({ ...P, group: 'g' }))?.leaseId, 'L4');
+  } },
+  { name: 'auto-ack claims move the cursor past what they return', cursorCommit: false, async run(b) {
+    await fill(b, 3);
+    assert.deepEqual(offsets((await b.claim(claimReq({ leaseId: null, batch: 2 })))[0]), [0, 1]);
+    assert.deepEqual(offsets((await b.claim(claimReq({ leaseId: null })))[0]), [2]);
+    assert.equal((await b.readCursor({ ...P, group: 'g' }))?.committedOffset, 3);
+  } },
+  { name: 'delayed processing, window buffer, conflation and subscription seeds are honoured', cursorCommit: false, async run(b) {
+    const hints: (number | null)[] = [];
+    b.onPartitionsReady((_q, _p, at) => hints.push(at));
+    await fill(b, 2);
+    assert.deepEqual(await b.claim(claimReq({ delayMs: 1_000 })), [], 'not visible yet');
+    assert.ok(hints.includes(T0 + 1_000), 'the visibility time is announced');
+    assert.deepEqual(await b.claim(claimReq({ windowMs: 500, now: T0 + 100 })), [], 'window not elapsed');
+    assert.deepEqual(offsets((await b.claim(claimReq({ conflation: true, now: T0 + 1_000 })))[0]), [1], 'newest only');
+    await fill(b, 1, T0 + 10_000);
+    assert.deepEqual(offsets((await b.claim(claimReq({ group: 'late', seed: { mode: 'from', fromTime: T0 + 5_000 } })))[0]), [2]);
+  } },
+  { name: 'an ack commit moves the cursor and releases the lease; the next claim starts after it', cursorCommit: true, async run(b) {
+    await fill(b, 3);
+    await b.claim(claimReq({ batch: 2 }));
+    const r = await b.commitCursor({ key: { ...P, group: 'g' }, leaseId: 'L1', committedOffset: 2, retryCount: 0, release: true, now: T0 + 1 });
+    assert.equal(r.applied, true);
+    assert.equal(r.cursor?.committedOffset, 2);
+    assert.equal(r.cursor?.leaseId, null);
+    assert.deepEqual(offsets((await b.claim(claimReq({ leaseId: 'L2', now: T0 + 2 })))[0]), [2]);
+  } },
+  { name: 'a commit under a lease that is not held is refused and writes nothing', cursorCommit: true, async run(b) {
+    await fill(b, 2);
+    await b.claim(claimReq());
+    const wrong = await b.commitCursor({ key: { ...P, group: 'g' }, leaseId: 'nope', committedOffset: 2, retryCount: 0, release: true, now: T0 + 1 });
+    assert.equal(wrong.applied, false);
+    const late = await b.commitCursor({ key: { ...P, group: 'g' }, leaseId: 'L1', committedOffset: 2, retryCount: 0, release: true, now: T0 + 60_000 });
+    assert.equal(late.applied, false, 'expired');
+    assert.equal((await b.readCursor({ ...P, group: 'g' }))?.committedOffset, 0);
+  } },
+  { name: 'a nack rewinds the cursor with its retry count; the batch is redelivered as a new attempt', cursorCommit: true, async run(b) {
+    await fill(b, 3);
+    await b.claim(claimReq());
+    const r = await b.commitCursor({ key: { ...P, group: 'g' }, leaseId: 'L1', committedOffset: 1, retryCount: 1, release: true, now: T0 + 1 });
+    assert.equal(r.cursor?.retryCount, 1);
+    const [again] = await b.claim(claimReq({ leaseId: 'L2', now: T0 + 2 }));
+    assert.deepEqual(offsets(again), [1, 2]);
+    assert.equal(again!.deliveryAttempt, 2);
+  } },
+  { name: 'a DLQ hand-off copies the message to the dead letters and moves past it', cursorCommit: true, async run(b) {
+    await fill(b, 2);
+    await b.claim(claimReq());
+    await b.commitCursor({ key: { ...P, group: 'g' }, leaseId: 'L1', committedOffset: 1, retryCount: 0, release: true, now: T0 + 1,
+      deadLetter: { id: 'd1', offset: 0, error: 'boom', retryCount: 3 } });
+    const { rows, total } = await b.dlq.list({ queue: 'q', limit: 10, offset: 0 });
+    assert.equal(total, 1);
+    assert.equal(rows[0]?.transactionId, 't0');
+    assert.equal((await b.dlq.get('d1'))?.error, 'boom');
+    assert.equal(await b.dlq.delete('d1'), true);
+    assert.deepEqual(offsets((await b.claim(claimReq({ leaseId: 'L2', now: T0 + 2 })))[0]), [1]);
+  } },
+  { name: 'lease extension never shortens nor revives; release frees the partition for the group', cursorCommit: false, async run(b) {
+    await fill(b, 1);
+    await b.claim(claimReq());
+    assert.deepEqual(await b.extendLease('L1', T0 + 10, T0 + 1), [T0 + 30_000], 'never shortened');
+    assert.deepEqual(await b.extendLease('L1', T0 + 90_000, T0 + 1), [T0 + 90_000]);
+    assert.deepEqual(await b.extendLease('L1', T0 + 200_000, T0 + 95_000), [], 'expired: not revived');
+    await b.claim(claimReq({ leaseId: 'L2', now: T0 + 95_000 }));
+    const ready: string[][] = [];
+    b.onPartitionsReady((_q, parts) => ready.push(parts));
+    assert.equal(await b.releaseLease('L2', T0 + 95_001), 1);
+    assert.deepEqual(ready, [['p']]);
+    assert.equal((await b.claim(claimReq({ leaseId: 'L3', now: T0 + 95_002 }))).length, 1);
+  } },
+  { name: 'a unit is all or nothing: a lost lease refuses every op of it', cursorCommit: true, async run(b) {
+    await fill(b, 1);
+    const r = await b.unit([
+      { op: 'append', request: { key: P, items: [item('x')], dedupWindowMs: 0, now: T0 } },
+      { op: 'kvPut', tenant: DEFAULT_TENANT, row: { ns: 'n', key: 'k', value: '1', version: 1, expiresAt: null, updatedAt: T0 } },
+      { op: 'commit', request: { key: { ...P, group: 'g' }, leaseId: 'not-held', committedOffset: 1, retryCount: 0, release: true, now: T0 } },
+    ]);
+    assert.deepEqual(r, { committed: false, failedIndex: 2 });
+    assert.equal((await b.readPartition(P))?.headOffset, 1);
+    assert.equal(await b.kv.get(DEFAULT_TENANT, 'n', 'k'), undefined);
+  } },
+  { name: 'a unit commits acks, pushes, KV and timer riders together', cursorCommit: true, async run(b) {
+    await fill(b, 1);
+    await b.claim(claimReq());
+    const r = await b.unit([
+      { op: 'commit', request: { key: { ...P, group: 'g' }, leaseId: 'L1', committedOffset: 1, retryCount: 0, release: true, now: T0 } },
+      { op: 'append', request: { key: { ...Q, partition: 'out' }, items: [item('y')], dedupWindowMs: 0, now: T0 } },
+      { op: 'kvPut', tenant: DEFAULT_TENANT, row: { ns: 'n', key: 'k', value: '"v"', version: 1, expiresAt: null, updatedAt: T0 } },
+      { op: 'timerPut', tenant: DEFAULT_TENANT, row: timer('t1', T0 + 10) },
+    ]);
+    assert.equal(r.committed, true);
+    assert.equal((await b.readCursor({ ...P, group: 'g' }))?.committedOffset, 1);
+    assert.equal((await b.readPartition({ ...Q, partition: 'out' }))?.headOffset, 1);
+    assert.equal((await b.kv.get(DEFAULT_TENANT, 'n', 'k'))?.value, '"v"');
+    assert.equal((await b.timers.get(DEFAULT_TENANT, 'q', 't1'))?.deliverAt, T0 + 10);
+  } },
+  { name: 'KV rows: put, get, scan, delete, expiry prune; tenants do not see each other', cursorCommit: false, async run(b) {
+    const other = '00000000-0000-0000-0000-000000000002';
+    for (const [key, exp] of [['a', null], ['b', T0 + 5], ['c', null]] as const) {
+      await b.kv.put(DEFAULT_TENANT, { ns: 'n', key, value: '1', version: 1, expiresAt: exp, updatedAt: T0 });
+    }
+    assert.equal(await b.kv.get(other, 'n', 'a'), undefined);
+    assert.deepEqual((await b.kv.scan(DEFAULT_TENANT, { ns: 'n', prefix: '', limit: 10, now: T0 + 10 })).map((r) => r.key), ['a', 'c']);
+    assert.equal(await b.kv.delete(DEFAULT_TENANT, 'n', 'a'), true);
+    assert.equal(await b.kv.delete(DEFAULT_TENANT, 'n', 'a'), false);
+    assert.equal(await b.kv.pruneExpired(T0 + 10, 10), 1);
+  } },
+  { name: 'lock permits: one holder at a time, free after release or expiry, tokens only grow', cursorCommit: false, async run(b) {
+    const t1 = await b.locks.tryAcquire(DEFAULT_TENANT, 'L', 0, 'w1', T0 + 100, T0);
+    assert.ok(t1 !== undefined);
+    assert.equal(await b.locks.tryAcquire(DEFAULT_TENANT, 'L', 0, 'w2', T0 + 100, T0 + 1), undefined);
+    const t2 = await b.locks.tryAcquire(DEFAULT_TENANT, 'L', 0, 'w2', T0 + 300, T0 + 200);
+    assert.ok(t2 !== undefined && t2 > t1);
+    assert.equal(await b.locks.release(DEFAULT_TENANT, 'L', 0, t1), false, 'a stale token frees nothing');
+    assert.equal(await b.locks.release(DEFAULT_TENANT, 'L', 0, t2), true);
+    const t3 = await b.locks.tryAcquire(DEFAULT_TENANT, 'L', 0, 'w3', T0 + 400, T0 + 201);
+    assert.ok(t3 !== undefined && t3 > t2);
+  } },
+  { name: 'timers: put, get, due in time order, delete', cursorCommit: false, async run(b) {
+    await b.timers.put(DEFAULT_TENANT, timer('late', T0 + 50));
+    await b.timers.put(DEFAULT_TENANT, timer('early', T0 + 10));
+    assert.deepEqual((await b.timers.due(T0 + 60, 10)).map((k) => k.timerKey), ['early', 'late']);
+    assert.deepEqual((await b.timers.due(T0 + 20, 10)).map((k) => k.timerKey), ['early']);
+    assert.equal(await b.timers.delete(DEFAULT_TENANT, 'q', 'early'), true);
+    assert.equal(await b.timers.get(DEFAULT_TENANT, 'q', 'early'), undefined);
+  } },
+  { name: 'traces by message and by name, with the true total', cursorCommit: false, async run(b) {
+    const { partitionId } = await b.append({ key: P, items: [item('a')], dedupWindowMs: 0, now: T0 });
+    for (let i = 0; i < 3; i++) {
+      await b.traces.add(Q, { partition: 'p', partitionId, transactionId: 'a', messageId: 'm-a', group: 'g', eventType: 'info', data: `{"i":${i}}`, workerId: null, names: ['n'], createdAt: T0 + i });
+    }
+    assert.deepEqual((await b.traces.byMessage(partitionId, 'a', 10)).map((t) => t.data), ['{"i":0}', '{"i":1}', '{"i":2}']);
+    const page = await b.traces.byName('n', 1, 0);
+    assert.equal(page.total, 3);
+    assert.equal(page.rows.length, 1);
+  } },
+  { name: 'admin views: queues per tenant, a group\'s cursors, queue deletion', cursorCommit: false, async run(b) {
+    const other = '00000000-0000-0000-0000-000000000002';
+    await fill(b, 2);
+    await b.append({ key: { tenant: other, queue: 'q', partition: 'p' }, items: [item('z')], dedupWindowMs: 0, now: T0 });
+    assert.deepEqual(await b.admin.queues(DEFAULT_TENANT), [{ queue: 'q', partitions: 1, messages: 2 }]);
+    assert.deepEqual(await b.admin.queues(other), [{ queue: 'q', partitions: 1, messages: 1 }], 'same name, another tenant');
+    await b.claim(claimReq({ leaseId: null }));
+    assert.deepEqual((await b.admin.cursors(Q, 'g')).map((c) => [c.partition, c.cursor.committedOffset]), [['p', 2]]);
+    assert.equal(await b.admin.deleteQueue(Q), true);
+    assert.equal(await b.admin.deleteQueue(Q), false);
+    assert.equal(await b.readPartition(P), undefined);
+    assert.equal((await b.readPartition({ tenant: other, queue: 'q', partition: 'p' }))?.headOffset, 1);
+  } },
+];
+
+function timer(key: string, at: number) {
+  return { queue: 'q', timerKey: key, partition: 'p', deliverAt: at, txn: key, messageId: `m-${key}`, payload: '1', encrypted: false, producerSub: null, attempts: 0, lastError: null, createdAt: T0, updatedAt: T0 };
+}
