@@ -12,6 +12,7 @@ import { iso } from '../util/time.js';
 import { applyAcks, planAcks, type AckInput, type AckOutcome } from './messaging/ack.js';
 import type { PayloadCodec } from '../model/codec.js';
 import { Engine } from './messaging/engine.js';
+import { Waiters } from './messaging/waiters.js';
 import { applyOptions } from '../model/options.js';
 import { decodeForDelivery } from '../crypto/delivery.js';
 import { claim, Parker, type ClaimedPartition, type PopRequest } from './messaging/pop.js';
@@ -51,6 +52,8 @@ export interface ConfigureRequest {
 /** The broker: one instance per process, over one {@link Store}. Methods map 1:1 to API operations. */
 export class Broker {
   readonly engine: Engine;
+  /** Parked long-poll pops, woken from the engine's {@link Engine.onPartitionsReady} hints. */
+  readonly waiters: Waiters;
   readonly counters: BrokerCounters = {
     pushRequests: 0, pushMessages: 0, popRequests: 0, popMessages: 0, popEmpty: 0,
     ackRequests: 0, ackMessages: 0, ackFailed: 0, transactions: 0, dlqMessages: 0, payloadIntegrityFailures: 0,
@@ -70,6 +73,11 @@ export class Broker {
   /** @param clock the source of time for leases, delays, timers, retention and KV TTL (default: wall clock) */
   constructor(readonly store: Store, readonly config: Config, codec: PayloadCodec, readonly log: Logger, clock: Clock = systemClock) {
     this.engine = new Engine(store, config, codec, log, clock);
+    this.waiters = new Waiters(config.limits.maxWaitersPerQueue);
+    this.engine.onPartitionsReady((key, partitions) => {
+      const q = this.engine.queues.get(key.queue);
+      if (q) for (const p of partitions) this.waiters.partitionReady(q, p);
+    });
     this.startedAt = clock.now();
   }
 
@@ -93,7 +101,7 @@ export class Broker {
 
   /** Pops parked waiting for messages right now. */
   get parkedConsumers(): number {
-    return this.engine.waiters.size;
+    return this.waiters.size;
   }
 
   /** True while pop maintenance answers every pop with 204. */
@@ -105,7 +113,7 @@ export class Broker {
   async setPopMaintenance(enabled: boolean): Promise<void> {
     await this.run((tx) => tx.setSetting('maintenance.pop', String(enabled)));
     this.popMaintenance = enabled;
-    if (enabled) this.engine.waiters.wakeAll();
+    if (enabled) this.waiters.wakeAll();
   }
 
   private notify(fn: (o: BrokerObserver) => void): void {
@@ -224,12 +232,12 @@ export class Broker {
           // Park inside the unit of work so no wake-up between this empty claim and the park is
           // missed; a full waiter list is answered after the commit (the claim's writes stand).
           if (got.length === 0 && req.wait && now < deadline && !signal?.aborted) {
-            try { this.engine.waiters.add(parker.waiter); } catch { full = true; }
+            try { this.waiters.add(parker.waiter); } catch { full = true; }
           }
           return got;
         });
       } catch (e) {
-        this.engine.waiters.remove(parker.waiter);
+        this.waiters.remove(parker.waiter);
         throw e;
       }
       if (full) throw new QueenError('too_many_waiters', `too many parked consumers on this queue (QUEEN_MAX_WAITERS_PER_QUEUE=${this.config.limits.maxWaitersPerQueue})`);
@@ -239,13 +247,13 @@ export class Broker {
         return { ...renderPop(this.engine, this.log, this.counters, req, claimed), ...conflationEcho(this.engine, req) };
       }
       if (!req.wait || this.engine.clock.now() >= deadline) {
-        this.engine.waiters.remove(parker.waiter);
+        this.waiters.remove(parker.waiter);
         this.counters.popEmpty++;
         this.notify((o) => o.popped?.(req, [], this.engine.clock.now()));
         const echo = conflationEcho(this.engine, req);
         return echo.conflation ? { ...emptyConflation(req), ...echo, conflation: true } : null;
       }
-      await parker.wait(this.engine, deadline, signal);
+      await parker.wait(this.engine, this.waiters, deadline, signal);
     }
   }
 
@@ -355,7 +363,7 @@ export class Broker {
   /** Stops taking new work and answers every parked pop (204). */
   stopAccepting(): void {
     this.stopping = true;
-    this.engine.waiters.wakeAll();
+    this.waiters.wakeAll();
   }
 
   /** {@link stopAccepting}, then waits up to `graceMs` for in-flight commits and closes the store. */

@@ -41,10 +41,11 @@ export interface MetricsBroker {
   readonly counters: MetricsCounters;
   readonly popMaintenanceEnabled: boolean;
   healthy(): boolean;
+  /** Parked long-poll pops. */
+  readonly waiters: { readonly size: number; perQueueCounts(): ReadonlyMap<string, number> };
   readonly engine: {
     /** Queues by name (only the names and the count are read). */
     readonly queues: ReadonlyMap<string, unknown>;
-    readonly waiters: { readonly size: number; perQueueCounts(): ReadonlyMap<string, number> };
     /** The broker's clock (epoch ms): activity minutes and uptime are read at its instant. */
     readonly clock: { now(): number };
   };
@@ -131,7 +132,7 @@ export class PromMetrics {
     new Gauge({ name: 'queen_file_buffer_pending', help: 'Spooled pushes not replayed yet', registers, collect() { this.set(maintenance.status().bufferedMessages); } });
     new Gauge({ name: 'queen_file_buffer_failed', help: 'Spooled pushes refused at replay', registers, collect() { this.set(maintenance.status().bufferStats.failed); } });
     new Gauge({ name: 'queen_file_buffer_db_healthy', help: 'Store reachable (1) or not (0)', registers, collect() { this.set(broker.healthy() ? 1 : 0); } });
-    new Gauge({ name: 'queen_parked_consumers', help: 'Long-poll pops parked, all queues', registers, collect() { this.set(broker.engine.waiters.size); } });
+    new Gauge({ name: 'queen_parked_consumers', help: 'Long-poll pops parked, all queues', registers, collect() { this.set(broker.waiters.size); } });
 
     // ------------------------------------------------------------ lifetime totals (this broker = the cluster)
     const total = (name: string, help: string, read: () => number) => {
@@ -198,7 +199,7 @@ export class PromMetrics {
     });
     new Gauge({
       name: 'queen_queue_parked_consumers', help: 'Long-poll pops parked per queue', labelNames: ['queue'], registers,
-      collect() { this.reset(); const w = broker.engine.waiters.perQueueCounts(); for (const [q, n] of self.capped((q) => w.get(q) ?? 0)) this.set({ queue: q }, n); },
+      collect() { this.reset(); const w = broker.waiters.perQueueCounts(); for (const [q, n] of self.capped((q) => w.get(q) ?? 0)) this.set({ queue: q }, n); },
     });
 
     // ------------------------------------------------------------ retention

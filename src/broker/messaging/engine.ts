@@ -1,17 +1,20 @@
 /**
  * The broker's shared core: in-memory indexes (queues, partitions, groups, cursors, ready sets),
- * lease expiry, readiness timers and the wake-up of parked consumers. The operation modules
- * (push.ts, pop.ts, ack.ts, transaction.ts, admin.ts) work through it; it holds no HTTP.
+ * lease expiry and readiness timers. The operation modules (push.ts, pop.ts, ack.ts,
+ * transaction.ts, admin.ts) work through it; it holds no HTTP and no parked consumer.
  *
  * Invariant: a unit of work validates first, then writes to the store, then mutates these
  * indexes, recording each entry it changes in its undo log ({@link Engine.inUnit}, undo.ts) so a
- * rolled-back unit restores exactly what it touched; wake-ups run only after the commit is
- * durable (tx.afterCommit).
+ * rolled-back unit restores exactly what it touched. Wake-ups leave only after the commit is
+ * durable (tx.afterCommit), as {@link Engine.onPartitionsReady} hints in the shape of the
+ * operation contract's (src/storage/contract.ts `ReadyListener`); the broker wakes its parked
+ * pops from them.
  */
 import type { Logger } from 'pino';
 import type { Config } from '../../config/index.js';
 import { QueenError } from '../../errors.js';
 import type { Store, StoreSnapshot, StoreTx, SubscriptionRow } from '../../storage/store.js';
+import { DEFAULT_TENANT, type ReadyListener } from '../../storage/contract.js';
 import { newRandomId } from '../../util/ids.js';
 import { checkNameText } from '../../util/names.js';
 import type { PayloadCodec } from '../../model/codec.js';
@@ -21,7 +24,6 @@ import {
   type CursorState, type GroupState, type PartitionState, type QueueState,
 } from './state.js';
 import { isNewMode, parseSubscriptionFrom } from '../../model/subscription.js';
-import { Waiters } from './waiters.js';
 import { LeaseExpiry } from './leases.js';
 import { systemClock, type Clock } from '../../util/clock.js';
 import { Scheduler, type SchedulerLane } from '../../util/scheduler.js';
@@ -54,7 +56,8 @@ export class Engine {
   readonly partitionsByPk = new Map<number, PartitionState>();
   /** lease id → the (group, partition) pairs it holds now (an ended lease leaves at once). */
   readonly leases = new Map<string, Set<{ group: GroupState; partition: PartitionState }>>();
-  readonly waiters: Waiters;
+  /** Wake-up listeners, told after a commit which partitions became claimable. */
+  private readonly readyListeners: ReadyListener[] = [];
   /** Every due time of the broker (leases, readiness, timers, KV TTL, retention, long polls). */
   readonly scheduler: Scheduler;
   readonly leaseExpiry: LeaseExpiry;
@@ -71,7 +74,6 @@ export class Engine {
     readonly log: Logger,
     readonly clock: Clock = systemClock,
   ) {
-    this.waiters = new Waiters(config.limits.maxWaitersPerQueue);
     this.scheduler = new Scheduler(clock, {
       maxDelayMs: SCHEDULER_MAX_DELAY_MS,
       onError: (err, lane) => log.error({ err, lane }, 'scheduled callback failed'),
@@ -394,19 +396,33 @@ export class Engine {
 
   // ---------------------------------------------------------------- readiness and wake-ups
 
-  /** Puts `p` in `g`'s ready set and wakes consumers parked on it (call after commit). */
+  /**
+   * Registers a wake-up listener: called after a commit (or a due lease expiry, delay or window)
+   * with the partitions of a queue that became claimable for some group. A hint: the listener
+   * re-claims through the indexes, so an extra call costs one empty claim, never a message.
+   */
+  onPartitionsReady(listener: ReadyListener): void {
+    this.readyListeners.push(listener);
+  }
+
+  /** Tells the listeners that `p` of `q` is claimable now (call after commit). */
+  announce(q: QueueState, p: PartitionState): void {
+    const key = { tenant: DEFAULT_TENANT, queue: q.name };
+    for (const l of this.readyListeners) l(key, [p.name], null);
+  }
+
+  /** Puts `p` in `g`'s ready set and announces it (call after commit). */
   markReady(g: GroupState, p: PartitionState): void {
     if (!this.queues.has(g.queue.name) || g.queue.groups.get(g.name) !== g) return;
     g.ready.add(p);
-    this.waiters.notify(g.queue, g.name, p);
+    this.announce(g.queue, p);
   }
 
-  /** After a push to `p` commits: every group of its queue may now have work. */
+  /** After a push to `p` commits: every group of its queue may now have work (one announcement). */
   partitionGrew(p: PartitionState): void {
-    for (const g of p.queue.groups.values()) this.markReady(g, p);
-    // Groups not registered yet find the partition when they register; discovery/queue waiters
-    // without a group on this queue are woken too.
-    this.waiters.notifyQueue(p.queue, p);
+    for (const g of p.queue.groups.values()) g.ready.add(p);
+    // Groups not registered yet find the partition when they register.
+    this.announce(p.queue, p);
   }
 
   /** Re-marks `p` ready for `g` at `at` (epoch ms): delayed processing and window buffers. */

@@ -7,7 +7,7 @@
 import type { MessageRow, StoreTx } from '../../storage/store.js';
 import { newId } from '../../util/ids.js';
 import type { Engine, SubscriptionRequest } from './engine.js';
-import { matches, type Waiter } from './waiters.js';
+import { matches, type Waiter, type Waiters } from './waiters.js';
 import { leaseLive, type GroupState, type PartitionState, type QueueState } from './state.js';
 
 /** A validated pop request (the HTTP layer applies defaults and limits). */
@@ -87,7 +87,7 @@ export function claim(engine: Engine, tx: StoreTx, req: PopRequest, now: number)
     const next = g.ready.values().next();
     if (!next.done) {
       const first = next.value;
-      tx.afterCommit(() => engine.waiters.notify(q, g.name, first)); // more work left: wake the next waiter
+      tx.afterCommit(() => engine.announce(q, first)); // more work left: wake the next waiter
     }
   }
   return out;
@@ -153,7 +153,7 @@ function claimPartition(
 }
 
 /**
- * A parked pop's handle: register it with the engine's waiters inside the claim's unit of work
+ * A parked pop's handle: register it with the broker's waiters inside the claim's unit of work
  * (so no wake-up between the empty claim and the park can be missed), then await {@link wait}.
  */
 export class Parker {
@@ -171,15 +171,15 @@ export class Parker {
     };
   }
 
-  /** Resolves on wake-up, at `deadline` (epoch ms, on the engine's clock), or on abort; always deregisters. */
-  wait(engine: Engine, deadline: number, signal: AbortSignal | undefined): Promise<void> {
+  /** Resolves on wake-up, at `deadline` (epoch ms, on the engine's clock), or on abort; always deregisters from `waiters`. */
+  wait(engine: Engine, waiters: Waiters, deadline: number, signal: AbortSignal | undefined): Promise<void> {
     if (this.woken) return Promise.resolve();
     const deadlines = engine.scheduler.lane<Parker>('pop-deadline');
     return new Promise<void>((resolve) => {
       const done = () => {
         deadlines.cancel(this);
         signal?.removeEventListener('abort', done);
-        engine.waiters.remove(this.waiter);
+        waiters.remove(this.waiter);
         this.resolveWake = undefined;
         resolve();
       };

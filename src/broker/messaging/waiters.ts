@@ -3,7 +3,7 @@
  * by the commit that makes messages visible. Never by polling the store.
  */
 import { QueenError } from '../../errors.js';
-import type { PartitionState, QueueState } from './state.js';
+import type { QueueState } from './state.js';
 
 /** A parked pop. `wake` is called at most once; the waiter is removed before it runs. */
 export interface Waiter {
@@ -87,45 +87,27 @@ export class Waiters {
   }
 
   /**
-   * `p` became ready for `group` on `q`: wakes every waiter on that partition and the oldest
-   * waiter of the whole queue (one claim per event; a woken waiter that finds more work left
-   * wakes the next itself).
+   * Partition `partition` of `q` became claimable for some group (a wake-up hint, after commit):
+   * wakes, per group parked on `q`, every waiter on that partition and the oldest wildcard waiter
+   * (one claim per hint; a woken waiter that finds more work left has it announced again), and the
+   * discovery waiters interested in `q`. A group with nothing to claim re-parks after one empty claim.
    */
-  notify(q: QueueState, group: string, p: PartitionState): void {
-    const set = this.byQueue.get(q.name)?.get(group);
-    let wildcardWoken = false;
-    if (set) {
-      // Deleting from a Set while iterating it is safe: no copy on this push hot path.
-      for (const w of set) {
-        if (w.partition === undefined) {
-          if (!wildcardWoken) { wildcardWoken = true; this.fire(w); }
-        } else if (w.partition === p.name) {
-          this.fire(w);
+  partitionReady(q: QueueState, partition: string): void {
+    const groups = this.byQueue.get(q.name);
+    if (groups) {
+      for (const set of [...groups.values()]) {
+        let wildcardWoken = false;
+        // Deleting from a Set while iterating it is safe: no copy on this push hot path.
+        for (const w of set) {
+          if (w.partition === undefined) {
+            if (!wildcardWoken) { wildcardWoken = true; this.fire(w); }
+          } else if (w.partition === partition) {
+            this.fire(w);
+          }
         }
       }
     }
-    this.notifyDiscovery(q, group);
-  }
-
-  /**
-   * A push landed on `q`: wakes waiters of groups not registered on `q` yet (their first
-   * claim registers them) and matching discovery waiters.
-   */
-  notifyQueue(q: QueueState, p: PartitionState): void {
-    const groups = this.byQueue.get(q.name);
-    if (groups) {
-      for (const [group, set] of [...groups]) {
-        if (q.groups.has(group)) continue;
-        for (const w of [...set]) if (w.partition === undefined || w.partition === p.name) this.fire(w);
-      }
-    }
     for (const w of this.discoveryCandidates(q)) this.fire(w);
-  }
-
-  private notifyDiscovery(q: QueueState, group: string): void {
-    for (const w of this.discoveryCandidates(q)) {
-      if (w.group === group) { this.fire(w); return; }
-    }
   }
 
   /** Discovery waiters interested in `q`: keyed lookups, never a walk over every waiter. */

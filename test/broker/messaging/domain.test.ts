@@ -15,6 +15,8 @@ import { loadConfig } from '../../../src/config/index.js';
 import { SqliteStore } from '../../../src/storage/sqlite/store.js';
 import { RawJson } from '../../../src/util/json.js';
 import { tempDir } from '../../helpers/broker.js';
+import { waitFor } from '../../helpers/wait.js';
+import { DEFAULT_TENANT } from '../../../src/storage/contract.js';
 
 let broker: Broker;
 before(() => {
@@ -82,7 +84,7 @@ describe('parked consumers', () => {
     const w = (name: string, queue: string | undefined, namespace?: string, task?: string) => ({
       queue, group: QUEUE_MODE, partition: undefined, namespace, task, wake: () => woken.push(name),
     });
-    const waiters = broker.engine.waiters;
+    const waiters = broker.waiters;
     const a = w('a', 'wq-a');
     const b = w('b', 'wq-b');
     const d1 = w('ns-only', undefined, 'wq', undefined);
@@ -93,5 +95,27 @@ describe('parked consumers', () => {
     assert.deepEqual(woken.sort(), ['a', 'ns-only']);
     assert.equal(waiters.remove(b), true, 'b is still parked');
     assert.equal(waiters.remove(d2), true, 'the other namespace is still parked');
+  });
+});
+
+describe('wake-up hints', () => {
+  test('a push announces its partition after the commit, in the operation contract shape', async () => {
+    const hints: [string, string, string[], number | null][] = [];
+    broker.engine.onPartitionsReady((q, parts, at) => hints.push([q.tenant, q.queue, parts, at]));
+    await broker.push([{ queue: 'hint-q', partition: 'p1', payload: 1 }, { queue: 'hint-q', partition: 'p1', payload: 2 }], null);
+    assert.deepEqual(hints.filter((h) => h[1] === 'hint-q'), [[DEFAULT_TENANT, 'hint-q', ['p1'], null]], 'one hint per partition per unit');
+  });
+
+  test('a nack that rewinds the cursor wakes a pop parked on the partition', async () => {
+    await broker.push([{ queue: 'hint-nack', payload: 1 }], null);
+    const first = await broker.pop(pop('hint-nack'));
+    assert.ok(first && first.messages.length === 1);
+    const m = first.messages[0]!;
+    const parked = broker.pop(pop('hint-nack', { wait: true, timeoutMs: 60_000 }));
+    await waitFor(() => broker.waiters.size === 1, { what: 'the pop to park' });
+    const [o] = await broker.ack([{ transactionId: m.transactionId, partitionId: m.partitionId, status: 'failed', leaseId: m.leaseId, group: QUEUE_MODE }]);
+    assert.equal(o?.success, true);
+    const again = await parked;
+    assert.deepEqual(again?.messages.map((x) => x.transactionId), [m.transactionId], 'redelivered to the parked pop');
   });
 });
