@@ -6,7 +6,7 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
 import { isQueenError, QueenError } from '../errors.js';
-import type { Store, StoreSnapshot, StoreTx } from '../storage/store.js';
+import type { StoreSnapshot, StoreTx } from '../storage/store.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import { iso } from '../util/time.js';
 import { applyAcks, planAcks, type AckInput, type AckOutcome } from './messaging/ack.js';
@@ -17,7 +17,11 @@ import { applyOptions } from '../model/options.js';
 import { decodeForDelivery } from '../crypto/delivery.js';
 import { claim, Parker, type ClaimedPartition, type PopRequest } from './messaging/pop.js';
 import { conflationEcho, emptyConflation, renderPop, type EmptyConflationResponse, type PopResponse } from './messaging/pop-answer.js';
-import { applyPush, planPush, type PushItem, type PushResult } from './messaging/push.js';
+import { planPush, pushAppends, pushResults, type PushItem, type PushResult } from './messaging/push.js';
+import { EngineBackend, LeaseLost } from './messaging/engine-backend.js';
+import type { AppendResult } from '../storage/contract.js';
+import { SqliteBackend } from '../storage/sqlite/backend.js';
+import type { SqliteStore } from '../storage/sqlite/store.js';
 import type { BrokerObserver, PushGate } from './messaging/observer.js';
 import { optionsView } from './admin/resources.js';
 import { runTransaction, type TransactionRequest, type TransactionResult } from './messaging/transaction.js';
@@ -52,6 +56,11 @@ export interface ConfigureRequest {
 /** The broker: one instance per process, over one {@link Store}. Methods map 1:1 to API operations. */
 export class Broker {
   readonly engine: Engine;
+  /**
+   * The operation contract (src/storage/contract.ts) on this broker's store and indexes: pushes
+   * and lease extensions run through it.
+   */
+  readonly backend: EngineBackend;
   /** Parked long-poll pops, woken from the engine's {@link Engine.onPartitionsReady} hints. */
   readonly waiters: Waiters;
   readonly counters: BrokerCounters = {
@@ -71,10 +80,12 @@ export class Broker {
   pushesDiverted: (() => boolean) | undefined;
 
   /** @param clock the source of time for leases, delays, timers, retention and KV TTL (default: wall clock) */
-  constructor(readonly store: Store, readonly config: Config, codec: PayloadCodec, readonly log: Logger, clock: Clock = systemClock) {
+  constructor(readonly store: SqliteStore, readonly config: Config, codec: PayloadCodec, readonly log: Logger, clock: Clock = systemClock) {
     this.engine = new Engine(store, config, codec, log, clock);
     this.waiters = new Waiters(config.limits.maxWaitersPerQueue);
-    this.engine.onPartitionsReady((key, partitions) => {
+    this.backend = new EngineBackend(this.engine, new SqliteBackend(store), (work) => this.run(work));
+    this.engine.onPartitionsReady((key, partitions, visibleAt) => {
+      if (visibleAt !== null) return; // the engine re-announces it when it is due
       const q = this.engine.queues.get(key.queue);
       if (q) for (const p of partitions) this.waiters.partitionReady(q, p);
     });
@@ -132,7 +143,7 @@ export class Broker {
    * When the unit is rolled back, the in-memory index entries it changed are restored from its undo
    * log (Engine.inUnit); nothing is reloaded from the store.
    * @throws QueenError code=shutting_down while stopping; code=storage_error when the store failed;
-   * any QueenError that `work` threw.
+   * any QueenError (or the contract's LeaseLost refusal) that `work` threw.
    */
   async run<T>(work: (tx: StoreTx) => T): Promise<T> {
     if (this.stopping) throw new QueenError('shutting_down');
@@ -141,7 +152,7 @@ export class Broker {
     try {
       return await p;
     } catch (e) {
-      if (!isQueenError(e)) {
+      if (!isQueenError(e) && !(e instanceof LeaseLost)) {
         this.log.error({ err: e }, 'unit of work failed; its in-memory changes were undone');
         throw new QueenError('storage_error', `storage error: ${(e as Error).message}`);
       }
@@ -197,10 +208,11 @@ export class Broker {
     if (items.length === 0) return [];
     const diverted = this.pushGate?.(items, producerSub);
     if (diverted) return diverted;
-    const results = await this.run((tx) => {
-      const now = this.engine.clock.now();
-      return applyPush(this.engine, tx, planPush(this.engine, tx, items, producerSub, now), now);
-    });
+    const plan = planPush(this.engine, items, producerSub);
+    const appends = pushAppends(this.engine, plan, this.engine.clock.now());
+    const unit = await this.backend.unit(appends.ops);
+    if (!unit.committed) throw new QueenError('storage_error', 'a unit of appends was refused');
+    const results = pushResults(plan, appends, unit.results as AppendResult[]);
     for (const r of results) if (r.status === 'queued') this.counters.pushMessages++;
     this.notify((o) => o.pushed?.(results, this.engine.clock.now()));
     return results;
@@ -302,22 +314,8 @@ export class Broker {
    * shortens, never revives an expired lease (docs/http-api.md#lease-extension).
    */
   async extendLease(leaseId: string, seconds: number): Promise<Record<string, unknown>> {
-    const renewed = await this.run((tx) => {
-      const now = this.engine.clock.now();
-      const live = this.engine.liveLeases(leaseId, now);
-      const expiries: number[] = [];
-      for (const { cursor: c, group, partition } of live) {
-        const next = Math.max(c.leaseExpiresAt!, now + seconds * 1000);
-        if (next !== c.leaseExpiresAt) {
-          this.engine.noteCursor(group, partition, c);
-          c.leaseExpiresAt = next;
-          tx.upsertCursor(c);
-          this.engine.extendLease(group, partition, c, next);
-        }
-        expiries.push(next);
-      }
-      return expiries;
-    });
+    const now = this.engine.clock.now();
+    const renewed = await this.backend.extendLease(leaseId, now + seconds * 1000, now);
     const at = renewed.length > 0 ? iso(Math.min(...renewed)) : null;
     return { leaseId, success: renewed.length > 0, renewed: renewed.length, newExpiresAt: at, expiresAt: at, lease_expires_at: at };
   }

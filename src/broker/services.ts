@@ -21,7 +21,8 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
 import type { PayloadCodec } from '../model/codec.js';
-import type { Store, StoreSnapshot } from '../storage/store.js';
+import type { StoreSnapshot } from '../storage/store.js';
+import type { SqliteStore } from '../storage/sqlite/store.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import type { Scheduler } from '../util/scheduler.js';
 import type { AdminViews } from './admin/views.js';
@@ -32,7 +33,7 @@ import { AdminJobs } from './jobs/admin-jobs.js';
 
 /** What {@link Services} is built from. */
 export interface ServicesDeps {
-  store: Store;
+  store: SqliteStore;
   config: Config;
   /** Payload encryption (or the plain codec). */
   codec: PayloadCodec;

@@ -253,7 +253,7 @@ export async function replayDeadLetter(
     const payload = decoded.data;
     const queue = target.queue ?? row.queue;
     const partition = target.partition ?? row.partition;
-    const plan = planPush(engine, tx, [{ queue, partition, payload, transactionId: `dlq:${row.id}`, traceId: row.traceId }], row.producerSub, now);
+    const plan = planPush(engine, [{ queue, partition, payload, transactionId: `dlq:${row.id}`, traceId: row.traceId }], row.producerSub);
     const [result] = applyPush(engine, tx, plan, now) as [PushResult];
     let dlqRowRemoved = false;
     if (result.status === 'queued') dlqRowRemoved = tx.deleteDlq(row.id);

@@ -184,7 +184,7 @@ export function fireTimer(engine: Engine, tx: StoreTx, queue: string, timerKey: 
   if (!t || t.deliverAt > now) return undefined;
   const json = engine.codec.decode(t.payload, t.encrypted);
   timers.deleteTimer(queue, timerKey);
-  const plan = planPush(engine, tx, [{ queue, partition: t.partition, payload: new RawJson(json), transactionId: t.txn }], t.producerSub, now);
+  const plan = planPush(engine, [{ queue, partition: t.partition, payload: new RawJson(json), transactionId: t.txn }], t.producerSub);
   // The message carries the id announced when the timer was scheduled.
   plan.items[0]!.messageId = t.messageId;
   return applyPush(engine, tx, plan, now)[0];

@@ -277,7 +277,7 @@ export class Maintenance {
       try {
         results = await this.broker.run((tx) => {
           const now = engine.clock.now();
-          return applyPush(engine, tx, planPush(engine, tx, pushItems, run[0]!.s, now), now);
+          return applyPush(engine, tx, planPush(engine, pushItems, run[0]!.s), now);
         });
       } catch (e) {
         if (!isQueenError(e)) throw e;
@@ -298,7 +298,7 @@ export class Maintenance {
       try {
         out.push(...await this.broker.run((tx) => {
           const now = engine.clock.now();
-          return applyPush(engine, tx, planPush(engine, tx, [item], producerSub, now), now);
+          return applyPush(engine, tx, planPush(engine, [item], producerSub), now);
         }));
       } catch (e) {
         if (!isQueenError(e)) throw e;

@@ -312,7 +312,12 @@ export class Engine {
   ensureGroup(tx: StoreTx, q: QueueState, name: string, req: SubscriptionRequest, now: number): GroupState {
     const existing = q.groups.get(name);
     if (existing) return existing;
-    const subscription = this.resolveSubscription(q, name, req, now);
+    return this.registerGroup(tx, q, this.resolveSubscription(q, name, req, now));
+  }
+
+  /** Registers a group on `q` with a resolved subscription (writes it in `tx`); the caller checked it is new. */
+  registerGroup(tx: StoreTx, q: QueueState, subscription: SubscriptionRow): GroupState {
+    const name = subscription.group;
     tx.upsertSubscription(subscription);
     const g: GroupState = { name, queue: q, subscription, cursors: new Map(), ready: new Set() };
     q.groups.set(name, g);
@@ -405,10 +410,10 @@ export class Engine {
     this.readyListeners.push(listener);
   }
 
-  /** Tells the listeners that `p` of `q` is claimable now (call after commit). */
-  announce(q: QueueState, p: PartitionState): void {
+  /** Tells the listeners that `p` of `q` is claimable now, or from `visibleAt` (epoch ms) on (call after commit). */
+  announce(q: QueueState, p: PartitionState, visibleAt: number | null = null): void {
     const key = { tenant: DEFAULT_TENANT, queue: q.name };
-    for (const l of this.readyListeners) l(key, [p.name], null);
+    for (const l of this.readyListeners) l(key, [p.name], visibleAt);
   }
 
   /** Puts `p` in `g`'s ready set and announces it (call after commit). */

@@ -69,6 +69,13 @@ export function claim(engine: Engine, tx: StoreTx, req: PopRequest, now: number)
   for (const q of targetQueues(engine, req)) {
     if (budget <= 0 || out.length >= maxParts) break;
     const g = engine.ensureGroup(tx, q, req.group, req.subscription, now);
+    const params: ClaimParams = {
+      leaseId: req.autoAck ? null : leaseId,
+      leaseMs: (req.leaseSeconds ?? (q.options.leaseTime > 0 ? q.options.leaseTime : 60)) * 1000,
+      delayMs: q.options.delayedProcessing * 1000,
+      windowMs: q.options.windowBuffer * 1000,
+      conflation: g.subscription.conflation,
+    };
     let candidates: Iterable<PartitionState>;
     if (req.partition !== undefined) {
       const p = q.partitions.get(req.partition);
@@ -78,9 +85,9 @@ export function claim(engine: Engine, tx: StoreTx, req: PopRequest, now: number)
     }
     for (const p of candidates) {
       if (budget <= 0 || out.length >= maxParts) break;
-      const got = claimPartition(engine, tx, g, p, req, leaseId, budget, now);
+      const got = claimPartition(engine, tx, g, p, params, budget, now);
       if (got) {
-        out.push(got);
+        out.push({ queue: q, partition: p, group: g.name, leaseId, deliveryAttempt: got.deliveryAttempt, rows: got.rows });
         budget -= got.rows.length;
       }
     }
@@ -93,9 +100,28 @@ export function claim(engine: Engine, tx: StoreTx, req: PopRequest, now: number)
   return out;
 }
 
-function claimPartition(
-  engine: Engine, tx: StoreTx, g: GroupState, p: PartitionState, req: PopRequest, leaseId: string, budget: number, now: number,
-): ClaimedPartition | undefined {
+/** The decisions a claim of one partition carries in (the queue's options and the group's mode, or a contract request's). */
+export interface ClaimParams {
+  /** The lease to grant; null = auto-ack (the cursor moves past what is returned). */
+  leaseId: string | null;
+  /** Lease length, ms. */
+  leaseMs: number;
+  /** A message is visible once `createdAt + delayMs <= now`. */
+  delayMs: number;
+  /** A partition is claimable once its newest message is `windowMs` old. */
+  windowMs: number;
+  /** Only the newest message; its ack commits everything behind it. */
+  conflation: boolean;
+}
+
+/**
+ * Claims up to `budget` messages of `p` for `g` in `tx`, on the in-memory indexes (cursor, lease,
+ * ready set); a partition visible only later is re-marked ready at that time and announced with it.
+ * @returns the rows and the delivery attempt, or undefined when `p` has nothing claimable now
+ */
+export function claimPartition(
+  engine: Engine, tx: StoreTx, g: GroupState, p: PartitionState, params: ClaimParams, budget: number, now: number,
+): { deliveryAttempt: number; rows: MessageRow[] } | undefined {
   const c = engine.ensureCursor(g, p);
   engine.noteReady(g, p);
   const q = p.queue;
@@ -103,21 +129,21 @@ function claimPartition(
     g.ready.delete(p);
     return undefined;
   }
-  const windowMs = q.options.windowBuffer * 1000;
-  if (windowMs > 0 && p.lastMessageAt !== null && p.lastMessageAt + windowMs > now) {
+  const later = (at: number) => {
     g.ready.delete(p);
-    engine.scheduleReady(g, p, p.lastMessageAt + windowMs);
+    engine.scheduleReady(g, p, at);
+    tx.afterCommit(() => engine.announce(q, p, at));
+  };
+  if (params.windowMs > 0 && p.lastMessageAt !== null && p.lastMessageAt + params.windowMs > now) {
+    later(p.lastMessageAt + params.windowMs);
     return undefined;
   }
-  // A conflating group gets only the newest message; its ack commits everything behind it.
-  const newest = g.subscription.conflation ? tx.readMessage(p.pk, p.headOffset - 1) : undefined;
+  const newest = params.conflation ? tx.readMessage(p.pk, p.headOffset - 1) : undefined;
   let rows = newest ? [newest] : tx.readMessages(p.pk, c.committedOffset, budget);
-  const delayMs = q.options.delayedProcessing * 1000;
-  if (delayMs > 0) {
-    const visible = rows.findIndex((r) => r.createdAt + delayMs > now);
+  if (params.delayMs > 0) {
+    const visible = rows.findIndex((r) => r.createdAt + params.delayMs > now);
     if (visible === 0) {
-      g.ready.delete(p);
-      engine.scheduleReady(g, p, rows[0]!.createdAt + delayMs);
+      later(rows[0]!.createdAt + params.delayMs);
       return undefined;
     }
     if (visible > 0) rows = rows.slice(0, visible);
@@ -132,7 +158,7 @@ function claimPartition(
   // starts below it is a redelivery.
   c.deliveryCount = c.deliveredUpTo !== null && rows[0]!.offset < c.deliveredUpTo ? c.deliveryCount + 1 : 1;
   const deliveryAttempt = c.deliveryCount;
-  if (req.autoAck) {
+  if (params.leaseId === null) {
     c.committedOffset = end;
     c.leaseId = null;
     c.leaseExpiresAt = null;
@@ -140,16 +166,15 @@ function claimPartition(
     c.retryCount = 0;
     if (end >= p.headOffset) g.ready.delete(p);
   } else {
-    const seconds = req.leaseSeconds ?? (q.options.leaseTime > 0 ? q.options.leaseTime : 60);
-    c.leaseId = leaseId;
-    c.leaseExpiresAt = now + seconds * 1000;
+    c.leaseId = params.leaseId;
+    c.leaseExpiresAt = now + params.leaseMs;
     c.deliveredUpTo = end;
     g.ready.delete(p);
-    engine.grantLease(leaseId, g, p, c, c.leaseExpiresAt);
+    engine.grantLease(params.leaseId, g, p, c, c.leaseExpiresAt);
   }
   tx.upsertCursor(c);
   c.materialized = true;
-  return { queue: q, partition: p, group: g.name, leaseId, deliveryAttempt, rows };
+  return { deliveryAttempt, rows };
 }
 
 /**

@@ -1,16 +1,19 @@
 /**
  * Push: append messages to partitions (auto-creating queues and partitions), with dedup of
  * `transactionId` per partition inside the queue's `dedupWindowSeconds`, including repeats inside
- * one request (docs/http-api.md#push). Planned first (no writes), then applied, so a transaction
- * can refuse the whole unit before anything is written.
+ * one request (docs/http-api.md#push). Planned first (no writes: validation, encoding, repeats),
+ * then applied as the operation contract's appends (src/storage/contract.ts), which assign offsets
+ * and probe the dedup window; a transaction probes beforehand so it can refuse the whole unit.
  */
 import { QueenError } from '../../errors.js';
+import type { AppendRequest, AppendResult, UnitOp } from '../../storage/contract.js';
+import { DEFAULT_TENANT } from '../../storage/contract.js';
 import type { StoredPayload, StoreTx } from '../../storage/store.js';
 import { newId } from '../../util/ids.js';
 import { stringifyClientJson } from '../../util/json.js';
 import type { Engine } from './engine.js';
+import { appendOn } from './engine-backend.js';
 import { QUEUE_DEFAULTS } from '../../model/options.js';
-import type { PartitionState } from './state.js';
 
 /** One message to append, as the push body and transaction push ops carry it. */
 export interface PushItem {
@@ -46,6 +49,8 @@ interface Planned {
   transactionId: string;
   messageId: string;
   traceId: string | null;
+  /** The caller named the transactionId (only those are deduplicated). */
+  explicit: boolean;
   stored: { payload: StoredPayload; encrypted: boolean };
   /** Existing message in the store with this transactionId inside the window. */
   duplicateOf?: { id: string; offset: number };
@@ -59,11 +64,11 @@ export interface PushPlan {
 }
 
 /**
- * Validates and plans a push without writing.
+ * Validates and plans a push without reading the store; repeats inside the request are marked.
  * @param producerSub the caller's JWT `sub` (never taken from the body)
  * @throws QueenError `name_too_long`, `payload_too_large`, `encryption_unavailable`
  */
-export function planPush(engine: Engine, tx: StoreTx, items: readonly PushItem[], producerSub: string | null, now: number): PushPlan {
+export function planPush(engine: Engine, items: readonly PushItem[], producerSub: string | null): PushPlan {
   const planned: Planned[] = [];
   const seen = new Map<string, number>();
   const maxPayload = engine.config.limits.maxPayloadBytes;
@@ -84,7 +89,7 @@ export function planPush(engine: Engine, tx: StoreTx, items: readonly PushItem[]
     engine.checkName('transactionId', transactionId);
     if (typeof item.traceId === 'string') engine.checkName('traceId', item.traceId);
     const p: Planned = {
-      index, queue, partition, transactionId, messageId,
+      index, queue, partition, transactionId, messageId, explicit: explicitTxn,
       traceId: typeof item.traceId === 'string' && item.traceId !== '' ? item.traceId : null,
       stored: engine.codec.encode(q?.options.encryptionEnabled ?? false, json),
     };
@@ -95,17 +100,25 @@ export function planPush(engine: Engine, tx: StoreTx, items: readonly PushItem[]
         p.repeatOf = first;
       } else {
         seen.set(key, index);
-        const window = (q?.options ?? QUEUE_DEFAULTS).dedupWindowSeconds;
-        const part = q?.partitions.get(partition);
-        if (part && window > 0) {
-          const hit = tx.findByTransactionId(part.pk, transactionId, now - window * 1000);
-          if (hit) p.duplicateOf = { id: hit.id, offset: hit.offset };
-        }
       }
     }
     planned.push(p);
   }
   return { items: planned, producerSub };
+}
+
+/** Marks planned items that duplicate a stored message inside their queue's dedup window (reads `tx`). */
+export function probeStored(engine: Engine, tx: StoreTx, plan: PushPlan, now: number): void {
+  for (const p of plan.items) {
+    if (!p.explicit || p.repeatOf !== undefined) continue;
+    const q = engine.queues.get(p.queue);
+    const window = (q?.options ?? QUEUE_DEFAULTS).dedupWindowSeconds;
+    const part = q?.partitions.get(p.partition);
+    if (part && window > 0) {
+      const hit = tx.findByTransactionId(part.pk, p.transactionId, now - window * 1000);
+      if (hit) p.duplicateOf = { id: hit.id, offset: hit.offset };
+    }
+  }
 }
 
 /** True when some planned item duplicates a message already stored (transactions refuse this). */
@@ -114,38 +127,69 @@ export function hasStoredDuplicate(plan: PushPlan): Planned | undefined {
 }
 
 /**
- * Writes a planned push. Wake-ups of parked consumers are scheduled after the commit.
+ * Writes a planned push inside the running unit `tx` (the contract's appends, applied in that unit).
+ * Wake-ups of parked consumers are sent after the commit.
  * @returns one result per planned item, in request order
  */
 export function applyPush(engine: Engine, tx: StoreTx, plan: PushPlan, now: number): PushResult[] {
-  const results: PushResult[] = [];
-  const touched = new Set<PartitionState>();
+  const appends = pushAppends(engine, plan, now);
+  return pushResults(plan, appends, appends.ops.map((o) => appendOn(engine, tx, o.request)));
+}
+
+/** A push as the contract's append ops, with where each planned item's answer is. */
+export interface PushAppends {
+  ops: Extract<UnitOp, { op: 'append' }>[];
+  /** Per planned item: [op index, item index in that op], or undefined (a repeat or a stored duplicate). */
+  slots: ([number, number] | undefined)[];
+}
+
+/**
+ * The appends of a planned push, in request order: consecutive items of one partition go in one
+ * append; only items with a caller-named transactionId carry the queue's dedup window (ms).
+ */
+export function pushAppends(engine: Engine, plan: PushPlan, now: number): PushAppends {
+  const ops: PushAppends['ops'] = [];
+  const slots: PushAppends['slots'] = [];
+  let last: AppendRequest | undefined;
   for (const p of plan.items) {
+    if (p.repeatOf !== undefined || p.duplicateOf) {
+      slots.push(undefined);
+      continue;
+    }
+    const dedupWindowMs = p.explicit ? (engine.queues.get(p.queue)?.options ?? QUEUE_DEFAULTS).dedupWindowSeconds * 1000 : 0;
+    if (!last || last.key.queue !== p.queue || last.key.partition !== p.partition || last.dedupWindowMs !== dedupWindowMs) {
+      last = { key: { tenant: DEFAULT_TENANT, queue: p.queue, partition: p.partition }, items: [], dedupWindowMs, now };
+      ops.push({ op: 'append', request: last });
+    }
+    slots.push([ops.length - 1, last.items.length]);
+    last.items.push({
+      messageId: p.messageId, transactionId: p.transactionId, payload: p.stored.payload, encrypted: p.stored.encrypted,
+      traceId: p.traceId, producerSub: plan.producerSub,
+    });
+  }
+  return { ops, slots };
+}
+
+/**
+ * The answers of a push from its appends' results (`results[i]` answers `appends.ops[i]`).
+ * @returns one result per planned item, in request order
+ */
+export function pushResults(plan: PushPlan, appends: PushAppends, results: readonly AppendResult[]): PushResult[] {
+  const out: PushResult[] = [];
+  plan.items.forEach((p, i) => {
     const base = { index: p.index, transaction_id: p.transactionId, queueName: p.queue, partition: p.partition };
     if (p.repeatOf !== undefined) {
-      const first = results[p.repeatOf]!;
-      results.push({ ...base, message_id: first.message_id, status: 'duplicate', ...(first.offset !== undefined ? { offset: first.offset } : {}) });
-      continue;
+      const first = out[p.repeatOf]!;
+      out.push({ ...base, message_id: first.message_id, status: 'duplicate', ...(first.offset !== undefined ? { offset: first.offset } : {}) });
+      return;
     }
     if (p.duplicateOf) {
-      results.push({ ...base, message_id: p.duplicateOf.id, status: 'duplicate', offset: p.duplicateOf.offset });
-      continue;
+      out.push({ ...base, message_id: p.duplicateOf.id, status: 'duplicate', offset: p.duplicateOf.offset });
+      return;
     }
-    const q = engine.ensureQueue(tx, p.queue, now);
-    const part = engine.ensurePartition(tx, q, p.partition, now);
-    engine.notePartition(part);
-    const offset = part.headOffset;
-    const createdAt = Math.max(now, part.lastMessageAt ?? 0);
-    tx.insertMessage(q.pk, {
-      partitionPk: part.pk, offset, id: p.messageId, transactionId: p.transactionId, payload: p.stored.payload,
-      encrypted: p.stored.encrypted, traceId: p.traceId, producerSub: plan.producerSub, createdAt,
-    });
-    part.headOffset = offset + 1;
-    part.lastMessageAt = createdAt;
-    touched.add(part);
-    results.push({ ...base, message_id: p.messageId, status: 'queued', offset });
-  }
-  for (const part of touched) tx.updatePartitionHead(part.pk, part.headOffset, part.lastMessageAt!);
-  if (touched.size > 0) tx.afterCommit(() => { for (const part of touched) engine.partitionGrew(part); });
-  return results;
+    const [op, k] = appends.slots[i]!;
+    const o = results[op]!.outcomes[k]!;
+    out.push({ ...base, message_id: o.messageId, status: o.status, offset: o.offset });
+  });
+  return out;
 }

@@ -7,7 +7,7 @@ import type { StoreTx } from '../../storage/store.js';
 import { newId } from '../../util/ids.js';
 import { applyAcks, planAcks, type AckInput } from './ack.js';
 import type { Engine } from './engine.js';
-import { applyPush, hasStoredDuplicate, planPush, type PushItem } from './push.js';
+import { applyPush, hasStoredDuplicate, planPush, probeStored, type PushItem } from './push.js';
 import { applyKvOps, KvView, type KvOp } from '../coordination/kv.js';
 import { applyTimerOps, type TimerOp, type TimerResult } from '../coordination/timer-ops.js';
 
@@ -71,7 +71,8 @@ export function runTransaction(engine: Engine, tx: StoreTx, req: TransactionRequ
   if (rejected) {
     return { transactionId, success: false, reason: 'ack_rejected', error: `ack of ${rejected.transactionId} rejected: ${rejected.error}; transaction rolled back`, results: [] };
   }
-  const pushPlan = planPush(engine, tx, items, req.producerSub, now);
+  const pushPlan = planPush(engine, items, req.producerSub);
+  probeStored(engine, tx, pushPlan, now);
   const dup = hasStoredDuplicate(pushPlan);
   if (dup) {
     return { transactionId, success: false, reason: 'duplicate', error: `QDUP duplicate message ${dup.transactionId} in queue ${dup.queue} partition ${dup.partition}; transaction rolled back`, results: [] };

@@ -256,6 +256,22 @@ export class SqliteBackend implements QueueBackend {
     }
   }
 
+  /**
+   * Applies a KV or timer rider of a unit synchronously, inside the store unit that is running now
+   * (another implementation's `unit` composes its own ops with these).
+   * @throws Error for an op that is not a rider
+   */
+  applyRider(o: UnitOp): { done: boolean } {
+    const db = this.db();
+    switch (o.op) {
+      case 'kvPut': putKv(db, { ...o.row, ns: scoped(o.tenant, o.row.ns) }); return { done: true };
+      case 'kvDelete': return { done: deleteKv(db, scoped(o.tenant, o.ns), o.key) };
+      case 'timerPut': putTimerRow(db, { ...o.row, queue: scoped(o.tenant, o.row.queue) }); return { done: true };
+      case 'timerDelete': return { done: db.prepare('DELETE FROM timers WHERE queue = ? AND timer_key = ?').run(scoped(o.tenant, o.queue), o.timerKey).changes > 0 };
+      default: throw new Error(`${o.op} is not a rider`);
+    }
+  }
+
   readCursor(key: CursorKey): Promise<CursorView | undefined> {
     const db = this.db();
     const p = this.partitionRow(db, key);

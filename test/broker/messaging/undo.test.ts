@@ -71,7 +71,7 @@ test('a unit that throws after writing leaves memory exactly as before; the rest
   const bad = broker.run((tx) => {
     const now = clock.now();
     const items = [{ queue: 'u', partition: 'a', payload: 3 }, { queue: 'u', partition: 'b', payload: 4 }, { queue: 'new-q', payload: 5 }];
-    applyPush(engine, tx, planPush(engine, tx, items, null, now), now);
+    applyPush(engine, tx, planPush(engine, items, null), now);
     const got = claim(engine, tx, pop('u', { group: 'g' }), now);
     assert.equal(got.length, 1, 'the failing unit did claim (so it changed a cursor, a lease and the ready set)');
     claim(engine, tx, pop('u', { group: 'fresh' }), now);

@@ -1,0 +1,281 @@
+/**
+ * The operation contract (src/storage/contract.ts, docs/storage.md#operation-contract) over the
+ * engine's in-memory indexes and the SQLite store: the single-writer SQLite backend with its
+ * accelerator. Offsets come from the partition heads in memory, claims take candidates from the
+ * ready sets and leases from the lease index, and every change is written in the same store unit
+ * (group commit, one fsync), its in-memory effects undone if the unit rolls back (Engine.inUnit).
+ * Wake-ups leave as the engine's `onPartitionsReady` hints after the commit.
+ *
+ * The default tenant's queues live in the indexes; the sub-stores (KV, locks, timers, traces, DLQ,
+ * operator reads) and other tenants' queues are served by the SQL implementation
+ * (src/storage/sqlite/backend.ts) on the same connection.
+ */
+import type {
+  AdminSubStore, AppendRequest, AppendResult, BackendCapabilities, ClaimRequest, ClaimedBatch, CommitResult, CursorCommit,
+  CursorKey, CursorView, PartitionKey, PartitionView, QueueBackend, QueueKey, ReadyListener, UnitOp, UnitOpResult, UnitResult,
+} from '../../storage/contract.js';
+import { DEFAULT_TENANT } from '../../storage/contract.js';
+import type { SqliteBackend } from '../../storage/sqlite/backend.js';
+import type { StoreTx, SubscriptionRow } from '../../storage/store.js';
+import type { Engine } from './engine.js';
+import { claimPartition } from './pop.js';
+import { leaseLive, type CursorState, type PartitionState } from './state.js';
+
+/** Runs `work` as one unit of the store's group commit with the engine's undo log (Broker.run). */
+export type UnitRunner = <T>(work: (tx: StoreTx) => T) => Promise<T>;
+
+/**
+ * Thrown inside a unit to roll it back when a commit op's lease condition fails: an answer, not a
+ * storage failure (the unit runner passes it through unchanged).
+ */
+export class LeaseLost extends Error {
+  constructor(readonly index: number) { super('lease condition failed'); }
+}
+
+function view(c: CursorState): CursorView {
+  return {
+    committedOffset: c.committedOffset, leaseId: c.leaseId, leaseExpiresAt: c.leaseExpiresAt, deliveredUpTo: c.deliveredUpTo,
+    retryCount: c.retryCount, deliveryCount: c.deliveryCount,
+  };
+}
+
+/**
+ * The contract's append (src/storage/contract.ts `QueueBackend.append`) inside the running unit
+ * `tx` of the default tenant's queue: offsets from the partition head in memory, the dedup probe
+ * on the store; parked consumers are told after the commit.
+ */
+export function appendOn(e: Engine, tx: StoreTx, req: AppendRequest): AppendResult {
+  const q = e.ensureQueue(tx, req.key.queue, req.now);
+  const p = e.ensurePartition(tx, q, req.key.partition, req.now);
+  e.notePartition(p);
+  const start = p.headOffset;
+  const seen = req.dedupWindowMs > 0 ? new Map<string, { offset: number; messageId: string }>() : undefined;
+  const outcomes = req.items.map((it) => {
+    if (seen) {
+      const earlier = seen.get(it.transactionId);
+      if (earlier) return { status: 'duplicate' as const, ...earlier };
+      const hit = tx.findByTransactionId(p.pk, it.transactionId, req.now - req.dedupWindowMs);
+      if (hit) return { status: 'duplicate' as const, offset: hit.offset, messageId: hit.id };
+    }
+    const offset = p.headOffset;
+    const createdAt = Math.max(req.now, p.lastMessageAt ?? 0);
+    tx.insertMessage(q.pk, {
+      partitionPk: p.pk, offset, id: it.messageId, transactionId: it.transactionId, payload: it.payload,
+      encrypted: it.encrypted, traceId: it.traceId, producerSub: it.producerSub, createdAt,
+    });
+    p.headOffset = offset + 1;
+    p.lastMessageAt = createdAt;
+    seen?.set(it.transactionId, { offset, messageId: it.messageId });
+    return { status: 'queued' as const, offset, messageId: it.messageId };
+  });
+  if (p.headOffset !== start) {
+    tx.updatePartitionHead(p.pk, p.headOffset, p.lastMessageAt!);
+    tx.afterCommit(() => e.partitionGrew(p));
+  }
+  return { partitionId: p.id, outcomes, headOffset: p.headOffset };
+}
+
+/** {@link QueueBackend} on the engine's indexes and the SQLite store (see the module comment). */
+export class EngineBackend implements QueueBackend {
+  readonly capabilities: BackendCapabilities = { listenNotify: false, singleWriter: true };
+
+  /**
+   * @param engine the in-memory indexes (loaded from the store)
+   * @param sql the SQL implementation on the same store: sub-stores, reads, other tenants
+   * @param run runs a unit of work in the store with the engine's undo log
+   */
+  constructor(private readonly engine: Engine, private readonly sql: SqliteBackend, private readonly run: UnitRunner) {}
+
+  private static local(k: QueueKey): boolean {
+    return k.tenant === DEFAULT_TENANT;
+  }
+
+  onPartitionsReady(listener: ReadyListener): void {
+    this.engine.onPartitionsReady(listener);
+    this.sql.onPartitionsReady(listener);
+  }
+
+  // ---------------------------------------------------------------- append
+
+  append(req: AppendRequest): Promise<AppendResult> {
+    if (!EngineBackend.local(req.key)) return this.sql.append(req);
+    return this.run((tx) => appendOn(this.engine, tx, req));
+  }
+
+  // ---------------------------------------------------------------- claim
+
+  claim(req: ClaimRequest): Promise<ClaimedBatch[]> {
+    if (!EngineBackend.local(req.queue)) return this.sql.claim(req);
+    return this.run((tx) => {
+      const e = this.engine;
+      const q = e.queues.get(req.queue.queue);
+      if (!q) return [];
+      let g = q.groups.get(req.group);
+      if (!g) {
+        const sub: SubscriptionRow = req.seed.mode === 'all'
+          ? { queuePk: q.pk, group: req.group, mode: 'all', fromTime: null, label: 'all', conflation: req.conflation, createdAt: req.now }
+          : { queuePk: q.pk, group: req.group, mode: 'from', fromTime: req.seed.fromTime, label: 'timestamp', conflation: req.conflation, createdAt: req.now };
+        g = e.registerGroup(tx, q, sub);
+      }
+      const candidates: Iterable<PartitionState> = req.partition !== undefined
+        ? [q.partitions.get(req.partition)].filter((p): p is PartitionState => p !== undefined)
+        : g.ready;
+      const params = { leaseId: req.leaseId, leaseMs: req.leaseMs, delayMs: req.delayMs, windowMs: req.windowMs, conflation: req.conflation };
+      const out: ClaimedBatch[] = [];
+      let budget = req.batch;
+      for (const p of candidates) {
+        if (budget <= 0 || out.length >= req.maxPartitions) break;
+        const got = claimPartition(e, tx, g, p, params, budget, req.now);
+        if (!got) continue;
+        out.push({ partition: p.name, partitionId: p.id, leaseId: req.leaseId, deliveryAttempt: got.deliveryAttempt, messages: got.rows });
+        budget -= got.rows.length;
+      }
+      const next = g.ready.values().next();
+      if (!next.done) {
+        const first = next.value;
+        tx.afterCommit(() => e.announce(q, first)); // more work left
+      }
+      return out;
+    });
+  }
+
+  // ---------------------------------------------------------------- cursors and leases
+
+  /** Applies a cursor commit inside `tx`; throws LeaseLost (rolling the unit back) when its lease condition fails. */
+  private commitOn(tx: StoreTx, c: CursorCommit, index: number): CommitResult {
+    const e = this.engine;
+    const q = e.queues.get(c.key.queue);
+    const p = q?.partitions.get(c.key.partition);
+    const g = q?.groups.get(c.key.group);
+    const held = p && g ? g.cursors.get(p.pk) : undefined;
+    if (c.leaseId !== null && !(held && held.leaseId === c.leaseId && leaseLive(held, c.now))) throw new LeaseLost(index);
+    if (!p || !g) return { applied: false, cursor: undefined };
+    const cur = e.ensureCursor(g, p);
+    if (c.deadLetter) {
+      const m = tx.readMessage(p.pk, c.deadLetter.offset);
+      if (m) {
+        tx.insertDlq({
+          id: c.deadLetter.id, queuePk: p.queue.pk, queue: p.queue.name, partitionPk: p.pk, partition: p.name, partitionId: p.id,
+          group: g.name, messageId: m.id, transactionId: m.transactionId, offset: m.offset, payload: m.payload, encrypted: m.encrypted,
+          traceId: m.traceId, producerSub: m.producerSub, error: c.deadLetter.error, retryCount: c.deadLetter.retryCount,
+          createdAt: m.createdAt, failedAt: c.now,
+        });
+      }
+    }
+    cur.committedOffset = c.committedOffset;
+    cur.retryCount = c.retryCount;
+    if (c.release && cur.leaseId !== null) {
+      e.untrackLease(cur.leaseId, g, p);
+      cur.leaseId = null;
+      cur.leaseExpiresAt = null; // deliveredUpTo stays: the high-water mark of delivered offsets
+    }
+    tx.upsertCursor(cur);
+    cur.materialized = true;
+    if (!leaseLive(cur, c.now) && cur.committedOffset < p.headOffset) tx.afterCommit(() => e.markReady(g, p));
+    return { applied: true, cursor: view(cur) };
+  }
+
+  async commitCursor(req: CursorCommit): Promise<CommitResult> {
+    if (!EngineBackend.local(req.key)) return this.sql.commitCursor(req);
+    try {
+      return await this.run((tx) => this.commitOn(tx, req, 0));
+    } catch (e) {
+      if (e instanceof LeaseLost) return { applied: false, cursor: await this.readCursor(req.key) };
+      throw e;
+    }
+  }
+
+  extendLease(leaseId: string, untilMs: number, now: number): Promise<number[]> {
+    return this.run((tx) => {
+      const e = this.engine;
+      const expiries: number[] = [];
+      for (const { cursor: c, group, partition } of e.liveLeases(leaseId, now)) {
+        const next = Math.max(c.leaseExpiresAt!, untilMs);
+        if (next !== c.leaseExpiresAt) {
+          e.noteCursor(group, partition, c);
+          c.leaseExpiresAt = next;
+          tx.upsertCursor(c);
+          e.extendLease(group, partition, c, next);
+        }
+        expiries.push(next);
+      }
+      return expiries.sort((a, b) => a - b);
+    });
+  }
+
+  releaseLease(leaseId: string, _now: number): Promise<number> {
+    return this.run((tx) => {
+      const e = this.engine;
+      const held = [...(e.leases.get(leaseId) ?? [])];
+      let n = 0;
+      for (const { group: g, partition: p } of held) {
+        const c = g.cursors.get(p.pk);
+        if (!c || c.leaseId !== leaseId) continue;
+        e.noteCursor(g, p, c);
+        e.untrackLease(leaseId, g, p);
+        c.leaseId = null;
+        c.leaseExpiresAt = null;
+        tx.upsertCursor(c);
+        n++;
+        if (Math.max(c.committedOffset, p.firstOffset) < p.headOffset) tx.afterCommit(() => e.markReady(g, p));
+      }
+      return n;
+    });
+  }
+
+  // ---------------------------------------------------------------- units
+
+  async unit(ops: UnitOp[]): Promise<UnitResult> {
+    const local = ops.every((o) => (o.op === 'append' ? EngineBackend.local(o.request.key) : o.op === 'commit' ? EngineBackend.local(o.request.key) : true));
+    if (!local) return this.sql.unit(ops);
+    try {
+      const results = await this.run((tx) => ops.map((o, i): UnitOpResult => {
+        switch (o.op) {
+          case 'append': return appendOn(this.engine, tx, o.request);
+          case 'commit': return this.commitOn(tx, o.request, i);
+          default: return this.sql.applyRider(o);
+        }
+      }));
+      return { committed: true, results };
+    } catch (e) {
+      if (e instanceof LeaseLost) return { committed: false, failedIndex: e.index };
+      throw e;
+    }
+  }
+
+  readCursor(key: CursorKey): Promise<CursorView | undefined> {
+    return this.sql.readCursor(key);
+  }
+
+  readPartition(key: PartitionKey): Promise<PartitionView | undefined> {
+    return this.sql.readPartition(key);
+  }
+
+  // ---------------------------------------------------------------- sub-stores
+
+  get kv(): QueueBackend['kv'] { return this.sql.kv; }
+  get locks(): QueueBackend['locks'] { return this.sql.locks; }
+  get timers(): QueueBackend['timers'] { return this.sql.timers; }
+  get traces(): QueueBackend['traces'] { return this.sql.traces; }
+  get dlq(): QueueBackend['dlq'] { return this.sql.dlq; }
+
+  readonly admin: AdminSubStore = {
+    queues: (tenant) => this.sql.admin.queues(tenant),
+    cursors: (queue, group) => this.sql.admin.cursors(queue, group),
+    deleteQueue: (queue) => {
+      if (!EngineBackend.local(queue)) return this.sql.admin.deleteQueue(queue);
+      return this.run((tx) => {
+        const q = this.engine.queues.get(queue.queue);
+        if (!q) return false;
+        tx.deleteQueue(q.pk);
+        this.engine.forgetQueue(q);
+        return true;
+      });
+    },
+  };
+
+  /** Closes the store under both implementations. */
+  close(): Promise<void> {
+    return this.sql.close();
+  }
+}
