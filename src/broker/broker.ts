@@ -15,7 +15,7 @@ import { Engine } from './messaging/engine.js';
 import { Waiters } from './messaging/waiters.js';
 import { applyOptions } from '../model/options.js';
 import { decodeForDelivery } from '../crypto/delivery.js';
-import { claim, Parker, type ClaimedPartition, type PopRequest } from './messaging/pop.js';
+import { claimThrough, Parker, type PopRequest } from './messaging/pop.js';
 import { conflationEcho, emptyConflation, renderPop, type EmptyConflationResponse, type PopResponse } from './messaging/pop-answer.js';
 import { planPush, pushAppends, pushResults, type PushItem, type PushResult } from './messaging/push.js';
 import { EngineBackend, LeaseLost } from './messaging/engine-backend.js';
@@ -72,6 +72,9 @@ export class Broker {
   private stopping = false;
   private popMaintenance = false;
   private readonly inflight = new Set<Promise<unknown>>();
+  /** Wake-up hints seen, in all and per queue name: a pop parks only when none arrived during its claim. */
+  private hintsSeen = 0;
+  private readonly hintsByQueue = new Map<string, number>();
   /** Told about every committed unit of work (activity, retention, metrics): observer.ts. */
   readonly observers: BrokerObserver[] = [];
   /** Set while push maintenance diverts pushes to the spool (maintenance.ts). */
@@ -86,6 +89,8 @@ export class Broker {
     this.backend = new EngineBackend(this.engine, new SqliteBackend(store), (work) => this.run(work));
     this.engine.onPartitionsReady((key, partitions, visibleAt) => {
       if (visibleAt !== null) return; // the engine re-announces it when it is due
+      this.hintsSeen++;
+      this.hintsByQueue.set(key.queue, (this.hintsByQueue.get(key.queue) ?? 0) + 1);
       const q = this.engine.queues.get(key.queue);
       if (q) for (const p of partitions) this.waiters.partitionReady(q, p);
     });
@@ -235,38 +240,34 @@ export class Broker {
     for (;;) {
       if (signal?.aborted || this.stopping || this.popMaintenance) return null;
       parker.reset();
-      let full = false;
-      let claimed: ClaimedPartition[];
-      try {
-        claimed = await this.run((tx) => {
-          const now = this.engine.clock.now();
-          const got = claim(this.engine, tx, req, now);
-          // Park inside the unit of work so no wake-up between this empty claim and the park is
-          // missed; a full waiter list is answered after the commit (the claim's writes stand).
-          if (got.length === 0 && req.wait && now < deadline && !signal?.aborted) {
-            try { this.waiters.add(parker.waiter); } catch { full = true; }
-          }
-          return got;
-        });
-      } catch (e) {
-        this.waiters.remove(parker.waiter);
-        throw e;
-      }
-      if (full) throw new QueenError('too_many_waiters', `too many parked consumers on this queue (QUEEN_MAX_WAITERS_PER_QUEUE=${this.config.limits.maxWaitersPerQueue})`);
+      const generation = this.readyGeneration(req.queue);
+      const claimed = await claimThrough(this.engine, this.backend, req, this.engine.clock.now());
       if (claimed.length > 0) {
         if (signal?.aborted) this.log.debug('client left after its pop was claimed; the lease will expire');
         this.notify((o) => o.popped?.(req, claimed, this.engine.clock.now()));
         return { ...renderPop(this.engine, this.log, this.counters, req, claimed), ...conflationEcho(this.engine, req) };
       }
       if (!req.wait || this.engine.clock.now() >= deadline) {
-        this.waiters.remove(parker.waiter);
         this.counters.popEmpty++;
         this.notify((o) => o.popped?.(req, [], this.engine.clock.now()));
         const echo = conflationEcho(this.engine, req);
         return echo.conflation ? { ...emptyConflation(req), ...echo, conflation: true } : null;
       }
+      if (signal?.aborted) return null;
+      // A wake-up that arrived while the claim ran may be for us: claim again instead of parking.
+      if (this.readyGeneration(req.queue) !== generation) continue;
+      try {
+        this.waiters.add(parker.waiter);
+      } catch {
+        throw new QueenError('too_many_waiters', `too many parked consumers on this queue (QUEEN_MAX_WAITERS_PER_QUEUE=${this.config.limits.maxWaitersPerQueue})`);
+      }
       await parker.wait(this.engine, this.waiters, deadline, signal);
     }
+  }
+
+  /** Counts wake-up hints for `queue` (undefined: any queue, for discovery pops). */
+  private readyGeneration(queue: string | undefined): number {
+    return queue === undefined ? this.hintsSeen : this.hintsByQueue.get(queue) ?? 0;
   }
 
   // ------------------------------------------------------------------ ack

@@ -71,7 +71,10 @@ export interface AppendResult {
 }
 
 /** Where a group starts on a partition it has no cursor on yet (cursor materialised on first touch). */
-export type CursorSeed = { mode: 'all' } | { mode: 'from'; fromTime: number };
+export type CursorSeed =
+  | { mode: 'all' }
+  /** Messages created after `fromTime` (epoch ms); `label` is how the subscriber asked (`new`, `timestamp`), echoed by listings. */
+  | { mode: 'from'; fromTime: number; label?: string | undefined };
 
 /** Claim partitions of one queue for one consumer group. */
 export interface ClaimRequest {

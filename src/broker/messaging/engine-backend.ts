@@ -114,7 +114,7 @@ export class EngineBackend implements QueueBackend {
       if (!g) {
         const sub: SubscriptionRow = req.seed.mode === 'all'
           ? { queuePk: q.pk, group: req.group, mode: 'all', fromTime: null, label: 'all', conflation: req.conflation, createdAt: req.now }
-          : { queuePk: q.pk, group: req.group, mode: 'from', fromTime: req.seed.fromTime, label: 'timestamp', conflation: req.conflation, createdAt: req.now };
+          : { queuePk: q.pk, group: req.group, mode: 'from', fromTime: req.seed.fromTime, label: req.seed.label ?? 'timestamp', conflation: req.conflation, createdAt: req.now };
         g = e.registerGroup(tx, q, sub);
       }
       const candidates: Iterable<PartitionState> = req.partition !== undefined

@@ -330,7 +330,11 @@ export class Engine {
     return g;
   }
 
-  private resolveSubscription(q: QueueState, name: string, req: SubscriptionRequest, now: number): SubscriptionRow {
+  /**
+   * The subscription a group registering on `q` at `now` (epoch ms) gets from `req` (no write).
+   * @throws QueenError `invalid_request` for an unparseable `subscriptionFrom`
+   */
+  resolveSubscription(q: QueueState, name: string, req: SubscriptionRequest, now: number): SubscriptionRow {
     const base = { queuePk: q.pk, group: name, createdAt: now, conflation: name !== QUEUE_MODE && req.conflation === true };
     // Inclusive of the millisecond the consumer arrived in (`fromTime` is exclusive).
     const start = Math.min(now, req.since ?? now) - 1;

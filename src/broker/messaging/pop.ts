@@ -4,7 +4,8 @@
  * all partitions (docs/storage.md#costs-scale-with-work). One live lease per (partition, group): a leased partition is
  * skipped, not waited on.
  */
-import type { MessageRow, StoreTx } from '../../storage/store.js';
+import type { MessageRow, StoreTx, SubscriptionRow } from '../../storage/store.js';
+import { DEFAULT_TENANT, type QueueBackend } from '../../storage/contract.js';
 import { newId } from '../../util/ids.js';
 import type { Engine, SubscriptionRequest } from './engine.js';
 import { matches, type Waiter, type Waiters } from './waiters.js';
@@ -53,6 +54,45 @@ function targetQueues(engine: Engine, req: PopRequest): QueueState[] {
   }
   const out = [...engine.queues.values()].filter((q) => matches(req, q));
   out.sort((a, b) => b.options.priority - a.options.priority || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return out;
+}
+
+/**
+ * Claims for `req` through the operation contract: one claim per target queue (discovery ones by
+ * priority; a queue where the group is registered and nothing is ready is skipped, a hint from the
+ * indexes), with the queue's options and the group's subscription passed in as decisions.
+ * @param now epoch ms on the broker's clock
+ * @returns the claimed batches; empty when nothing is deliverable now
+ * @throws QueenError `invalid_request` for a bad `subscriptionFrom` (before anything is claimed)
+ */
+export async function claimThrough(engine: Engine, backend: QueueBackend, req: PopRequest, now: number): Promise<ClaimedPartition[]> {
+  const targets: { q: QueueState; sub: SubscriptionRow }[] = [];
+  for (const q of targetQueues(engine, req)) {
+    const g = q.groups.get(req.group);
+    if (req.queue === undefined && g && g.ready.size === 0) continue;
+    targets.push({ q, sub: g?.subscription ?? engine.resolveSubscription(q, req.group, req.subscription, now) });
+  }
+  const out: ClaimedPartition[] = [];
+  const leaseId = req.autoAck ? null : newId();
+  let budget = req.batch;
+  const maxParts = req.partition !== undefined ? 1 : req.partitions;
+  for (const { q, sub } of targets) {
+    if (budget <= 0 || out.length >= maxParts) break;
+    const batches = await backend.claim({
+      queue: { tenant: DEFAULT_TENANT, queue: q.name }, group: req.group, partition: req.partition,
+      maxPartitions: maxParts - out.length, batch: budget, leaseId,
+      leaseMs: (req.leaseSeconds ?? (q.options.leaseTime > 0 ? q.options.leaseTime : 60)) * 1000,
+      delayMs: q.options.delayedProcessing * 1000, windowMs: q.options.windowBuffer * 1000, conflation: sub.conflation,
+      seed: sub.mode === 'all' || sub.fromTime === null ? { mode: 'all' } : { mode: 'from', fromTime: sub.fromTime, label: sub.label },
+      now,
+    });
+    for (const b of batches) {
+      const p = q.partitions.get(b.partition);
+      if (!p) continue;
+      out.push({ queue: q, partition: p, group: req.group, leaseId: leaseId ?? '', deliveryAttempt: b.deliveryAttempt, rows: b.messages });
+      budget -= b.messages.length;
+    }
+  }
   return out;
 }
 
@@ -178,8 +218,8 @@ export function claimPartition(
 }
 
 /**
- * A parked pop's handle: register it with the broker's waiters inside the claim's unit of work
- * (so no wake-up between the empty claim and the park can be missed), then await {@link wait}.
+ * A parked pop's handle: register it with the broker's waiters right after an empty claim (in the
+ * same turn, once no wake-up arrived during the claim), then await {@link wait}.
  */
 export class Parker {
   private resolveWake: (() => void) | undefined;

@@ -118,4 +118,13 @@ describe('wake-up hints', () => {
     const again = await parked;
     assert.deepEqual(again?.messages.map((x) => x.transactionId), [m.transactionId], 'redelivered to the parked pop');
   });
+
+  test('a push that commits while a waiting pop is claiming still reaches it (no park after a missed hint)', { timeout: 20_000 }, async () => {
+    await broker.configure({ queue: 'hint-race', options: {}, mode: 'merge' });
+    // Same turn: the empty claim and the push share one group commit; the push's hint arrives before the pop can park.
+    const parked = broker.pop(pop('hint-race', { wait: true, timeoutMs: 600_000 }));
+    const pushed = broker.push([{ queue: 'hint-race', payload: 'x' }], null);
+    const [got] = await Promise.all([parked, pushed]);
+    assert.equal(got?.messages.length, 1);
+  });
 });
