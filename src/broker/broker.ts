@@ -9,7 +9,7 @@ import { isQueenError, QueenError } from '../errors.js';
 import type { StoreSnapshot, StoreTx } from '../storage/store.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import { iso } from '../util/time.js';
-import { applyAcks, planAcks, type AckInput, type AckOutcome } from './messaging/ack.js';
+import { ackCommits, planAcks, type AckInput, type AckOutcome } from './messaging/ack.js';
 import type { PayloadCodec } from '../model/codec.js';
 import { Engine } from './messaging/engine.js';
 import { Waiters } from './messaging/waiters.js';
@@ -18,7 +18,7 @@ import { decodeForDelivery } from '../crypto/delivery.js';
 import { claimThrough, Parker, type PopRequest } from './messaging/pop.js';
 import { conflationEcho, emptyConflation, renderPop, type EmptyConflationResponse, type PopResponse } from './messaging/pop-answer.js';
 import { planPush, pushAppends, pushResults, type PushItem, type PushResult } from './messaging/push.js';
-import { EngineBackend, LeaseLost } from './messaging/engine-backend.js';
+import { EngineBackend, CommitRefused } from './messaging/engine-backend.js';
 import type { AppendResult } from '../storage/contract.js';
 import { SqliteBackend } from '../storage/sqlite/backend.js';
 import type { SqliteStore } from '../storage/sqlite/store.js';
@@ -28,6 +28,9 @@ import { runTransaction, type TransactionRequest, type TransactionResult } from 
 
 export { QUEUE_MODE } from './messaging/state.js';
 export type { EmptyConflationResponse, PoppedMessage, PopResponse } from './messaging/pop-answer.js';
+
+/** Plans an ack is decided on at most (a refused commit means the cursor moved or the lease ended meanwhile). */
+const ACK_ATTEMPTS = 8;
 
 /** Lifetime counters (JSON `/metrics`; Prometheus families read the same numbers). */
 export interface BrokerCounters {
@@ -148,7 +151,7 @@ export class Broker {
    * When the unit is rolled back, the in-memory index entries it changed are restored from its undo
    * log (Engine.inUnit); nothing is reloaded from the store.
    * @throws QueenError code=shutting_down while stopping; code=storage_error when the store failed;
-   * any QueenError (or the contract's LeaseLost refusal) that `work` threw.
+   * any QueenError (or the contract's CommitRefused refusal) that `work` threw.
    */
   async run<T>(work: (tx: StoreTx) => T): Promise<T> {
     if (this.stopping) throw new QueenError('shutting_down');
@@ -157,7 +160,7 @@ export class Broker {
     try {
       return await p;
     } catch (e) {
-      if (!isQueenError(e) && !(e instanceof LeaseLost)) {
+      if (!isQueenError(e) && !(e instanceof CommitRefused)) {
         this.log.error({ err: e }, 'unit of work failed; its in-memory changes were undone');
         throw new QueenError('storage_error', `storage error: ${(e as Error).message}`);
       }
@@ -276,12 +279,20 @@ export class Broker {
   async ack(inputs: AckInput[]): Promise<AckOutcome[]> {
     this.counters.ackRequests++;
     if (inputs.length === 0) return [];
-    const outcomes = await this.run((tx) => {
+    let outcomes: AckOutcome[];
+    for (let attempt = 1; ; attempt++) {
       const now = this.engine.clock.now();
-      const plan = planAcks(this.engine, tx, inputs, now);
-      applyAcks(this.engine, tx, plan, now);
-      return plan.outcomes;
-    });
+      const plan = planAcks(this.engine, this.store, inputs, now);
+      const commits = ackCommits(plan, now);
+      // Refused when the lease ended or another unit moved the cursor after the plan read it:
+      // decide again on the new state (each retry follows a commit that moved the cursor).
+      const unit = commits.length > 0 ? await this.backend.unit(commits.map((request) => ({ op: 'commit' as const, request }))) : undefined;
+      if (!unit || unit.committed || attempt >= ACK_ATTEMPTS) {
+        if (unit && !unit.committed) throw new QueenError('storage_error', `acknowledgement kept racing other commits (${ACK_ATTEMPTS} attempts)`);
+        outcomes = plan.outcomes;
+        break;
+      }
+    }
     for (const o of outcomes) {
       if (o.success) this.counters.ackMessages++;
       else this.counters.ackFailed++;

@@ -125,6 +125,8 @@ export interface CursorCommit {
   key: CursorKey;
   /** Applied only while this lease holds the cursor and is live at `now`; null = unconditional. */
   leaseId: string | null;
+  /** Applied only while the cursor is still at this offset (the one the decision was made on); undefined = any. */
+  ifCommittedOffset?: number | undefined;
   committedOffset: number;
   retryCount: number;
   /** End the lease (deliveredUpTo is kept as the delivery high-water mark). */
@@ -135,7 +137,7 @@ export interface CursorCommit {
 }
 
 export interface CommitResult {
-  /** False when the lease condition failed: nothing was written. */
+  /** False when the lease or offset condition failed: nothing was written. */
   applied: boolean;
   cursor: CursorView | undefined;
 }
@@ -151,7 +153,7 @@ export type UnitOp =
 
 export type UnitOpResult = AppendResult | CommitResult | { done: boolean };
 
-/** All or nothing: `committed` false (and nothing written) when any commit op's lease condition failed. */
+/** All or nothing: `committed` false (and nothing written) when any commit op's lease or offset condition failed. */
 export type UnitResult =
   | { committed: true; results: UnitOpResult[] }
   | { committed: false; failedIndex: number };

@@ -2,10 +2,15 @@
  * Acknowledgements: the one place that decides ack statuses, the implicit ack of a batch, the
  * retry budget and the dead-letter hand-off (docs/http-api.md#ack-statuses).
  *
- * Planned per (consumer group, partition) without writing, then applied, so a transaction can
- * refuse the whole unit when any ack is rejected.
+ * Planned per (consumer group, partition) without writing, then applied as the operation
+ * contract's cursor commits (src/storage/contract.ts), each conditional on the lease it was
+ * decided under and on the cursor offset it was decided on; a transaction refuses the whole unit
+ * when any ack is rejected.
  */
-import type { StoreTx } from '../../storage/store.js';
+import type { CursorCommit } from '../../storage/contract.js';
+import { DEFAULT_TENANT } from '../../storage/contract.js';
+import type { StoreReader, StoreTx } from '../../storage/store.js';
+import { commitOn } from './engine-backend.js';
 import { newId } from '../../util/ids.js';
 import type { Engine } from './engine.js';
 import { dlqEnabled } from '../../model/options.js';
@@ -55,6 +60,8 @@ interface CursorPlan {
   committedOffset: number;
   release: boolean;
   retryCount: number;
+  /** The live lease the acks named (the commit is conditional on it), or null. */
+  leaseId: string | null;
   /** Head message to dead-letter (or drop when `dlq` is false) with this reason. */
   deadLetter?: { offset: number; error: string; toDlq: boolean };
 }
@@ -69,7 +76,7 @@ function outcome(index: number, transactionId: string, success: boolean, error: 
 }
 
 /** Plans `inputs` (no writes). Every item gets an outcome; rejected items never move a cursor. */
-export function planAcks(engine: Engine, tx: StoreTx, inputs: readonly AckInput[], now: number): AckPlan {
+export function planAcks(engine: Engine, tx: StoreReader, inputs: readonly AckInput[], now: number): AckPlan {
   const outcomes: AckOutcome[] = new Array<AckOutcome>(inputs.length);
   const groups = new Map<string, number[]>();
   inputs.forEach((a, i) => {
@@ -95,12 +102,13 @@ export function planAcks(engine: Engine, tx: StoreTx, inputs: readonly AckInput[
 }
 
 function planPartition(
-  engine: Engine, tx: StoreTx, g: GroupState, p: PartitionState, inputs: readonly AckInput[], indexes: number[],
+  engine: Engine, tx: StoreReader, g: GroupState, p: PartitionState, inputs: readonly AckInput[], indexes: number[],
   outcomes: AckOutcome[], now: number,
 ): CursorPlan | undefined {
   const c = engine.ensureCursor(g, p);
   const live = leaseLive(c, now);
   const pending: { i: number; offset: number; status: AckStatus }[] = [];
+  let leaseId: string | null = null;
   for (const i of indexes) {
     const a = inputs[i]!;
     const status = normalizeStatus(a.status);
@@ -108,6 +116,7 @@ function planPartition(
       outcomes[i] = outcome(i, a.transactionId, false, 'invalid or expired lease');
       continue;
     }
+    if (a.leaseId) leaseId = a.leaseId;
     const row = tx.findByTransactionId(p.pk, a.transactionId, 0);
     if (!row) {
       outcomes[i] = outcome(i, a.transactionId, false, `unresolvable transactionId ${a.transactionId} in partition ${p.id}`);
@@ -123,7 +132,7 @@ function planPartition(
   }
   if (pending.length === 0) return undefined;
 
-  const plan: CursorPlan = { group: g, partition: p, cursor: c, committedOffset: c.committedOffset, release: false, retryCount: c.retryCount };
+  const plan: CursorPlan = { group: g, partition: p, cursor: c, committedOffset: c.committedOffset, release: false, retryCount: c.retryCount, leaseId };
   const nacks = pending.filter((x) => x.status !== 'completed');
   let dlqIndex = -1;
   if (nacks.length > 0) {
@@ -166,30 +175,25 @@ function planPartition(
   return plan;
 }
 
-/** Writes a plan: DLQ rows, cursors; wakes consumers after the commit when a partition has work again. */
-export function applyAcks(engine: Engine, tx: StoreTx, plan: AckPlan, now: number): void {
-  for (const cp of plan.cursors) {
+/**
+ * The cursor commits of a plan: each applies only under the lease its acks named and while the
+ * cursor is still where the plan read it.
+ * @param now epoch ms
+ */
+export function ackCommits(plan: AckPlan, now: number): CursorCommit[] {
+  return plan.cursors.map((cp) => {
     const { group: g, partition: p, cursor: c } = cp;
-    if (cp.deadLetter) {
-      const row = tx.readMessage(p.pk, cp.deadLetter.offset);
-      if (row && cp.deadLetter.toDlq) {
-        tx.insertDlq({
-          id: newId(), queuePk: p.queue.pk, queue: p.queue.name, partitionPk: p.pk, partition: p.name, partitionId: p.id,
-          group: g.name, messageId: row.id, transactionId: row.transactionId, offset: row.offset, payload: row.payload,
-          encrypted: row.encrypted, traceId: row.traceId, producerSub: row.producerSub, error: cp.deadLetter.error,
-          retryCount: c.retryCount, createdAt: row.createdAt, failedAt: now,
-        });
-      }
-    }
-    c.committedOffset = cp.committedOffset;
-    c.retryCount = cp.retryCount;
-    if (cp.release && c.leaseId !== null) {
-      engine.untrackLease(c.leaseId, g, p);
-      c.leaseId = null;
-      c.leaseExpiresAt = null; // deliveredUpTo stays: the high-water mark of delivered offsets
-    }
-    tx.upsertCursor(c);
-    c.materialized = true;
-    if (!leaseLive(c, now) && c.committedOffset < p.headOffset) tx.afterCommit(() => engine.markReady(g, p));
-  }
+    return {
+      key: { tenant: DEFAULT_TENANT, queue: p.queue.name, partition: p.name, group: g.name },
+      leaseId: cp.leaseId, ifCommittedOffset: c.committedOffset, committedOffset: cp.committedOffset, retryCount: cp.retryCount,
+      release: cp.release,
+      deadLetter: cp.deadLetter?.toDlq ? { id: newId(), offset: cp.deadLetter.offset, error: cp.deadLetter.error, retryCount: c.retryCount } : undefined,
+      now,
+    };
+  });
+}
+
+/** Applies a plan inside the running unit `tx` (a transaction): its cursor commits, DLQ rows first; wake-ups after the commit. */
+export function applyAcks(engine: Engine, tx: StoreTx, plan: AckPlan, now: number): void {
+  ackCommits(plan, now).forEach((c, i) => commitOn(engine, tx, c, i));
 }

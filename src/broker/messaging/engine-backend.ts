@@ -25,11 +25,11 @@ import { leaseLive, type CursorState, type PartitionState } from './state.js';
 export type UnitRunner = <T>(work: (tx: StoreTx) => T) => Promise<T>;
 
 /**
- * Thrown inside a unit to roll it back when a commit op's lease condition fails: an answer, not a
- * storage failure (the unit runner passes it through unchanged).
+ * Thrown inside a unit to roll it back when a commit op's lease or offset condition fails: an
+ * answer, not a storage failure (the unit runner passes it through unchanged).
  */
-export class LeaseLost extends Error {
-  constructor(readonly index: number) { super('lease condition failed'); }
+export class CommitRefused extends Error {
+  constructor(readonly index: number) { super('commit condition failed'); }
 }
 
 function view(c: CursorState): CursorView {
@@ -73,6 +73,46 @@ export function appendOn(e: Engine, tx: StoreTx, req: AppendRequest): AppendResu
     tx.afterCommit(() => e.partitionGrew(p));
   }
   return { partitionId: p.id, outcomes, headOffset: p.headOffset };
+}
+
+/**
+ * The contract's cursor commit (src/storage/contract.ts `QueueBackend.commitCursor`) inside the
+ * running unit `tx`, on the default tenant's indexes; parked consumers are told after the commit
+ * when the partition has work again.
+ * @param index the op's position in its unit (reported when refused)
+ * @throws CommitRefused when the lease or offset condition fails (the caller rolls the unit back)
+ */
+export function commitOn(e: Engine, tx: StoreTx, c: CursorCommit, index: number): CommitResult {
+  const q = e.queues.get(c.key.queue);
+  const p = q?.partitions.get(c.key.partition);
+  const g = q?.groups.get(c.key.group);
+  const held = p && g ? g.cursors.get(p.pk) : undefined;
+  if (c.leaseId !== null && !(held && held.leaseId === c.leaseId && leaseLive(held, c.now))) throw new CommitRefused(index);
+  if (!p || !g) return { applied: false, cursor: undefined };
+  const cur = e.ensureCursor(g, p);
+  if (c.ifCommittedOffset !== undefined && cur.committedOffset !== c.ifCommittedOffset) throw new CommitRefused(index);
+  if (c.deadLetter) {
+    const m = tx.readMessage(p.pk, c.deadLetter.offset);
+    if (m) {
+      tx.insertDlq({
+        id: c.deadLetter.id, queuePk: p.queue.pk, queue: p.queue.name, partitionPk: p.pk, partition: p.name, partitionId: p.id,
+        group: g.name, messageId: m.id, transactionId: m.transactionId, offset: m.offset, payload: m.payload, encrypted: m.encrypted,
+        traceId: m.traceId, producerSub: m.producerSub, error: c.deadLetter.error, retryCount: c.deadLetter.retryCount,
+        createdAt: m.createdAt, failedAt: c.now,
+      });
+    }
+  }
+  cur.committedOffset = c.committedOffset;
+  cur.retryCount = c.retryCount;
+  if (c.release && cur.leaseId !== null) {
+    e.untrackLease(cur.leaseId, g, p);
+    cur.leaseId = null;
+    cur.leaseExpiresAt = null; // deliveredUpTo stays: the high-water mark of delivered offsets
+  }
+  tx.upsertCursor(cur);
+  cur.materialized = true;
+  if (!leaseLive(cur, c.now) && cur.committedOffset < p.headOffset) tx.afterCommit(() => e.markReady(g, p));
+  return { applied: true, cursor: view(cur) };
 }
 
 /** {@link QueueBackend} on the engine's indexes and the SQLite store (see the module comment). */
@@ -141,46 +181,12 @@ export class EngineBackend implements QueueBackend {
 
   // ---------------------------------------------------------------- cursors and leases
 
-  /** Applies a cursor commit inside `tx`; throws LeaseLost (rolling the unit back) when its lease condition fails. */
-  private commitOn(tx: StoreTx, c: CursorCommit, index: number): CommitResult {
-    const e = this.engine;
-    const q = e.queues.get(c.key.queue);
-    const p = q?.partitions.get(c.key.partition);
-    const g = q?.groups.get(c.key.group);
-    const held = p && g ? g.cursors.get(p.pk) : undefined;
-    if (c.leaseId !== null && !(held && held.leaseId === c.leaseId && leaseLive(held, c.now))) throw new LeaseLost(index);
-    if (!p || !g) return { applied: false, cursor: undefined };
-    const cur = e.ensureCursor(g, p);
-    if (c.deadLetter) {
-      const m = tx.readMessage(p.pk, c.deadLetter.offset);
-      if (m) {
-        tx.insertDlq({
-          id: c.deadLetter.id, queuePk: p.queue.pk, queue: p.queue.name, partitionPk: p.pk, partition: p.name, partitionId: p.id,
-          group: g.name, messageId: m.id, transactionId: m.transactionId, offset: m.offset, payload: m.payload, encrypted: m.encrypted,
-          traceId: m.traceId, producerSub: m.producerSub, error: c.deadLetter.error, retryCount: c.deadLetter.retryCount,
-          createdAt: m.createdAt, failedAt: c.now,
-        });
-      }
-    }
-    cur.committedOffset = c.committedOffset;
-    cur.retryCount = c.retryCount;
-    if (c.release && cur.leaseId !== null) {
-      e.untrackLease(cur.leaseId, g, p);
-      cur.leaseId = null;
-      cur.leaseExpiresAt = null; // deliveredUpTo stays: the high-water mark of delivered offsets
-    }
-    tx.upsertCursor(cur);
-    cur.materialized = true;
-    if (!leaseLive(cur, c.now) && cur.committedOffset < p.headOffset) tx.afterCommit(() => e.markReady(g, p));
-    return { applied: true, cursor: view(cur) };
-  }
-
   async commitCursor(req: CursorCommit): Promise<CommitResult> {
     if (!EngineBackend.local(req.key)) return this.sql.commitCursor(req);
     try {
-      return await this.run((tx) => this.commitOn(tx, req, 0));
+      return await this.run((tx) => commitOn(this.engine, tx, req, 0));
     } catch (e) {
-      if (e instanceof LeaseLost) return { applied: false, cursor: await this.readCursor(req.key) };
+      if (e instanceof CommitRefused) return { applied: false, cursor: await this.readCursor(req.key) };
       throw e;
     }
   }
@@ -232,13 +238,13 @@ export class EngineBackend implements QueueBackend {
       const results = await this.run((tx) => ops.map((o, i): UnitOpResult => {
         switch (o.op) {
           case 'append': return appendOn(this.engine, tx, o.request);
-          case 'commit': return this.commitOn(tx, o.request, i);
+          case 'commit': return commitOn(this.engine, tx, o.request, i);
           default: return this.sql.applyRider(o);
         }
       }));
       return { committed: true, results };
     } catch (e) {
-      if (e instanceof LeaseLost) return { committed: false, failedIndex: e.index };
+      if (e instanceof CommitRefused) return { committed: false, failedIndex: e.index };
       throw e;
     }
   }

@@ -181,6 +181,9 @@ export class SqliteBackend implements QueueBackend {
     if (c.leaseId !== null && (!row || row.lease_id !== c.leaseId || (row.lease_expires_at as number) <= c.now)) {
       throw new LeaseLost(index);
     }
+    if (c.ifCommittedOffset !== undefined && ((row?.next_offset as number | undefined) ?? (p?.first_offset as number | undefined) ?? 0) !== c.ifCommittedOffset) {
+      throw new LeaseLost(index);
+    }
     if (!p) return { applied: false, cursor: undefined };
     const pk = p.pk as number;
     if (c.deadLetter) {

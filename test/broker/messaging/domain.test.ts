@@ -127,4 +127,18 @@ describe('wake-up hints', () => {
     const [got] = await Promise.all([parked, pushed]);
     assert.equal(got?.messages.length, 1);
   });
+
+  test('two acks planned on the same cursor before either commits never move it back (no redelivery)', async () => {
+    await broker.push([{ queue: 'ack-race', payload: 1 }, { queue: 'ack-race', payload: 2 }], null);
+    const got = await broker.pop(pop('ack-race'));
+    assert.equal(got?.messages.length, 2);
+    const [m1, m2] = got.messages as [typeof got.messages[0], typeof got.messages[0]];
+    // No lease named: only the offset the decision was made on guards the commit.
+    const ack = (m: typeof m1) => broker.ack([{ transactionId: m.transactionId, partitionId: m.partitionId, status: 'completed', group: QUEUE_MODE }]);
+    // Same turn: both are decided on committed offset 0; the second commit runs after the first moved it to 2.
+    const [a2, a1] = await Promise.all([ack(m2), ack(m1)]);
+    assert.equal(a2[0]?.success, true);
+    assert.deepEqual([a1[0]?.success, a1[0]?.noop], [true, true], 'decided again behind the moved cursor: already committed');
+    assert.equal(await broker.pop(pop('ack-race')), null, 'nothing is delivered again');
+  });
 });
