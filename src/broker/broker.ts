@@ -341,7 +341,10 @@ export class Broker {
       if (!q) return false;
       tx.deleteQueue(q.pk);
       this.engine.forgetQueue(q);
-      tx.afterCommit(() => this.notify((o) => o.queueDeleted?.(q)));
+      tx.afterCommit(() => {
+        this.hintsByQueue.delete(name); // a pop that read the old count claims once more, nothing else
+        this.notify((o) => o.queueDeleted?.(q));
+      });
       return true;
     });
     return existed
