@@ -67,3 +67,56 @@ describe('on a test clock', () => {
     assert.equal(await acquire('b'), true, 'lapsed: b acquires');
   });
 });
+
+describe('a failing timer firing on a test clock', () => {
+  /** Lets every pending callback and I/O completion run (not a sleep: the clock stands still). */
+  async function settle(): Promise<void> {
+    for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+  }
+
+  test('is retried with a growing backoff and recorded (attempts, lastError); it fires once the cause is gone', async () => {
+    const first = startTestServices();
+    const { clock, dataDir } = first;
+    const big = JSON.stringify('x'.repeat(200));
+    const [r] = await first.services.timers.apply([{ op: 'schedule', queue: 'tf', timerKey: 'big', delayMs: 1000, txn: 'big-1', payloadJson: big }], null);
+    assert.equal(r!.ok, true);
+    await first.stop();
+
+    // restarted with a payload limit the timer's message exceeds: every firing attempt is refused
+    const limited = startTestServices({ QUEEN_MAX_PAYLOAD_BYTES: '64' }, { dataDir, clock });
+    try {
+      const peek = () => limited.services.timers.peek('tf', 'big')!;
+      clock.advance(1000);
+      await waitFor(() => peek().attempts === 1, { what: 'a first failed firing attempt' });
+      assert.match(peek().lastError ?? '', /exceeds 64 bytes/);
+      let lastGap = 0;
+      for (let attempts = 1; attempts <= 4; attempts++) {
+        await settle();
+        assert.equal(peek().attempts, attempts, 'no retry while the clock stands still (no hot loop)');
+        const gap = Date.parse(peek().deliverAt) - clock.now();
+        assert.ok(gap >= 1000 && gap > lastGap, `backoff after attempt ${attempts}: ${gap} ms (before: ${lastGap} ms)`);
+        lastGap = gap;
+        clock.advance(gap - 1);
+        await settle();
+        assert.equal(peek().attempts, attempts, 'not retried before its backoff has passed');
+        clock.advance(1);
+        await waitFor(() => peek().attempts === attempts + 1, { what: `failed firing attempt ${attempts + 1}` });
+      }
+      assert.equal(limited.services.timers.fired, 0);
+      assert.equal(await limited.services.broker.pop(popOf('tf')), null, 'nothing was pushed');
+    } finally {
+      await limited.stop();
+    }
+
+    const healed = startTestServices({}, { dataDir, clock });
+    try {
+      clock.advance(Date.parse(healed.services.timers.peek('tf', 'big')!.deliverAt) - clock.now());
+      await waitFor(() => healed.services.timers.fired === 1, { what: 'the timer to fire once the limit is gone' });
+      const got = await healed.services.broker.pop(popOf('tf'));
+      assert.ok(got && 'messages' in got);
+      assert.deepEqual(got.messages.map((m) => (m.data as RawJson).text ?? m.data), [big]);
+    } finally {
+      await healed.stop();
+    }
+  });
+});
