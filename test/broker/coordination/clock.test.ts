@@ -1,8 +1,9 @@
 /**
  * Coordination rules that depend on time, driven by a test clock on a real SQLite store: timers
  * fire at their due time (and a failing firing backs off), KV rows expire at their TTL (and the
- * sweep prunes them), lock permits lapse at their TTL. No sleeps: the clock moves when the test says so; the async work a due time
- * starts (a timer's unit of work, the sweep) is awaited by polling for its result.
+ * sweep prunes them), lock permits lapse at their TTL. No sleeps: the clock moves when the test
+ * says so; the async work a due time starts (a timer's unit of work, the sweep) is awaited by
+ * polling for its result.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';

@@ -1,7 +1,8 @@
 /**
  * The messaging rules that depend on time, driven by a test clock on a real SQLite store: lease
- * expiry (redelivery, no charge to the retry budget, parked waiters woken, extension), delayed delivery, the window buffer, and the retry budget ending in the DLQ. Time moves
- * only when the test advances the clock, so nothing sleeps and each case takes milliseconds.
+ * expiry (redelivery, no charge to the retry budget, parked waiters woken, extension), delayed
+ * delivery, the window buffer, and the retry budget ending in the DLQ. Time moves only when the
+ * test advances the clock, so nothing sleeps and each case takes milliseconds.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
