@@ -14,10 +14,10 @@
  * Run: `npm run build && node dist/bench/lease-memory.js`
  */
 import { spawn } from 'node:child_process';
-import http from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort, MAIN, tempDir } from '../test/helpers/broker.js';
+import { benchAgent, request } from './http.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const SECONDS = Number(process.env.BENCH_LEASE_SECONDS ?? 60);
@@ -25,25 +25,7 @@ const PUSH_RPS = Number(process.env.BENCH_PUSH_RPS ?? 200);
 const QUEUES = 5;
 const PARTITIONS = 40;
 const GROUPS = ['g1', 'g2', 'g3'];
-const agent = new http.Agent({ keepAlive: true, maxSockets: 128 });
 
-function request(base: string, method: string, p: string, body?: unknown): Promise<{ status: number; body: any }> {
-  return new Promise((resolve, reject) => {
-    const data = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
-    const u = new URL(base + p);
-    const req = http.request({ agent, host: u.hostname, port: u.port, path: u.pathname + u.search, method, headers: { 'content-type': 'application/json', ...(data ? { 'content-length': String(data.length) } : {}) } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString();
-        resolve({ status: res.statusCode ?? 0, body: text ? JSON.parse(text) : undefined });
-      });
-    });
-    req.on('error', reject);
-    if (data) req.write(data);
-    req.end();
-  });
-}
 
 interface Probe { heapUsed: number; rss: number; loopMaxMs: number; loopP99Ms: number }
 
@@ -148,7 +130,7 @@ async function main(): Promise<void> {
   console.log(`  rss: before ${mb(before.rss)} MB, after ${mb(after.rss)} MB`);
   console.log(`  worst event-loop delay during the run: ${worstLoop.toFixed(1)} ms`);
   console.log(`  TimeoutOverflowWarning lines: ${overflowWarnings}`);
-  agent.destroy();
+  benchAgent.destroy();
 }
 
 main().catch((e: unknown) => { console.error(e); process.exit(1); });

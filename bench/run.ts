@@ -17,12 +17,12 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import { SignJWT, importPKCS8 } from 'jose';
 import { startBroker, type BrokerHandle } from '../test/helpers/broker.js';
+import { benchAgent, request } from './http.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const ONLY = (process.env.BENCH_ONLY ?? '').split(',').filter(Boolean);
 const PAYLOAD = { orderId: 12345, customer: 'c-0042', amount: 99.95, items: ['a', 'b', 'c'], note: 'x'.repeat(120) };
 const PAYLOAD_BYTES = Buffer.byteLength(JSON.stringify(PAYLOAD));
-const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
 
 interface Row {
   shape: string;
@@ -38,23 +38,6 @@ interface Row {
 const rows: Row[] = [];
 const want = (name: string) => ONLY.length === 0 || ONLY.includes(name);
 
-function request(url: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: any }> {
-  return new Promise((resolve, reject) => {
-    const data = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
-    const u = new URL(url + path);
-    const req = http.request({ agent, host: u.hostname, port: u.port, path: u.pathname + u.search, method, headers: { 'content-type': 'application/json', ...(data ? { 'content-length': String(data.length) } : {}), ...headers } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString();
-        resolve({ status: res.statusCode ?? 0, body: text ? JSON.parse(text) : undefined });
-      });
-    });
-    req.on('error', reject);
-    if (data) req.write(data);
-    req.end();
-  });
-}
 
 function pct(sorted: number[], p: number): number {
   if (sorted.length === 0) return 0;
@@ -248,7 +231,7 @@ async function main(): Promise<void> {
     }
   }
   bare.close();
-  agent.destroy();
+  benchAgent.destroy();
 
   const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
   console.log(`\nQueen-TS bench: ${os.cpus().length} × ${cpu}, Node ${process.version}, payload ${PAYLOAD_BYTES} B JSON, ` +

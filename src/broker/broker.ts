@@ -13,7 +13,7 @@ import { ackCommits, planAcks, type AckInput, type AckOutcome } from './messagin
 import type { PayloadCodec } from '../model/codec.js';
 import { Engine } from './messaging/engine.js';
 import { Waiters } from './messaging/waiters.js';
-import { applyOptions } from '../model/options.js';
+import { applyOptions, type QueueOptions } from '../model/options.js';
 import { decodeForDelivery } from '../crypto/delivery.js';
 import { claimThrough, Parker, type PopRequest } from './messaging/pop.js';
 import { conflationEcho, emptyConflation, renderPop, type EmptyConflationResponse, type PopResponse } from './messaging/pop-answer.js';
@@ -54,6 +54,65 @@ export interface ConfigureRequest {
   task?: string | null | undefined;
   options: Record<string, unknown>;
   mode: 'merge' | 'replace';
+}
+
+/** Answer of {@link Broker.configure}: the queue as configured (`partitionId` always null). */
+export interface ConfigureResult {
+  configured: true;
+  queueId: string;
+  partitionId: null;
+  queue: string;
+  namespace: string;
+  task: string;
+  storage: 'sqlite';
+  options: QueueOptions;
+}
+
+/**
+ * Answer of {@link Broker.extendLease}: `renewed` counts the partitions whose lease is live;
+ * `newExpiresAt`, `expiresAt` and `lease_expires_at` are the same ISO-8601 expiry (the earliest
+ * of them), null when nothing was renewed.
+ */
+export interface LeaseExtension {
+  leaseId: string;
+  success: boolean;
+  renewed: number;
+  newExpiresAt: string | null;
+  expiresAt: string | null;
+  lease_expires_at: string | null;
+}
+
+/** Answer of {@link Broker.deleteQueue}. */
+export interface QueueDeletion {
+  deleted: boolean;
+  queue: string;
+  existed: boolean;
+  message?: string;
+}
+
+/** One dead letter as listed (times ISO-8601; `data` the client's JSON, null when it failed authentication). */
+export interface DeadLetterView {
+  id: string;
+  transactionId: string;
+  partitionId: string;
+  queue: string;
+  partition: string;
+  consumerGroup: string;
+  errorMessage: string | null;
+  retryCount: number;
+  data: unknown;
+  messageId: string;
+  traceId: string | null;
+  producerSub: string | null;
+  createdAt: string;
+  failedAt: string;
+}
+
+/** A page of dead letters with the true total of matching rows (also at the top level). */
+export interface DeadLetterPage {
+  messages: DeadLetterView[];
+  pagination: { limit: number; offset: number; total: number };
+  total: number;
 }
 
 /** The broker: one instance per process, over one {@link Store}. Methods map 1:1 to API operations. */
@@ -176,7 +235,7 @@ export class Broker {
    * Creates or reconfigures a queue (docs/http-api.md#configure).
    * @throws QueenError `invalid_option` (with `invalid`), `encryption_key_missing`
    */
-  async configure(req: ConfigureRequest): Promise<Record<string, unknown>> {
+  async configure(req: ConfigureRequest): Promise<ConfigureResult> {
     this.engine.checkName('queue', req.queue);
     for (const [kind, v] of [['namespace', req.namespace], ['task', req.task], ['namespace', req.options.namespace], ['task', req.options.task]] as const) {
       if (typeof v === 'string') this.engine.checkName(kind, v);
@@ -325,7 +384,7 @@ export class Broker {
    * Extends every live lease held by `leaseId` to max(current expiry, now + seconds); never
    * shortens, never revives an expired lease (docs/http-api.md#lease-extension).
    */
-  async extendLease(leaseId: string, seconds: number): Promise<Record<string, unknown>> {
+  async extendLease(leaseId: string, seconds: number): Promise<LeaseExtension> {
     const now = this.engine.clock.now();
     const renewed = await this.backend.extendLease(leaseId, now + seconds * 1000, now);
     const at = renewed.length > 0 ? iso(Math.min(...renewed)) : null;
@@ -335,7 +394,7 @@ export class Broker {
   // ------------------------------------------------------------------ queues
 
   /** Deletes a queue and everything under it; answers `existed:false` when there was none. */
-  async deleteQueue(name: string): Promise<Record<string, unknown>> {
+  async deleteQueue(name: string): Promise<QueueDeletion> {
     const existed = await this.run((tx) => {
       const q = this.engine.queues.get(name);
       if (!q) return false;
@@ -355,9 +414,9 @@ export class Broker {
   // ------------------------------------------------------------------ DLQ
 
   /** Dead letters, newest first, payloads decrypted (docs/http-api.md#dead-letters). */
-  listDlq(filter: { queue?: string; group?: string; from?: number; to?: number; limit: number; offset: number }): Record<string, unknown> {
+  listDlq(filter: { queue?: string; group?: string; from?: number; to?: number; limit: number; offset: number }): DeadLetterPage {
     const rows = this.store.listDlq(filter);
-    const messages = rows.map((r) => ({
+    const messages = rows.map((r): DeadLetterView => ({
       id: r.id, transactionId: r.transactionId, partitionId: r.partitionId, queue: r.queue, partition: r.partition,
       consumerGroup: r.group, errorMessage: r.error, retryCount: r.retryCount, data: decodeForDelivery(this.engine.codec, { ...r, id: r.messageId }, r, this.log, this.counters).data,
       messageId: r.messageId, traceId: r.traceId, producerSub: r.producerSub, createdAt: iso(r.createdAt), failedAt: iso(r.failedAt),

@@ -61,4 +61,15 @@ describe('JWT time claims on an injected clock', () => {
     clock.advance(1000);
     assert.equal(await verdict(auth, token), 'ok');
   });
+  test('a token accepted once (its signature cached) is refused once past exp + skew, while the cache entry is still live', async () => {
+    // The verified-signature cache keeps a verification for 60 s; exp + skew falls at 41 s, so the
+    // refusal below is judged on the cached signature result: the cache never extends a token.
+    const { auth, clock, start } = await setup();
+    const token = await mint('HS256', hsKey(SECRET), { sub: 'w', role: 'read-write', exp: start + 11 });
+    assert.equal(await verdict(auth, token), 'ok');
+    clock.set((start + 11 + SKEW) * 1000);
+    assert.equal(await verdict(auth, token), 'ok', 'exactly exp + skew, from the cache');
+    clock.advance(1000);
+    assert.equal(await verdict(auth, token), 'token_expired');
+  });
 });

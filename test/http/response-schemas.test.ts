@@ -108,6 +108,25 @@ describe('answers match their response schemas', () => {
     });
   }
 
+  test('POST /api/v1/locks: refusals and owner-less permits match (null slot, token, owner)', async () => {
+    const r = await call(b.url, 'POST', '/api/v1/locks', {
+      operations: [
+        { op: 'acquire', name: 'l2', ttlSeconds: 30 },
+        { op: 'acquire', name: 'l2', ttlSeconds: 30, owner: 'other' },
+        { op: 'release', name: 'l2', token: 999_999 },
+        { op: 'get', name: 'l2' },
+      ],
+    });
+    assert.equal(r.status, 200, r.text);
+    const [granted, held, lost, state] = r.body.results;
+    assert.equal(granted.acquired, true);
+    assert.equal(granted.owner, null, 'an acquire without owner answers owner:null');
+    assert.deepEqual([held.acquired, held.reason, held.slot, held.token], [false, 'held', null, null]);
+    assert.deepEqual([lost.released, lost.reason, lost.token], [false, 'lost', null]);
+    assert.equal(state.held, true);
+    conforms('POST /api/v1/locks', 200, r.body);
+  });
+
   test('a refusal matches the error envelope', async () => {
     const r = await call(b.url, 'GET', '/api/v1/status/analytics?interval=week');
     assert.equal(r.status, 400);

@@ -9,7 +9,7 @@ import { QueenError } from '../../errors.js';
 import type { StoreTx } from '../../storage/store.js';
 import { iso, isoOrNull } from '../../util/time.js';
 import type { Broker } from '../broker.js';
-import { lagView } from './resources.js';
+import { lagView, type LagView } from './resources.js';
 import type { Engine } from '../messaging/engine.js';
 import { groupLagSummary, partitionLag } from '../messaging/positions.js';
 import type { GroupState, PartitionState, QueueState } from '../messaging/state.js';
@@ -31,14 +31,90 @@ function groupsNamed(engine: Engine, name: string): GroupState[] {
   return out;
 }
 
-function state(maxTimeLagSeconds: number, cursors: number): 'Stable' | 'Lagging' | 'Dead' {
+/** A group's health on a queue: `Lagging` past 300 s of time lag, `Dead` without any cursor. */
+export type GroupHealth = 'Stable' | 'Lagging' | 'Dead';
+
+/** One (group, queue) row of `GET /api/v1/consumer-groups`. */
+export interface GroupRow extends LagView {
+  topics: string[];
+  queueName: string;
+  /** Live leases on the queue (≈ consumers holding work). */
+  members: number;
+  state: GroupHealth;
+}
+
+/** One row of `GET /api/v1/consumer-groups/lagging` (`timeLagSeconds` in s, times ISO-8601). */
+export interface LaggingRow {
+  consumerGroup: string;
+  queueName: string;
+  partition: string;
+  partitionId: string;
+  offsetLag: number;
+  timeLagSeconds: number;
+  oldestUnconsumedAt: string;
+  leaseActive: boolean;
+}
+
+/** A group's cursor on one partition, in a group's detail (`timeLagSeconds` in s). */
+export interface GroupPartitionRow {
+  partition: string;
+  partitionId: string;
+  nextOffset: number;
+  headOffset: number;
+  offsetLag: number;
+  timeLagSeconds: number;
+  leaseActive: boolean;
+  leaseExpiresAt: string | null;
+  retryCount: number;
+  totalConsumed: number;
+}
+
+/** `GET /api/v1/consumer-groups/:group`: the group's lag and cursors, by queue name. */
+export interface GroupDetail {
+  name: string;
+  queues: Record<string, LagView & { state: GroupHealth; partitions: GroupPartitionRow[] }>;
+}
+
+/** Answer of {@link deleteGroup} (`queueName` when one queue was named). */
+export interface DeleteGroupResult {
+  success: true;
+  consumerGroup: string;
+  /** Cursor rows deleted. */
+  deletedPartitions: number;
+  metadataDeleted: boolean;
+  queueName?: string;
+}
+
+/** Answer of {@link seek}: `partitionName`, `updated`, `cursorMovedTo` for one partition, `partitionsUpdated` for a queue. */
+export interface SeekResult {
+  success: true;
+  consumerGroup: string;
+  queueName: string;
+  seekToEnd: boolean;
+  /** ISO-8601, null for a seek to the end. */
+  targetTimestamp: string | null;
+  partitionName?: string;
+  updated?: boolean;
+  cursorMovedTo?: number | undefined;
+  partitionsUpdated?: number;
+}
+
+/** Answer of {@link setSubscriptionTimestamp} (`newTimestamp` ISO-8601; `rowsUpdated` counts queues). */
+export interface SubscriptionResult {
+  success: true;
+  consumerGroup: string;
+  newTimestamp: string;
+  rowsUpdated: number;
+}
+
+function state(maxTimeLagSeconds: number, cursors: number): GroupHealth {
   if (maxTimeLagSeconds > 300) return 'Lagging';
   return cursors > 0 ? 'Stable' : 'Dead';
 }
 
 /** `GET /api/v1/consumer-groups`: one row per (group, queue), queue mode included. */
-export function listGroups(engine: Engine, now: number): Record<string, unknown>[] {
-  const rows: Record<string, unknown>[] = [];
+export function listGroups(engine: Engine, now: number): GroupRow[] {
+  const rows: GroupRow[] = [];
   let budget = TIME_LAG_READS;
   for (const q of engine.queues.values()) {
     for (const g of q.groups.values()) {
@@ -47,17 +123,17 @@ export function listGroups(engine: Engine, now: number): Record<string, unknown>
       const v = lagView(s, now);
       rows.push({
         ...v, topics: [q.name], queueName: q.name, members: s.activeLeases,
-        state: state(v.maxTimeLag as number, s.cursors),
+        state: state(v.maxTimeLag, s.cursors),
       });
     }
   }
-  rows.sort((a, b) => String(a.name).localeCompare(String(b.name)) || String(a.queueName).localeCompare(String(b.queueName)));
+  rows.sort((a, b) => a.name.localeCompare(b.name) || a.queueName.localeCompare(b.queueName));
   return rows;
 }
 
 /** `GET /api/v1/consumer-groups/lagging`: partitions whose oldest unconsumed message is older than `minLagSeconds`. */
-export function laggingPartitions(engine: Engine, minLagSeconds: number, now: number): Record<string, unknown>[] {
-  const rows: Record<string, unknown>[] = [];
+export function laggingPartitions(engine: Engine, minLagSeconds: number, now: number): LaggingRow[] {
+  const rows: LaggingRow[] = [];
   const cutoff = now - minLagSeconds * 1000;
   for (const q of engine.queues.values()) {
     for (const g of q.groups.values()) {
@@ -82,13 +158,13 @@ export function laggingPartitions(engine: Engine, minLagSeconds: number, now: nu
  * `GET /api/v1/consumer-groups/:group`: per queue, the group's lag and its cursors.
  * @throws QueenError `group_not_found`
  */
-export function groupDetail(engine: Engine, name: string, now: number): Record<string, unknown> {
+export function groupDetail(engine: Engine, name: string, now: number): GroupDetail {
   const groups = groupsNamed(engine, name);
   if (groups.length === 0) throw new QueenError('group_not_found', `Consumer group not found: ${name}`);
-  const queues: Record<string, unknown> = {};
+  const queues: GroupDetail['queues'] = {};
   for (const g of groups) {
     const s = groupLagSummary(engine, g, now, TIME_LAG_READS);
-    const partitions: Record<string, unknown>[] = [];
+    const partitions: GroupPartitionRow[] = [];
     for (const [pk, c] of g.cursors) {
       const p = engine.partitionsByPk.get(pk);
       if (!p || !c.materialized) continue;
@@ -100,9 +176,9 @@ export function groupDetail(engine: Engine, name: string, now: number): Record<s
         leaseExpiresAt: isoOrNull(l.leaseExpiresAt), retryCount: c.retryCount, totalConsumed: Math.max(0, l.position - p.firstOffset),
       });
     }
-    partitions.sort((a, b) => String(a.partition).localeCompare(String(b.partition)));
+    partitions.sort((a, b) => a.partition.localeCompare(b.partition));
     const v = lagView(s, now);
-    queues[g.queue.name] = { ...v, state: state(v.maxTimeLag as number, s.cursors), partitions };
+    queues[g.queue.name] = { ...v, state: state(v.maxTimeLag, s.cursors), partitions };
   }
   return { name, queues };
 }
@@ -130,7 +206,7 @@ function reseed(engine: Engine, tx: StoreTx, g: GroupState, now: number): void {
  */
 export async function deleteGroup(
   broker: Broker, name: string, queue: string | undefined, deleteMetadata: boolean, moved: CursorMoved,
-): Promise<Record<string, unknown>> {
+): Promise<DeleteGroupResult> {
   const engine = broker.engine;
   if (queue !== undefined && !engine.queues.has(queue)) throw new QueenError('queue_not_found');
   const deleted = await broker.run((tx) => {
@@ -151,7 +227,7 @@ export async function deleteGroup(
     }
     return n;
   });
-  const base = { success: true, consumerGroup: name, deletedPartitions: deleted, metadataDeleted: deleteMetadata };
+  const base: DeleteGroupResult = { success: true, consumerGroup: name, deletedPartitions: deleted, metadataDeleted: deleteMetadata };
   return queue === undefined ? base : { ...base, queueName: queue };
 }
 
@@ -194,7 +270,7 @@ function seekGroup(engine: Engine, tx: StoreTx, q: QueueState, name: string, tar
  */
 export async function seek(
   broker: Broker, group: string, queue: string, partition: string | undefined, target: SeekTarget, moved: CursorMoved,
-): Promise<Record<string, unknown>> {
+): Promise<SeekResult> {
   const engine = broker.engine;
   const q = engine.queues.get(queue);
   if (!q) throw new QueenError('queue_not_found');
@@ -218,7 +294,7 @@ export async function seek(
     tx.afterCommit(() => { for (const p of q.partitions.values()) moved(p); });
     return { updated: n, to: undefined };
   });
-  const base = {
+  const base: SeekResult = {
     success: true, consumerGroup: group, queueName: queue,
     seekToEnd: 'toEnd' in target, targetTimestamp: 'timestamp' in target ? iso(target.timestamp) : null,
   };
@@ -230,7 +306,7 @@ export async function seek(
  * Changes the subscription cut-off of `group` on every queue it is registered on. Applies to
  * partitions the group has no cursor on yet (existing cursors are never re-seeded, docs/http-api.md#subscription-modes).
  */
-export async function setSubscriptionTimestamp(broker: Broker, group: string, timestamp: number): Promise<Record<string, unknown>> {
+export async function setSubscriptionTimestamp(broker: Broker, group: string, timestamp: number): Promise<SubscriptionResult> {
   const engine = broker.engine;
   const updated = await broker.run((tx) => {
     const now = broker.engine.clock.now();

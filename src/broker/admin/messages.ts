@@ -18,6 +18,7 @@ import { optionsView } from './resources.js';
 import type { Engine } from '../messaging/engine.js';
 import { groupPosition, partitionLag } from '../messaging/positions.js';
 import { applyPush, planPush, type PushResult } from '../messaging/push.js';
+import type { QueueOptions } from '../../model/options.js';
 import { QUEUE_MODE, type GroupState, type PartitionState, type QueueState } from '../messaging/state.js';
 
 /** Rows read at most per listing request when a `status` filter discards rows. */
@@ -26,6 +27,107 @@ const STATUS_SCAN_CAP = 5000;
 const PURGE_STEP = 1000;
 
 export type MessageStatus = 'pending' | 'processing' | 'completed';
+
+/** One message of a listing (`data` and its alias `payload`: the client's JSON, null when it failed authentication). */
+export interface ListedMessageView {
+  id: string;
+  transactionId: string;
+  partitionId: string;
+  partition: string;
+  queue: string;
+  data: RawJson | null;
+  payload: RawJson | null;
+  traceId: string | null;
+  producerSub: string | null;
+  /** ISO-8601. */
+  createdAt: string;
+  offset: number;
+  status: MessageStatus;
+  isEncrypted: boolean;
+  /** `payload_integrity_failed` when the stored payload did not decrypt. */
+  error?: string;
+}
+
+/** `GET /api/v1/messages`: one keyset page (`nextCursor` null on the last). */
+export interface MessagePage {
+  messages: ListedMessageView[];
+  pagination: { limit: number; nextCursor: string | null; hasMore: boolean };
+}
+
+/** A group's view of one message in {@link MessageDetail}. */
+export interface MessageGroupStatus {
+  name: string;
+  status: MessageStatus;
+  leaseExpiresAt: string | null;
+}
+
+/** `GET /api/v1/messages/:partitionId/:transactionId` (times ISO-8601). */
+export interface MessageDetail {
+  id: string;
+  transactionId: string;
+  data: RawJson | null;
+  payload: RawJson | null;
+  traceId: string | null;
+  producerSub: string | null;
+  createdAt: string;
+  partitionId: string;
+  partition: string;
+  isEncrypted: boolean;
+  queue: string;
+  /** `<queue>/<partition>`. */
+  queuePath: string;
+  namespace: string;
+  task: string;
+  offset: number;
+  status: MessageStatus | 'dead_letter';
+  errorMessage: string | null;
+  retryCount: number;
+  leaseExpiresAt: string | null;
+  queueConfig: QueueOptions;
+  mode: { hasQueueMode: boolean; busGroupsCount: number; type: 'bus' | 'queue' };
+  consumerGroups: MessageGroupStatus[];
+  /** Set when only the dead letter remains (retention removed the live message). */
+  liveMessageRemoved?: true;
+  error?: string;
+}
+
+/** Answer of {@link deleteDeadLetter}. */
+export interface DeadLetterDeleted {
+  success: true;
+  partitionId: string;
+  transactionId: string;
+  deleted: number;
+  message: string;
+}
+
+/** Answer of {@link replayDeadLetter}: `moved`, or `duplicate` when a replay of it is already stored. */
+export interface ReplayResult {
+  success: true;
+  result: 'moved' | 'duplicate';
+  queue: string;
+  partition: string;
+  consumerGroup: string;
+  dlqId: string;
+  originalTransactionId: string;
+  /** The push result of the replayed message (wire casing of docs/http-api.md#push). */
+  replayedAs: {
+    index: number;
+    message_id: string;
+    transaction_id: string;
+    queueName: string;
+    status: PushResult['status'];
+    offset: number | null;
+  };
+  dlqRowRemoved: boolean;
+}
+
+/** Answer of {@link purgeDeadLetters}. */
+export interface PurgeResult {
+  success: true;
+  deleted: number;
+  queue: string;
+  consumerGroup: string | null;
+}
 
 export interface MessageListQuery {
   queue?: string | undefined;
@@ -114,7 +216,7 @@ function targetQueues(engine: Engine, q: MessageListQuery): QueueState[] {
  * `GET /api/v1/messages`: one page, newest first.
  * @throws QueenError `queue_not_found`, `partition_not_found`, `invalid_request`
  */
-export function listMessages(engine: Engine, q: MessageListQuery): Record<string, unknown> {
+export function listMessages(engine: Engine, q: MessageListQuery): MessagePage {
   if (q.partition !== undefined && q.queue === undefined) throw new QueenError('invalid_request', 'partition needs queue');
   if (q.from !== undefined && q.to !== undefined && q.from > q.to) throw new QueenError('invalid_request', 'from must not be after to');
   const queues = targetQueues(engine, q);
@@ -126,7 +228,7 @@ export function listMessages(engine: Engine, q: MessageListQuery): Record<string
   const now = engine.clock.now();
   const resolver = new StatusResolver(engine, now);
   let after = q.cursor !== undefined ? decodeCursor(q.cursor) : undefined;
-  const out: Record<string, unknown>[] = [];
+  const out: ListedMessageView[] = [];
   let scanned = 0;
   let more = true;
   let last: MessageKey | undefined;
@@ -165,7 +267,7 @@ export function listMessages(engine: Engine, q: MessageListQuery): Record<string
   };
 }
 
-function render(engine: Engine, p: PartitionState, m: ListedMessage, status: string): Record<string, unknown> {
+function render(engine: Engine, p: PartitionState, m: ListedMessage, status: MessageStatus): ListedMessageView {
   const d = decodePayload(engine, m.payload, m.encrypted);
   return {
     id: m.id, transactionId: m.transactionId, partitionId: p.id, partition: p.name, queue: p.queue.name,
@@ -178,7 +280,7 @@ function render(engine: Engine, p: PartitionState, m: ListedMessage, status: str
  * `GET /api/v1/messages/:partitionId/:transactionId`: the live message (or its newest dead letter).
  * @throws QueenError `message_not_found`
  */
-export function getMessage(engine: Engine, partitionId: string, transactionId: string): Record<string, unknown> {
+export function getMessage(engine: Engine, partitionId: string, transactionId: string): MessageDetail {
   const p = engine.partitionsById.get(partitionId);
   const dlq = engine.store.ops.findDlqByAddress(partitionId, transactionId);
   const live = p ? engine.store.findByTransactionId(p.pk, transactionId, 0) : undefined;
@@ -187,13 +289,13 @@ export function getMessage(engine: Engine, partitionId: string, transactionId: s
   const now = engine.clock.now();
   const groups = [...q.groups.values()];
   const consumerGroups = live
-    ? groups.map((g) => {
+    ? groups.map((g): MessageGroupStatus => {
       const l = partitionLag(engine, g, p, now);
       const consumed = live.offset < groupPosition(engine, g, p);
       return { name: g.name, status: consumed ? 'completed' : live.offset < l.position + l.processing ? 'processing' : 'pending', leaseExpiresAt: isoOrNull(l.leaseExpiresAt) };
     })
     : [];
-  const status = dlq ? 'dead_letter' : live ? new StatusResolver(engine, now).status(p, live.offset) : 'dead_letter';
+  const status: MessageDetail['status'] = dlq ? 'dead_letter' : live ? new StatusResolver(engine, now).status(p, live.offset) : 'dead_letter';
   const src = live ?? dlq!;
   const d = decodePayload(engine, src.payload, src.encrypted);
   const busGroups = groups.filter((g) => g.name !== QUEUE_MODE).length;
@@ -214,7 +316,7 @@ export function getMessage(engine: Engine, partitionId: string, transactionId: s
  * (live messages are immutable).
  * @throws QueenError `message_not_found` (with `success:false`)
  */
-export async function deleteDeadLetter(broker: Broker, activity: Activity, partitionId: string, transactionId: string): Promise<Record<string, unknown>> {
+export async function deleteDeadLetter(broker: Broker, activity: Activity, partitionId: string, transactionId: string): Promise<DeadLetterDeleted> {
   const r = await broker.run(() => {
     const row = broker.store.ops.findDlqByAddress(partitionId, transactionId);
     if (!row) return undefined;
@@ -239,7 +341,7 @@ export interface ReplayTarget {
  */
 export async function replayDeadLetter(
   broker: Broker, activity: Activity, find: () => DlqRow | undefined, target: ReplayTarget, pushBlocked: boolean,
-): Promise<Record<string, unknown>> {
+): Promise<ReplayResult> {
   if (pushBlocked) {
     throw new QueenError('maintenance_mode', 'push maintenance is on: replay refused, try again when it is off', { success: false, result: 'maintenance' });
   }
@@ -282,7 +384,7 @@ export async function replayDeadLetter(
  * {@link PURGE_STEP} rows per unit of work so a large purge never stalls other requests.
  * @throws QueenError `queue_not_found`
  */
-export async function purgeDeadLetters(broker: Broker, activity: Activity, queue: string, group: string | undefined): Promise<Record<string, unknown>> {
+export async function purgeDeadLetters(broker: Broker, activity: Activity, queue: string, group: string | undefined): Promise<PurgeResult> {
   const q = broker.engine.queues.get(queue);
   if (!q) throw new QueenError('queue_not_found', undefined, { success: false });
   let deleted = 0;

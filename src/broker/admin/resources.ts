@@ -46,14 +46,147 @@ export function queueCounts(engine: Engine, activity: Activity, q: QueueState, n
   return c;
 }
 
-function stats(values: number[]): { avg: number; median: number; min: number; max: number } {
+/** Summary of a set of lags: mean, median, least and greatest (all 0 for an empty set). */
+export interface LagStats {
+  avg: number;
+  median: number;
+  min: number;
+  max: number;
+}
+
+/** `GET /api/v1/resources/overview`: inventory, depth, lag and throughput at one instant. */
+export interface Overview {
+  queues: number;
+  partitions: number;
+  namespaces: number;
+  tasks: number;
+  messages: QueueCounts;
+  /** `time` in s (oldest unconsumed message per lagging partition, sampled when `timeSampled`), `offset` in messages. */
+  lag: { time: LagStats; offset: LagStats; timeSampled?: true };
+  /** Messages per second over the last complete minute. */
+  throughput: { ingestedPerSecond: number; processedPerSecond: number };
+  /** ISO-8601. */
+  timestamp: string;
+  /** Seconds since the figures were computed: always 0 (live). */
+  statsAge: number;
+}
+
+/** Queues, partitions and message counts of one namespace or task. */
+export interface GroupedCounts {
+  queues: number;
+  partitions: number;
+  messages: { total: number; pending: number };
+}
+
+/** `GET /api/v1/resources/namespaces`. */
+export interface NamespacesView {
+  namespaces: (GroupedCounts & { namespace: string })[];
+}
+
+/** `GET /api/v1/resources/tasks`. */
+export interface TasksView {
+  tasks: (GroupedCounts & { task: string })[];
+}
+
+/** One partition with the queue-mode counts (times ISO-8601). */
+export interface PartitionView {
+  id: string;
+  name: string;
+  queue: string;
+  createdAt: string;
+  lastMessageAt: string | null;
+  firstOffset: number;
+  nextOffset: number;
+  messages: { total: number; pending: number; processing: number; completed: number };
+  leaseActive: boolean;
+}
+
+/** A keyset page of partitions: `nextAfter` is the `after` of the next page, null on the last. */
+export interface PartitionPage {
+  /** Set when the page is of one queue. */
+  queue?: string;
+  partitions: PartitionView[];
+  /** Partitions of the queue (set with `queue`). */
+  total?: number;
+  pagination: { limit: number; nextAfter: string | null };
+}
+
+/** `GET /api/v1/resources/queues/:queue/depth`: unconsumed messages of one group. */
+export interface DepthView {
+  queue: string;
+  group: string;
+  pending: number;
+  partitionsPending: number;
+  conflation: boolean;
+  /** `partitionsPending` under conflation (one message per partition), else `pending`. */
+  effectivePending: number;
+  partitions: { partition: string; pending: number }[];
+  partitionsTruncated?: true;
+}
+
+/** A consumer group's lag on one queue (times ISO-8601, `maxTimeLag` in s). */
+export interface LagView {
+  name: string;
+  subscriptionMode: string;
+  subscriptionTimestamp: string | null;
+  subscriptionCreatedAt: string;
+  totalLag: number;
+  partitionsWithLag: number;
+  processing: number;
+  activeLeases: number;
+  oldestUnconsumedAt: string | null;
+  maxTimeLag: number;
+  timeLagSampled?: true;
+}
+
+/** One queue of `GET /api/v1/resources/queues`. */
+export interface QueueListing {
+  id: string;
+  name: string;
+  namespace: string;
+  task: string;
+  createdAt: string;
+  partitions: number;
+  consumerGroups: string[];
+  messages: { total: number; pending: number; processing: number };
+  options: QueueOptions;
+  groups: LagView[];
+}
+
+/** `GET /api/v1/resources/queues`. */
+export interface QueueList {
+  queues: QueueListing[];
+}
+
+/** `GET /api/v1/resources/queues/:queue`. */
+export interface QueueDetail {
+  id: string;
+  name: string;
+  namespace: string;
+  task: string;
+  createdAt: string;
+  options: QueueOptions;
+  partitions: {
+    id: string;
+    name: string;
+    createdAt: string;
+    newestMessage: string | null;
+    oldestMessageOffset: number;
+    nextOffset: number;
+    stats: { total: number; pending: number; processing: number; completed: number; failed: number; deadLetter: number };
+  }[];
+  totals: QueueCounts;
+  consumerGroups: LagView[];
+}
+
+function stats(values: number[]): LagStats {
   if (values.length === 0) return { avg: 0, median: 0, min: 0, max: 0 };
   const v = [...values].sort((a, b) => a - b);
   return { avg: v.reduce((s, x) => s + x, 0) / v.length, median: v[Math.floor(v.length / 2)]!, min: v[0]!, max: v[v.length - 1]! };
 }
 
 /** `GET /api/v1/resources/overview`. */
-export function overview(engine: Engine, activity: Activity, now: number): Record<string, unknown> {
+export function overview(engine: Engine, activity: Activity, now: number): Overview {
   const messages: QueueCounts = { total: 0, pending: 0, processing: 0, completed: 0, failed: 0, deadLetter: 0 };
   let partitions = 0;
   const namespaces = new Set<string>();
@@ -88,7 +221,7 @@ export function overview(engine: Engine, activity: Activity, now: number): Recor
   };
 }
 
-function groupBy(engine: Engine, activity: Activity, key: 'namespace' | 'task', now: number): Record<string, unknown>[] {
+function groupBy(engine: Engine, activity: Activity, key: 'namespace' | 'task', now: number): [string, GroupedCounts][] {
   const m = new Map<string, { queues: number; partitions: number; total: number; pending: number }>();
   for (const q of engine.queues.values()) {
     const k = q[key];
@@ -101,22 +234,22 @@ function groupBy(engine: Engine, activity: Activity, key: 'namespace' | 'task', 
     e.pending += c.pending;
     m.set(k, e);
   }
-  return [...m].sort(([a], [b]) => a.localeCompare(b)).map(([k, e]) => ({
-    [key]: k, queues: e.queues, partitions: e.partitions, messages: { total: e.total, pending: e.pending },
-  }));
+  return [...m].sort(([a], [b]) => a.localeCompare(b)).map(([k, e]) => [k, {
+    queues: e.queues, partitions: e.partitions, messages: { total: e.total, pending: e.pending },
+  }]);
 }
 
 /** `GET /api/v1/resources/namespaces`: queues, partitions and message counts per namespace. */
-export function namespaces(engine: Engine, activity: Activity, now: number): Record<string, unknown> {
-  return { namespaces: groupBy(engine, activity, 'namespace', now) };
+export function namespaces(engine: Engine, activity: Activity, now: number): NamespacesView {
+  return { namespaces: groupBy(engine, activity, 'namespace', now).map(([namespace, c]) => ({ namespace, ...c })) };
 }
 
 /** `GET /api/v1/resources/tasks`: queues, partitions and message counts per task. */
-export function tasks(engine: Engine, activity: Activity, now: number): Record<string, unknown> {
-  return { tasks: groupBy(engine, activity, 'task', now) };
+export function tasks(engine: Engine, activity: Activity, now: number): TasksView {
+  return { tasks: groupBy(engine, activity, 'task', now).map(([task, c]) => ({ task, ...c })) };
 }
 
-function partitionView(engine: Engine, p: PartitionState, now: number): Record<string, unknown> {
+function partitionView(engine: Engine, p: PartitionState, now: number): PartitionView {
   const qm = p.queue.groups.get(QUEUE_MODE);
   const l = qm ? partitionLag(engine, qm, p, now) : undefined;
   const total = p.headOffset - p.firstOffset;
@@ -133,7 +266,7 @@ function partitionView(engine: Engine, p: PartitionState, now: number): Record<s
  * previous page's `nextAfter` (`<queue>\u0000<partition>`). For the JS Admin's queue-less
  * `getPartitions()`.
  */
-export function allPartitions(engine: Engine, limit: number, after: string | undefined, now: number): Record<string, unknown> {
+export function allPartitions(engine: Engine, limit: number, after: string | undefined, now: number): PartitionPage {
   const keys: [string, PartitionState][] = [];
   for (const q of engine.queues.values()) {
     for (const p of q.partitions.values()) {
@@ -151,7 +284,7 @@ export function allPartitions(engine: Engine, limit: number, after: string | und
  * The partitions of a queue, by name, paginated (`after` = last name of the previous page).
  * @throws QueenError `queue_not_found`
  */
-export function partitionsOf(engine: Engine, queue: string, limit: number, after: string | undefined, now: number): Record<string, unknown> {
+export function partitionsOf(engine: Engine, queue: string, limit: number, after: string | undefined, now: number): PartitionPage {
   const q = engine.queues.get(queue);
   if (!q) throw new QueenError('queue_not_found');
   const names = [...q.partitions.keys()].filter((n) => after === undefined || n > after).sort();
@@ -164,7 +297,7 @@ export function partitionsOf(engine: Engine, queue: string, limit: number, after
  * `GET /api/v1/resources/queues/:queue/depth`: unconsumed messages for `group` (queue mode when absent).
  * @throws QueenError `queue_not_found`, `group_not_found`
  */
-export function depth(engine: Engine, queue: string, group: string | undefined, now: number): Record<string, unknown> {
+export function depth(engine: Engine, queue: string, group: string | undefined, now: number): DepthView {
   const q = engine.queues.get(queue);
   if (!q) throw new QueenError('queue_not_found');
   const name = group || QUEUE_MODE;
@@ -187,14 +320,14 @@ export function depth(engine: Engine, queue: string, group: string | undefined, 
 }
 
 /** Options as answers list them (every option, in the spellings /configure accepts). */
-export function optionsView(o: QueueOptions): Record<string, unknown> {
+export function optionsView(o: QueueOptions): QueueOptions {
   const out: Record<string, unknown> = {};
   for (const k of OPTION_NAMES) out[k] = o[k];
-  return out;
+  return out as unknown as QueueOptions;
 }
 
 /** A group's lag as answers list it (consumer-group routes and queue views). */
-export function lagView(s: GroupLagSummary, now: number): Record<string, unknown> {
+export function lagView(s: GroupLagSummary, now: number): LagView {
   return {
     name: s.name, subscriptionMode: s.subscriptionMode, subscriptionTimestamp: isoOrNull(s.subscriptionTimestamp),
     subscriptionCreatedAt: iso(s.subscriptionCreatedAt), totalLag: s.totalLag, partitionsWithLag: s.partitionsWithLag,
@@ -206,7 +339,7 @@ export function lagView(s: GroupLagSummary, now: number): Record<string, unknown
 }
 
 /** `GET /api/v1/resources/queues`: every queue with counts, options and lag per group (from memory). */
-export function listQueues(engine: Engine, activity: Activity, now: number): Record<string, unknown> {
+export function listQueues(engine: Engine, activity: Activity, now: number): QueueList {
   return {
     queues: [...engine.queues.values()].map((q) => {
       const c = queueCounts(engine, activity, q, now);
@@ -225,12 +358,11 @@ export function listQueues(engine: Engine, activity: Activity, now: number): Rec
  * `GET /api/v1/resources/queues/:queue`: options, partitions with counts, totals, groups with lag.
  * @throws QueenError `queue_not_found`
  */
-export function queueDetail(engine: Engine, activity: Activity, name: string, now: number): Record<string, unknown> {
+export function queueDetail(engine: Engine, activity: Activity, name: string, now: number): QueueDetail {
   const q = engine.queues.get(name);
   if (!q) throw new QueenError('queue_not_found');
   const partitions = [...q.partitions.values()].map((p) => {
-    const v = partitionView(engine, p, now);
-    const m = v.messages as { total: number; pending: number; processing: number; completed: number };
+    const m = partitionView(engine, p, now).messages;
     return {
       id: p.id, name: p.name, createdAt: iso(p.createdAt), newestMessage: isoOrNull(p.lastMessageAt),
       oldestMessageOffset: p.firstOffset, nextOffset: p.headOffset,

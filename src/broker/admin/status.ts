@@ -47,8 +47,103 @@ function window(f: StatusFilter, now: number, minutes: number): { from: number; 
   return { from, to };
 }
 
+/** One point of a throughput series: counts over its minute (or hour), times ISO-8601. */
+export interface ThroughputPoint {
+  timestamp: string;
+  ingested: number;
+  processed: number;
+  ingestedPerSecond: number;
+  processedPerSecond: number;
+  pushRequests: number;
+  popRequests: number;
+  popEmpty: number;
+  acked: number;
+  failed: number;
+  deadLettered: number;
+  transactions: number;
+  removedByRetention: number;
+  /** Mean and greatest delay from push to pop in ms (per-minute points only: an hour keeps the max). */
+  popLagAvgMs?: number;
+  popLagMaxMs: number;
+}
+
+/** What the HTTP layer adds to {@link status}: the broker's process state. */
+export interface StatusExtra {
+  parkedConsumers: number;
+  /** Seconds since the broker started. */
+  uptimeSeconds: number;
+  maintenance: { push: boolean; pop: boolean; bufferedMessages: number };
+}
+
+/** `GET /api/v1/status`. */
+export interface StatusView extends StatusExtra {
+  timeRange: { from: string; to: string };
+  queues: number;
+  partitions: number;
+  messages: QueueCounts;
+  throughput: ThroughputPoint[];
+  leases: { active: number };
+  deadLetterQueue: { totalMessages: number };
+}
+
+/** One queue of `GET /api/v1/status/queues` (per-minute figures over the last complete minute). */
+export interface StatusQueueRow {
+  id: string;
+  name: string;
+  namespace: string;
+  task: string;
+  createdAt: string;
+  partitions: number;
+  consumerGroups: number;
+  messages: QueueCounts;
+  throughput: { pushPerMinute: number; popPerMinute: number; ackPerMinute: number };
+  lag: { avgMs: number; maxMs: number };
+}
+
+/** `GET /api/v1/status/queues`. */
+export interface StatusQueues {
+  queues: StatusQueueRow[];
+  pagination: { limit: number; offset: number; total: number };
+}
+
+/** A group's cursor on one partition (`leaseExpiresAt` ISO-8601). */
+export interface StatusCursor {
+  consumerGroup: string;
+  nextOffset: number;
+  lag: number;
+  processing: number;
+  leaseActive: boolean;
+  leaseExpiresAt: string | null;
+}
+
+/** `GET /api/v1/status/queues/:queue`. */
+export interface StatusQueueDetail {
+  queue: StatusQueueRow;
+  partitions: {
+    id: string;
+    name: string;
+    createdAt: string;
+    lastMessageAt: string | null;
+    messages: { total: number; firstOffset: number; nextOffset: number };
+    cursor: StatusCursor[];
+  }[];
+  totalPartitions: number;
+  partitionsTruncated?: true;
+  throughput: ThroughputPoint[];
+}
+
+/** `GET /api/v1/status/analytics` (`from`, `to` ISO-8601). */
+export interface AnalyticsView {
+  interval: 'minute' | 'hour';
+  from: string;
+  to: string;
+  queues: number;
+  series: ThroughputPoint[];
+  totals: { ingested: number; processed: number; acked: number; failed: number; deadLettered: number };
+}
+
 /** A minute bucket as answers list it. */
-function point(b: Bucket): Record<string, unknown> {
+function point(b: Bucket): ThroughputPoint {
   return {
     timestamp: iso(b.minute), ingested: b.pushMessages, processed: b.popMessages,
     ingestedPerSecond: b.pushMessages / 60, processedPerSecond: b.popMessages / 60,
@@ -59,9 +154,9 @@ function point(b: Bucket): Record<string, unknown> {
 }
 
 /** Dense per-minute series over [from, to] (minutes without activity are zeros). */
-function dense(buckets: Bucket[], from: number, to: number): Record<string, unknown>[] {
+function dense(buckets: Bucket[], from: number, to: number): ThroughputPoint[] {
   const by = new Map(buckets.map((b) => [b.minute, b]));
-  const out: Record<string, unknown>[] = [];
+  const out: ThroughputPoint[] = [];
   for (let m = minuteOf(from); m <= to; m += 60_000) {
     const b = by.get(m);
     out.push(point(b ?? { minute: m, pushRequests: 0, pushMessages: 0, popRequests: 0, popMessages: 0, popEmpty: 0, ackCompleted: 0, ackFailed: 0, dlq: 0, transactions: 0, lagSum: 0, lagCount: 0, lagMax: 0, removed: 0 }));
@@ -85,7 +180,7 @@ function sumCounts(engine: Engine, activity: Activity, queues: QueueState[], now
 }
 
 /** `GET /api/v1/status`: totals now and the per-minute throughput of the window. */
-export function status(engine: Engine, activity: Activity, f: StatusFilter, extra: Record<string, unknown>, now: number): Record<string, unknown> {
+export function status(engine: Engine, activity: Activity, f: StatusFilter, extra: StatusExtra, now: number): StatusView {
   const queues = selectQueues(engine, f);
   const all = f.queue === undefined && !f.namespace && !f.task;
   const { series, minutes } = seriesFor(activity, queues, all);
@@ -103,7 +198,7 @@ export function status(engine: Engine, activity: Activity, f: StatusFilter, extr
   };
 }
 
-function queueRow(engine: Engine, activity: Activity, q: QueueState, now: number): Record<string, unknown> {
+function queueRow(engine: Engine, activity: Activity, q: QueueState, now: number): StatusQueueRow {
   const last = activity.series(q.name).lastComplete(now);
   return {
     id: q.id, name: q.name, namespace: q.namespace, task: q.task, createdAt: iso(q.createdAt), partitions: q.partitions.size,
@@ -114,7 +209,7 @@ function queueRow(engine: Engine, activity: Activity, q: QueueState, now: number
 }
 
 /** `GET /api/v1/status/queues`: one row per queue, by name, paginated. */
-export function statusQueues(engine: Engine, activity: Activity, f: StatusFilter, limit: number, offset: number, now: number): Record<string, unknown> {
+export function statusQueues(engine: Engine, activity: Activity, f: StatusFilter, limit: number, offset: number, now: number): StatusQueues {
   const queues = selectQueues(engine, f).sort((a, b) => a.name.localeCompare(b.name));
   return {
     queues: queues.slice(offset, offset + limit).map((q) => queueRow(engine, activity, q, now)),
@@ -130,13 +225,13 @@ const STATUS_PARTITIONS = 1000;
  * and its last hour per minute.
  * @throws QueenError `queue_not_found`
  */
-export function statusQueue(engine: Engine, activity: Activity, name: string, now: number): Record<string, unknown> {
+export function statusQueue(engine: Engine, activity: Activity, name: string, now: number): StatusQueueDetail {
   const q = engine.queues.get(name);
   if (!q) throw new QueenError('queue_not_found');
   const parts = [...q.partitions.values()].sort((a, b) => a.name.localeCompare(b.name));
   const partitions = parts.slice(0, STATUS_PARTITIONS).map((p) => {
     const total = p.headOffset - p.firstOffset;
-    const cursors = [...q.groups.values()].map((g) => {
+    const cursors = [...q.groups.values()].map((g): StatusCursor => {
       const l = partitionLag(engine, g, p, now);
       return { consumerGroup: g.name, nextOffset: l.position, lag: l.lag, processing: l.processing, leaseActive: l.leaseActive, leaseExpiresAt: isoOrNull(l.leaseExpiresAt) };
     });
@@ -153,8 +248,11 @@ export function statusQueue(engine: Engine, activity: Activity, name: string, no
   };
 }
 
+/** The counts an hour point sums over its minutes (the mean lag is dropped, the max lag kept). */
+const HOUR_SUMS = ['ingested', 'processed', 'pushRequests', 'popRequests', 'popEmpty', 'acked', 'failed', 'deadLettered', 'transactions', 'removedByRetention'] as const;
+
 /** `GET /api/v1/status/analytics`: per-minute series (interval `minute`; `hour` sums 60 minutes). */
-export function analytics(engine: Engine, activity: Activity, f: StatusFilter, interval: 'minute' | 'hour', now: number): Record<string, unknown> {
+export function analytics(engine: Engine, activity: Activity, f: StatusFilter, interval: 'minute' | 'hour', now: number): AnalyticsView {
   const queues = selectQueues(engine, f);
   const all = f.queue === undefined && !f.namespace && !f.task;
   const { series, minutes } = seriesFor(activity, queues, all);
@@ -162,19 +260,18 @@ export function analytics(engine: Engine, activity: Activity, f: StatusFilter, i
   const buckets = mergeSeries(series, from, to);
   let points = dense(buckets, from, to);
   if (interval === 'hour') {
-    const byHour = new Map<string, Record<string, number | string>>();
+    const byHour = new Map<string, ThroughputPoint>();
     for (const pnt of points) {
-      const h = iso(Math.floor(Date.parse(pnt.timestamp as string) / 3_600_000) * 3_600_000);
-      const acc = byHour.get(h) ?? { timestamp: h };
-      for (const [k, v] of Object.entries(pnt)) {
-        if (typeof v !== 'number') continue;
-        if (k === 'popLagMaxMs') acc[k] = Math.max(Number(acc[k] ?? 0), v);
-        else if (k === 'popLagAvgMs') continue;
-        else acc[k] = Number(acc[k] ?? 0) + v;
-      }
+      const h = iso(Math.floor(Date.parse(pnt.timestamp) / 3_600_000) * 3_600_000);
+      const acc = byHour.get(h) ?? {
+        timestamp: h, ingested: 0, processed: 0, ingestedPerSecond: 0, processedPerSecond: 0, pushRequests: 0, popRequests: 0, popEmpty: 0,
+        acked: 0, failed: 0, deadLettered: 0, transactions: 0, removedByRetention: 0, popLagMaxMs: 0,
+      };
+      for (const k of HOUR_SUMS) acc[k] += pnt[k];
+      acc.popLagMaxMs = Math.max(acc.popLagMaxMs, pnt.popLagMaxMs);
       byHour.set(h, acc);
     }
-    points = [...byHour.values()].map((p) => ({ ...p, ingestedPerSecond: Number(p.ingested) / 3600, processedPerSecond: Number(p.processed) / 3600 }));
+    points = [...byHour.values()].map((p) => ({ ...p, ingestedPerSecond: p.ingested / 3600, processedPerSecond: p.processed / 3600 }));
   }
   const totals = { ingested: 0, processed: 0, acked: 0, failed: 0, deadLettered: 0 };
   for (const b of buckets) {

@@ -74,7 +74,41 @@ export async function recordTrace(broker: Broker, input: TraceInput): Promise<{ 
   return { success: true, traceId: id };
 }
 
-function view(t: TraceRow): Record<string, unknown> {
+/** One trace event as answered (the reference's snake_case keys; `created_at` ISO-8601, `data` as recorded). */
+export interface TraceView {
+  id: string;
+  event_type: string;
+  data: RawJson;
+  consumer_group: string;
+  worker_id: string | null;
+  created_at: string;
+  trace_names: string[];
+}
+
+/** An event of {@link tracesByName}, with the message it is about. */
+export interface NamedTraceView extends TraceView {
+  transaction_id: string;
+  partition_id: string;
+  queue_name: string;
+  partition_name: string;
+  message_id: string | null;
+}
+
+/** `GET /api/v1/traces/by-name/:traceName`: one page and the true total. */
+export interface TracesByName {
+  traces: NamedTraceView[];
+  total: number;
+  pagination: { limit: number; offset: number };
+}
+
+/** `GET /api/v1/traces/names`: one page of names with counts (`last_seen` ISO-8601). */
+export interface TraceNamesPage {
+  trace_names: { trace_name: string; trace_count: number; message_count: number; last_seen: string }[];
+  total: number;
+  pagination: { limit: number; offset: number };
+}
+
+function view(t: TraceRow): TraceView {
   return {
     id: t.id, event_type: t.eventType, data: new RawJson(t.data), consumer_group: t.group, worker_id: t.workerId,
     created_at: iso(t.createdAt), trace_names: t.names,
@@ -82,12 +116,12 @@ function view(t: TraceRow): Record<string, unknown> {
 }
 
 /** Events of one message, oldest first. */
-export function tracesOfMessage(broker: Broker, partitionId: string, transactionId: string): Record<string, unknown> {
+export function tracesOfMessage(broker: Broker, partitionId: string, transactionId: string): { traces: TraceView[] } {
   return { traces: broker.store.ops.tracesByMessage(partitionId, transactionId, MAX_PER_MESSAGE).map(view) };
 }
 
 /** Events carrying `name`, newest first. */
-export function tracesByName(broker: Broker, name: string, limit: number, offset: number): Record<string, unknown> {
+export function tracesByName(broker: Broker, name: string, limit: number, offset: number): TracesByName {
   const rows = broker.store.ops.tracesByName(name, limit, offset);
   return {
     traces: rows.map((t) => ({
@@ -99,7 +133,7 @@ export function tracesByName(broker: Broker, name: string, limit: number, offset
 }
 
 /** Trace names with their counts. */
-export function traceNames(broker: Broker, limit: number, offset: number): Record<string, unknown> {
+export function traceNames(broker: Broker, limit: number, offset: number): TraceNamesPage {
   const rows = broker.store.ops.traceNames(limit, offset);
   return {
     trace_names: rows.map((r) => ({ trace_name: r.name, trace_count: r.traceCount, message_count: r.messageCount, last_seen: iso(r.lastSeen) })),

@@ -8,12 +8,16 @@ import type { DlqRow } from '../../storage/store.js';
 import type { Clock } from '../../util/clock.js';
 import type { Broker } from '../broker.js';
 import type { Activity } from './activity.js';
-import { groupDetail, laggingPartitions, listGroups } from './consumer-groups.js';
-import { getMessage, listMessages, type MessageListQuery } from './messages.js';
-import { allPartitions, depth, listQueues, namespaces, overview, partitionsOf, queueDetail, tasks } from './resources.js';
-import { analytics, status, statusQueue, statusQueues, type StatusFilter } from './status.js';
-
-type Doc = Record<string, unknown>;
+import { groupDetail, laggingPartitions, listGroups, type GroupDetail, type GroupRow, type LaggingRow } from './consumer-groups.js';
+import { getMessage, listMessages, type MessageDetail, type MessageListQuery, type MessagePage } from './messages.js';
+import {
+  allPartitions, depth, listQueues, namespaces, overview, partitionsOf, queueDetail, tasks,
+  type DepthView, type NamespacesView, type Overview, type PartitionPage, type QueueDetail, type QueueList, type TasksView,
+} from './resources.js';
+import {
+  analytics, status, statusQueue, statusQueues,
+  type AnalyticsView, type StatusExtra, type StatusFilter, type StatusQueueDetail, type StatusQueues, type StatusView,
+} from './status.js';
 
 /** Read-only operator views over one broker (see the module comment). */
 export class AdminViews {
@@ -33,32 +37,32 @@ export class AdminViews {
   }
 
   // ------------------------------------------------------------ resources (docs/http-api.md#resources)
-  listQueues(): Doc { return listQueues(this.engine, this.activity, this.clock.now()); }
-  queueDetail(queue: string): Doc { return queueDetail(this.engine, this.activity, queue, this.clock.now()); }
-  overview(): Doc { return overview(this.engine, this.activity, this.clock.now()); }
-  namespaces(): Doc { return namespaces(this.engine, this.activity, this.clock.now()); }
-  tasks(): Doc { return tasks(this.engine, this.activity, this.clock.now()); }
+  listQueues(): QueueList { return listQueues(this.engine, this.activity, this.clock.now()); }
+  queueDetail(queue: string): QueueDetail { return queueDetail(this.engine, this.activity, queue, this.clock.now()); }
+  overview(): Overview { return overview(this.engine, this.activity, this.clock.now()); }
+  namespaces(): NamespacesView { return namespaces(this.engine, this.activity, this.clock.now()); }
+  tasks(): TasksView { return tasks(this.engine, this.activity, this.clock.now()); }
   /** A keyset page of partitions, of one queue or of all (`limit` rows after the name `after`). */
-  partitions(queue: string | undefined, limit: number, after: string | undefined): Doc {
+  partitions(queue: string | undefined, limit: number, after: string | undefined): PartitionPage {
     return queue ? partitionsOf(this.engine, queue, limit, after, this.clock.now()) : allPartitions(this.engine, limit, after, this.clock.now());
   }
-  depth(queue: string, group: string | undefined): Doc { return depth(this.engine, queue, group, this.clock.now()); }
+  depth(queue: string, group: string | undefined): DepthView { return depth(this.engine, queue, group, this.clock.now()); }
 
   // ------------------------------------------------------------ consumer groups
-  listGroups(): Doc[] { return listGroups(this.engine, this.clock.now()); }
+  listGroups(): GroupRow[] { return listGroups(this.engine, this.clock.now()); }
   /** Partitions whose oldest unconsumed message is at least `minLagSeconds` s old. */
-  laggingPartitions(minLagSeconds: number): Doc[] { return laggingPartitions(this.engine, minLagSeconds, this.clock.now()); }
-  groupDetail(group: string): Doc { return groupDetail(this.engine, group, this.clock.now()); }
+  laggingPartitions(minLagSeconds: number): LaggingRow[] { return laggingPartitions(this.engine, minLagSeconds, this.clock.now()); }
+  groupDetail(group: string): GroupDetail { return groupDetail(this.engine, group, this.clock.now()); }
 
   // ------------------------------------------------------------ status and analytics
-  status(f: StatusFilter, extra: Doc): Doc { return status(this.engine, this.activity, f, extra, this.clock.now()); }
-  statusQueues(f: StatusFilter, limit: number, offset: number): Doc { return statusQueues(this.engine, this.activity, f, limit, offset, this.clock.now()); }
-  statusQueue(queue: string): Doc { return statusQueue(this.engine, this.activity, queue, this.clock.now()); }
-  analytics(f: StatusFilter, interval: 'minute' | 'hour'): Doc { return analytics(this.engine, this.activity, f, interval, this.clock.now()); }
+  status(f: StatusFilter, extra: StatusExtra): StatusView { return status(this.engine, this.activity, f, extra, this.clock.now()); }
+  statusQueues(f: StatusFilter, limit: number, offset: number): StatusQueues { return statusQueues(this.engine, this.activity, f, limit, offset, this.clock.now()); }
+  statusQueue(queue: string): StatusQueueDetail { return statusQueue(this.engine, this.activity, queue, this.clock.now()); }
+  analytics(f: StatusFilter, interval: 'minute' | 'hour'): AnalyticsView { return analytics(this.engine, this.activity, f, interval, this.clock.now()); }
 
   // ------------------------------------------------------------ messages and dead letters
-  listMessages(q: MessageListQuery): Doc { return listMessages(this.engine, q); }
-  getMessage(partitionId: string, transactionId: string): Doc { return getMessage(this.engine, partitionId, transactionId); }
+  listMessages(q: MessageListQuery): MessagePage { return listMessages(this.engine, q); }
+  getMessage(partitionId: string, transactionId: string): MessageDetail { return getMessage(this.engine, partitionId, transactionId); }
   /** A dead letter by its id, or undefined. */
   deadLetter(id: string): DlqRow | undefined { return this.broker.store.getDlq(id); }
   /** The dead letter of a message by its address, or undefined. */

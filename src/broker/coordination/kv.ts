@@ -49,13 +49,72 @@ export interface KvRowOut {
   updatedAt: string;
 }
 
-/** One result, index-aligned with the request's operations. */
-export type KvResult = Record<string, unknown> & { index: number; op: KvOp['op'] };
+/**
+ * One result, index-aligned with the request's operations: a read (`get`, `getMany`, `getPrefix`),
+ * a write or check that applied, or one that did not (`applied:false` with the reason and the
+ * current row). Values are the stored JSON text, spliced verbatim into the answer.
+ */
+export type KvResult = KvGetResult | KvGetManyResult | KvGetPrefixResult | KvApplied | KvRefused;
+
+/** `get`: the row, or `found:false` with empty fields. */
+export type KvGetResult =
+  | ({ index: number; op: 'get'; found: true } & KvRowOut)
+  | { index: number; op: 'get'; found: false; key: string; value: null; version: 0; expiresAt: null; updatedAt: null };
+
+/** `getMany`: the live rows found and the keys that were not. */
+export interface KvGetManyResult {
+  index: number;
+  op: 'getMany';
+  rows: KvRowOut[];
+  missing: string[];
+}
+
+/** `getPrefix`: one keyset page; `nextAfter` is the next page's `after`, null on the last. */
+export interface KvGetPrefixResult {
+  index: number;
+  op: 'getPrefix';
+  rows: KvRowOut[];
+  truncated: boolean;
+  nextAfter: string | null;
+}
+
+/** A write or check that applied: the new (or checked) version; `expiresAt` ISO-8601 after a write. */
+export interface KvApplied {
+  index: number;
+  op: 'put' | 'putIfAbsent' | 'delete' | 'incr' | 'check';
+  applied: true;
+  key: string;
+  value: unknown;
+  version: number;
+  expiresAt?: string | null;
+}
+
+/** A write or check that did not apply: why, and the current row (`version` 0 and `value` null when absent). */
+export interface KvRefused {
+  index: number;
+  op: 'put' | 'putIfAbsent' | 'delete' | 'incr' | 'check';
+  applied: false;
+  key: string;
+  value: RawJson | null;
+  version: number;
+  reason: KvReason;
+}
+
+/** A call whose `required` precondition did not hold: nothing applied (still HTTP 200). */
+export interface KvPreconditionFailure {
+  ok: false;
+  reason: 'kv_precondition';
+  /** Index of the operation whose precondition failed. */
+  failedIndex: number;
+  kvReason: KvReason;
+  /** Current version of the row (0 when absent). */
+  version: number;
+  /** Current value of the row (null when absent). */
+  value: unknown;
+}
 
 /** A call's answer: `ok:true` with results, or the precondition failure (still HTTP 200). */
-export type KvAnswer =
-  | { ok: true; results: KvResult[] }
-  | { ok: false; reason: 'kv_precondition'; failedIndex: number; kvReason: KvReason; version: number; value: unknown };
+export type KvAnswer = { ok: true; results: KvResult[] } | KvPreconditionFailure;
 
 /** Thrown inside a unit of work when a `required` precondition is lost: rolls the unit back. */
 export class KvPreconditionLost extends QueenError {
@@ -64,7 +123,7 @@ export class KvPreconditionLost extends QueenError {
   }
 
   /** The 200 answer body of the failed call. */
-  answer(): KvAnswer {
+  answer(): KvPreconditionFailure {
     return { ok: false, reason: 'kv_precondition', failedIndex: this.failedIndex, kvReason: this.kvReason, version: this.version, value: this.value };
   }
 }
@@ -145,18 +204,18 @@ function expectation(row: KvRow | undefined, expect: number | undefined): KvReas
 export function applyKvOps(view: KvView, ops: readonly KvOp[], base = 0): KvResult[] {
   return ops.map((op, i) => {
     const r = applyOne(view, op, base + i);
-    if (r.applied === false && 'required' in op && op.required) {
-      throw new KvPreconditionLost(base + i, r.reason as KvReason, r.version as number, r.value);
+    if ('applied' in r && !r.applied && 'required' in op && op.required) {
+      throw new KvPreconditionLost(base + i, r.reason, r.version, r.value);
     }
     return r;
   });
 }
 
-function verdict(index: number, op: KvOp['op'], key: string, row: KvRow | undefined, reason: KvReason): KvResult {
+function verdict(index: number, op: KvRefused['op'], key: string, row: KvRow | undefined, reason: KvReason): KvRefused {
   return { index, op, applied: false, key, value: row ? parseValue(row.value) : null, version: row?.version ?? 0, reason };
 }
 
-function written(index: number, op: KvOp['op'], row: KvRow, value: unknown): KvResult {
+function written(index: number, op: KvApplied['op'], row: KvRow, value: unknown): KvApplied {
   return { index, op, applied: true, key: row.key, value, version: row.version, expiresAt: isoOrNull(row.expiresAt) };
 }
 

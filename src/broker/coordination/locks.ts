@@ -40,8 +40,77 @@ interface Permit {
   renewedAt: number | null;
 }
 
+/** A KV `check` operation (docs/http-api.md#kv) to put in a transaction's `kv` rider. */
+export interface LockGuard {
+  op: 'check';
+  ns: typeof LOCKS_NS;
+  key: string;
+  expect: number;
+  required: true;
+}
+
+/** `get`: whether any permit is held, and by whom. */
+export interface LockState {
+  index: number;
+  op: 'get';
+  name: string;
+  held: boolean;
+  holders: Holder[];
+}
+
+/**
+ * A permit granted (`acquired:true`, with `already:true` when the owner held it already) or renewed
+ * (`renewed:true`): its slot, fencing `token`, expiry (ISO-8601) and {@link LockGuard}.
+ */
+export interface LockGranted {
+  index: number;
+  op: 'acquire' | 'renew';
+  name: string;
+  acquired?: true;
+  renewed?: true;
+  already?: true;
+  slot: number;
+  token: number;
+  owner: string | null;
+  expiresAt: string | null;
+  guard: LockGuard;
+  holders: Holder[];
+}
+
+/** A permit released: the slot and token it had. */
+export interface LockReleased {
+  index: number;
+  op: 'release';
+  name: string;
+  released: true;
+  slot: number;
+  token: number;
+  owner: string | null;
+  guard: null;
+  holders: Holder[];
+}
+
+/** A refusal: the verdict named for the op is false; `held` (every slot taken) or `lost` (token no longer holds a permit). */
+export interface LockRefused {
+  index: number;
+  op: 'acquire' | 'renew' | 'release';
+  name: string;
+  acquired?: false;
+  renewed?: false;
+  released?: false;
+  reason: 'held' | 'lost';
+  slot: null;
+  token: null;
+  owner: null;
+  guard: null;
+  holders: Holder[];
+}
+
+/** One lock operation's verdict, index-aligned with the request's operations. */
+export type LockResult = LockState | LockGranted | LockReleased | LockRefused;
+
 /** The ready-made KV check that fails a transaction once the permit `key` at `token` is lost. */
-export function guardOf(key: string, token: number): Record<string, unknown> {
+export function guardOf(key: string, token: number): LockGuard {
   return { op: 'check', ns: LOCKS_NS, key, expect: token, required: true };
 }
 
@@ -78,19 +147,20 @@ function holders(view: KvView, name: string): Holder[] {
   }));
 }
 
-function granted(index: number, op: LockOp['op'], flag: string, name: string, p: { slot: number; row: KvRow; owner: string | null }, view: KvView, extra: Record<string, unknown> = {}): Record<string, unknown> {
+function granted(index: number, op: LockGranted['op'], name: string, p: { slot: number; row: KvRow; owner: string | null }, view: KvView, already = false): LockGranted {
   return {
-    index, op, name, [flag]: true, ...extra, slot: p.slot, token: p.row.version, owner: p.owner,
+    index, op, name, ...(op === 'acquire' ? { acquired: true } : { renewed: true }), ...(already ? { already: true } : {}), slot: p.slot, token: p.row.version, owner: p.owner,
     expiresAt: isoOrNull(p.row.expiresAt), guard: guardOf(p.row.key, p.row.version), holders: holders(view, name),
   };
 }
 
-function refused(index: number, op: LockOp['op'], flag: string, name: string, reason: 'held' | 'lost', view: KvView): Record<string, unknown> {
-  return { index, op, name, [flag]: false, reason, slot: null, token: null, owner: null, guard: null, holders: holders(view, name) };
+function refused(index: number, op: LockRefused['op'], name: string, reason: 'held' | 'lost', view: KvView): LockRefused {
+  const verdict = op === 'acquire' ? { acquired: false as const } : op === 'renew' ? { renewed: false as const } : { released: false as const };
+  return { index, op, name, ...verdict, reason, slot: null, token: null, owner: null, guard: null, holders: holders(view, name) };
 }
 
 /** Applies one lock operation on `view`. */
-export function applyLockOp(view: KvView, op: LockOp, index: number): Record<string, unknown> {
+export function applyLockOp(view: KvView, op: LockOp, index: number): LockResult {
   switch (op.op) {
     case 'get': {
       const h = holders(view, op.name);
@@ -100,26 +170,26 @@ export function applyLockOp(view: KvView, op: LockOp, index: number): Record<str
       const held = permits(view, op.name);
       if (op.owner !== null) {
         const mine = held.find((p) => p.owner === op.owner && p.slot < op.limit);
-        if (mine) return granted(index, op.op, 'acquired', op.name, mine, view, { already: true });
+        if (mine) return granted(index, op.op, op.name, mine, view, true);
       }
       const taken = new Set(held.map((p) => p.slot));
       for (let slot = 0; slot < op.limit; slot++) {
         if (taken.has(slot)) continue;
         const row = view.write(LOCKS_NS, keyOf(op.name, slot), JSON.stringify({ owner: op.owner, since: view.now }), op.ttlMs);
-        return granted(index, op.op, 'acquired', op.name, { slot, row, owner: op.owner }, view);
+        return granted(index, op.op, op.name, { slot, row, owner: op.owner }, view);
       }
-      return refused(index, op.op, 'acquired', op.name, 'held', view);
+      return refused(index, op.op, op.name, 'held', view);
     }
     case 'renew': {
       const p = permits(view, op.name).find((x) => x.row.version === op.token && (op.slot === undefined || x.slot === op.slot));
-      if (!p) return refused(index, op.op, 'renewed', op.name, 'lost', view);
+      if (!p) return refused(index, op.op, op.name, 'lost', view);
       const owner = op.owner ?? p.owner;
       const row = view.write(LOCKS_NS, p.row.key, JSON.stringify({ owner, since: p.since ?? view.now, renewedAt: view.now }), op.ttlMs);
-      return granted(index, op.op, 'renewed', op.name, { slot: p.slot, row, owner }, view);
+      return granted(index, op.op, op.name, { slot: p.slot, row, owner }, view);
     }
     case 'release': {
       const p = permits(view, op.name).find((x) => x.row.version === op.token && (op.slot === undefined || x.slot === op.slot));
-      if (!p) return refused(index, op.op, 'released', op.name, 'lost', view);
+      if (!p) return refused(index, op.op, op.name, 'lost', view);
       view.remove(LOCKS_NS, p.row.key);
       return { index, op: op.op, name: op.name, released: true, slot: p.slot, token: op.token, owner: p.owner, guard: null, holders: holders(view, op.name) };
     }
@@ -131,7 +201,7 @@ export function applyLockOp(view: KvView, op: LockOp, index: number): Record<str
  * @returns one result per operation, index-aligned
  * @throws QueenError `shutting_down`, `storage_error`
  */
-export async function runLocks(kv: Kv, ops: readonly LockOp[]): Promise<Record<string, unknown>[]> {
+export async function runLocks(kv: Kv, ops: readonly LockOp[]): Promise<LockResult[]> {
   const broker = kv.broker;
   if (ops.every((o) => o.op === 'get')) {
     const view = kv.reader();

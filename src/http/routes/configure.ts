@@ -2,8 +2,8 @@
 import type { FastifyInstance } from 'fastify';
 import { QueenError } from '../../errors.js';
 import type { RouteContext } from '../app.js';
-import type { Answer, Replies } from '../schemas/types.js';
-import { unchecked } from '../schemas/wire.js';
+import type { Replies } from '../schemas/types.js';
+import { wire } from '../schemas/wire.js';
 
 const bodySchema = {
   type: 'object',
@@ -49,6 +49,6 @@ export async function configureRoutes(app: FastifyInstance, { broker }: RouteCon
       const { queue: _q, namespace: _n, task: _t, options: _o, mode: _m, ...rest } = b;
       options = rest;
     }
-    return unchecked<Answer<'POST /api/v1/configure'>>(await broker.configure({ queue: b.queue as string, namespace: b.namespace, task: b.task, options, mode }));
+    return wire(await broker.configure({ queue: b.queue as string, namespace: b.namespace, task: b.task, options, mode }));
   });
 }

@@ -8,8 +8,8 @@ import { QueenError } from '../../errors.js';
 import { qBool, qInt, type Query } from '../query.js';
 import { bodyObject, type OpsContext } from './ops-context.js';
 import { parseIso } from '../../util/time.js';
-import type { Answer, Replies } from '../schemas/types.js';
-import { unchecked } from '../schemas/wire.js';
+import type { Replies } from '../schemas/types.js';
+import { wire } from '../schemas/wire.js';
 
 /**
  * Reads a seek body: `{toEnd:true}` or `{timestamp: ISO}`; `emptyIsEnd` for the partition route.
@@ -31,37 +31,37 @@ function seekTarget(body: unknown, emptyIsEnd: boolean): SeekTarget {
 /** Fastify plugin registering the routes this module describes. */
 export async function consumerGroupRoutes(app: FastifyInstance, { broker, ops, views }: OpsContext): Promise<void> {
 
-  app.get<Replies<'GET /api/v1/consumer-groups'>>('/api/v1/consumer-groups', async () => unchecked<Answer<'GET /api/v1/consumer-groups'>>(views.listGroups()));
+  app.get<Replies<'GET /api/v1/consumer-groups'>>('/api/v1/consumer-groups', async () => wire(views.listGroups()));
 
   app.get<{ Querystring: Query } & Replies<'GET /api/v1/consumer-groups/lagging'>>('/api/v1/consumer-groups/lagging', async (req) =>
-    views.laggingPartitions(qInt(req.query, 'minLagSeconds', 3600, 0, 10 * 365 * 86_400)));
+    wire(views.laggingPartitions(qInt(req.query, 'minLagSeconds', 3600, 0, 10 * 365 * 86_400))));
 
   app.get<{ Params: { group: string } } & Replies<'GET /api/v1/consumer-groups/:group'>>('/api/v1/consumer-groups/:group', async (req) =>
-    unchecked<Answer<'GET /api/v1/consumer-groups/:group'>>(views.groupDetail(req.params.group)));
+    wire(views.groupDetail(req.params.group)));
 
   app.delete<{ Params: { group: string }; Querystring: Query } & Replies<'DELETE /api/v1/consumer-groups/:group'>>('/api/v1/consumer-groups/:group', async (req) =>
-    deleteGroup(broker, req.params.group, undefined, qBool(req.query, 'deleteMetadata', true), ops.cursorMoved));
+    wire(await deleteGroup(broker, req.params.group, undefined, qBool(req.query, 'deleteMetadata', true), ops.cursorMoved)));
 
   app.delete<{ Params: { group: string; queue: string }; Querystring: Query } & Replies<'DELETE /api/v1/consumer-groups/:group/queues/:queue'>>('/api/v1/consumer-groups/:group/queues/:queue', async (req) =>
-    deleteGroup(broker, req.params.group, req.params.queue, qBool(req.query, 'deleteMetadata', true), ops.cursorMoved));
+    wire(await deleteGroup(broker, req.params.group, req.params.queue, qBool(req.query, 'deleteMetadata', true), ops.cursorMoved)));
 
   app.post<{ Params: { group: string } } & Replies<'POST /api/v1/consumer-groups/:group/subscription'>>('/api/v1/consumer-groups/:group/subscription', async (req) => {
     broker.checkName('consumerGroup', req.params.group);
     const b = bodyObject(req.body);
     const ts = typeof b.subscriptionTimestamp === 'string' ? parseIso(b.subscriptionTimestamp) : undefined;
     if (ts === undefined) throw new QueenError('invalid_request', 'subscriptionTimestamp (ISO-8601) is required', { success: false });
-    return setSubscriptionTimestamp(broker, req.params.group, ts);
+    return wire(await setSubscriptionTimestamp(broker, req.params.group, ts));
   });
 
   app.post<{ Params: { group: string; queue: string } } & Replies<'POST /api/v1/consumer-groups/:group/queues/:queue/seek'>>('/api/v1/consumer-groups/:group/queues/:queue/seek', async (req) => {
     broker.checkName('consumerGroup', req.params.group);
-    return seek(broker, req.params.group, req.params.queue, undefined, seekTarget(req.body, false), ops.cursorMoved);
+    return wire(await seek(broker, req.params.group, req.params.queue, undefined, seekTarget(req.body, false), ops.cursorMoved));
   });
 
   app.post<{ Params: { group: string; queue: string; partition: string } } & Replies<'POST /api/v1/consumer-groups/:group/queues/:queue/partitions/:partition/seek'>>('/api/v1/consumer-groups/:group/queues/:queue/partitions/:partition/seek',
     async (req) => {
       broker.checkName('consumerGroup', req.params.group);
-      return seek(broker, req.params.group, req.params.queue, req.params.partition, seekTarget(req.body, true), ops.cursorMoved);
+      return wire(await seek(broker, req.params.group, req.params.queue, req.params.partition, seekTarget(req.body, true), ops.cursorMoved));
     },
   );
 }

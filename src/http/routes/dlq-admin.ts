@@ -8,13 +8,14 @@ import { QueenError } from '../../errors.js';
 import { qString, type Query } from '../query.js';
 import { bodyObject, type OpsContext } from './ops-context.js';
 import type { Replies } from '../schemas/types.js';
+import { wire } from '../schemas/wire.js';
 
 /** Fastify plugin registering the routes this module describes. */
 export async function dlqAdminRoutes(app: FastifyInstance, { broker, ops, views }: OpsContext): Promise<void> {
   app.delete<{ Querystring: Query } & Replies<'DELETE /api/v1/dlq'>>('/api/v1/dlq', async (req) => {
     const queue = qString(req.query, 'queue');
     if (!queue) throw new QueenError('queue_required', undefined, { success: false });
-    return purgeDeadLetters(broker, ops.activity, queue, qString(req.query, 'consumerGroup') || undefined);
+    return wire(await purgeDeadLetters(broker, ops.activity, queue, qString(req.query, 'consumerGroup') || undefined));
   });
 
   app.post<{ Params: { id: string } } & Replies<'POST /api/v1/dlq/:id/replay'>>('/api/v1/dlq/:id/replay', async (req) => {
@@ -28,6 +29,6 @@ export async function dlqAdminRoutes(app: FastifyInstance, { broker, ops, views 
       broker.checkName(k, b[k] as string);
       target[k] = b[k] as string;
     }
-    return replayDeadLetter(broker, ops.activity, () => views.deadLetter(req.params.id), target, ops.maintenance.diverting);
+    return wire(await replayDeadLetter(broker, ops.activity, () => views.deadLetter(req.params.id), target, ops.maintenance.diverting));
   });
 }

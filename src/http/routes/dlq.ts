@@ -3,8 +3,8 @@ import type { FastifyInstance } from 'fastify';
 import { QueenError } from '../../errors.js';
 import type { RouteContext } from '../app.js';
 import { qInt, qString, qTime, type Query } from '../query.js';
-import type { Answer, Replies } from '../schemas/types.js';
-import { unchecked } from '../schemas/wire.js';
+import type { Replies } from '../schemas/types.js';
+import { wire } from '../schemas/wire.js';
 
 /** Largest `offset` a listing accepts (deeper pages: narrow the filter or the time window). */
 const MAX_OFFSET = 1_000_000;
@@ -26,6 +26,6 @@ export async function dlqRoutes(app: FastifyInstance, { broker }: RouteContext):
     if (group) filter.group = group;
     if (from !== undefined) filter.from = from;
     if (to !== undefined) filter.to = to;
-    return unchecked<Answer<'GET /api/v1/dlq'>>(broker.listDlq(filter));
+    return wire(broker.listDlq(filter));
   });
 }

@@ -4,7 +4,7 @@
  * A lost `required` precondition rolls the whole transaction back and answers 200 with
  * `success:false, reason:"kv_precondition", ok:false, failedIndex, kvReason, version, value`.
  */
-import { KvPreconditionLost, type Kv } from '../../broker/coordination/kv.js';
+import { KvPreconditionLost, type Kv, type KvPreconditionFailure } from '../../broker/coordination/kv.js';
 import type { TransactionRequest } from '../../broker/messaging/transaction.js';
 import { isQueenError, QueenError } from '../../errors.js';
 import { newId } from '../../util/ids.js';
@@ -25,8 +25,16 @@ export function kvRider(kv: Kv, raw: unknown, limits: { maxPushItems: number; ma
   }
 }
 
+/** The transaction's 200 answer when a `required` KV precondition was lost: nothing was applied. */
+export interface KvPreconditionRefusal extends KvPreconditionFailure {
+  transactionId: string;
+  success: false;
+  results: [];
+  error: string;
+}
+
 /** Maps a lost precondition to the transaction's 200 failure answer; rethrows anything else. */
-export function kvPreconditionAnswer(e: unknown): Record<string, unknown> {
+export function kvPreconditionAnswer(e: unknown): KvPreconditionRefusal {
   if (!(e instanceof KvPreconditionLost)) throw e;
   return {
     transactionId: newId(), success: false, results: [],

@@ -32,7 +32,7 @@ export async function kvRoutes(app: FastifyInstance, ctx: RouteContext): Promise
   const kv = services.kv;
   const limits = kvLimits(config.limits);
 
-  app.post<Replies<'POST /api/v1/kv'>>('/api/v1/kv', async (req) => kv.batch(parseKvBatch(req.body, limits)));
+  app.post<Replies<'POST /api/v1/kv'>>('/api/v1/kv', async (req) => wire(await kv.batch(parseKvBatch(req.body, limits))));
 
   type PathReq = FastifyRequest<{ Params: KvParams }>;
   const single = async (req: PathReq, build: (ns: string, key: string, body: Obj) => Obj) => {
@@ -41,7 +41,7 @@ export async function kvRoutes(app: FastifyInstance, ctx: RouteContext): Promise
     const key = kvKey(req.params['*'], 'path key');
     const op: KvOp = parseKvOp(build(ns, key, objectBody(req.body)), 'body', limits);
     const answer = await kv.batch([op]);
-    if (!answer.ok) return answer;
+    if (!answer.ok) return wire(answer);
     const { index: _index, ...result } = answer.results[0]!;
     return { ns, ...result };
   };

@@ -3,8 +3,8 @@ import type { FastifyInstance } from 'fastify';
 import { QueenError } from '../../errors.js';
 import { controlNumber } from '../../util/json.js';
 import type { RouteContext } from '../app.js';
-import type { Answer, Replies } from '../schemas/types.js';
-import { unchecked } from '../schemas/wire.js';
+import type { Replies } from '../schemas/types.js';
+import { wire } from '../schemas/wire.js';
 
 /** Fastify plugin registering the routes this module describes. */
 export async function leaseRoutes(app: FastifyInstance, { broker }: RouteContext): Promise<void> {
@@ -21,6 +21,6 @@ export async function leaseRoutes(app: FastifyInstance, { broker }: RouteContext
       }
       seconds = s;
     }
-    return unchecked<Answer<'POST /api/v1/lease/:leaseId/extend'>>(await broker.extendLease(req.params.leaseId, seconds));
+    return wire(await broker.extendLease(req.params.leaseId, seconds));
   });
 }

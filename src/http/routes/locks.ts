@@ -11,8 +11,8 @@ import { controlNumber } from '../../util/json.js';
 import { checkNameText } from '../../util/names.js';
 import type { RouteContext } from '../app.js';
 import { KV_MAX_TTL_SECONDS } from './kv-input.js';
-import type { Answer, Replies } from '../schemas/types.js';
-import { unchecked } from '../schemas/wire.js';
+import type { Replies } from '../schemas/types.js';
+import { wire } from '../schemas/wire.js';
 
 type Obj = Record<string, unknown>;
 
@@ -79,6 +79,6 @@ export async function lockRoutes(app: FastifyInstance, { services, config }: Rou
     if (!Array.isArray(list) || list.length === 0) throw bad('body must be {"operations":[…]} or a non-empty array of operations');
     if (list.length > config.limits.maxPushItems) throw bad(`${list.length} operations; the limit is ${config.limits.maxPushItems}`);
     const ops = list.map((r: unknown, i: number) => parseOp(r, `operations[${i}]`));
-    return { results: unchecked<Answer<'POST /api/v1/locks'>['results']>(await runLocks(services.kv, ops)) };
+    return { results: wire(await runLocks(services.kv, ops)) };
   });
 }

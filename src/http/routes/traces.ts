@@ -4,8 +4,8 @@ import { recordTrace, traceNames, tracesByName, tracesOfMessage } from '../../br
 import { QueenError } from '../../errors.js';
 import { qInt, type Query } from '../query.js';
 import { bodyObject, type OpsContext } from './ops-context.js';
-import type { Answer, Replies } from '../schemas/types.js';
-import { unchecked } from '../schemas/wire.js';
+import type { Replies } from '../schemas/types.js';
+import { wire } from '../schemas/wire.js';
 
 function str(b: Record<string, unknown>, k: string, required: boolean): string | undefined {
   const v = b[k];
@@ -31,11 +31,11 @@ export async function traceRoutes(app: FastifyInstance, { broker }: OpsContext):
   });
 
   app.get<{ Querystring: Query } & Replies<'GET /api/v1/traces/names'>>('/api/v1/traces/names', async (req) =>
-    unchecked<Answer<'GET /api/v1/traces/names'>>(traceNames(broker, qInt(req.query, 'limit', 50, 1, 1000), qInt(req.query, 'offset', 0, 0, 1_000_000))));
+    wire(traceNames(broker, qInt(req.query, 'limit', 50, 1, 1000), qInt(req.query, 'offset', 0, 0, 1_000_000))));
 
   app.get<{ Params: { traceName: string }; Querystring: Query } & Replies<'GET /api/v1/traces/by-name/:traceName'>>('/api/v1/traces/by-name/:traceName', async (req) =>
-    tracesByName(broker, req.params.traceName, qInt(req.query, 'limit', 100, 1, 1000), qInt(req.query, 'offset', 0, 0, 1_000_000)));
+    wire(tracesByName(broker, req.params.traceName, qInt(req.query, 'limit', 100, 1, 1000), qInt(req.query, 'offset', 0, 0, 1_000_000))));
 
   app.get<{ Params: { partitionId: string; transactionId: string } } & Replies<'GET /api/v1/traces/:partitionId/:transactionId'>>('/api/v1/traces/:partitionId/:transactionId', async (req) =>
-    unchecked<Answer<'GET /api/v1/traces/:partitionId/:transactionId'>>(tracesOfMessage(broker, req.params.partitionId, req.params.transactionId)));
+    wire(tracesOfMessage(broker, req.params.partitionId, req.params.transactionId)));
 }

@@ -12,8 +12,8 @@ import { toAckInput } from './ack.js';
 import { toPushItem } from './push.js';
 import { kvPreconditionAnswer, kvRider } from './kv-rider.js';
 import { parseTimerRider } from './timers.js';
-import type { Answer, Replies } from '../schemas/types.js';
-import { unchecked } from '../schemas/wire.js';
+import type { Replies } from '../schemas/types.js';
+import { wire } from '../schemas/wire.js';
 
 type Obj = Record<string, unknown>;
 
@@ -92,6 +92,6 @@ export async function transactionRoutes(app: FastifyInstance, { broker, services
     const { ops, requiredLeases } = parseOps(req.body, config.limits.maxPushItems);
     const timers = parseTimerRider(services.timers, (req.body as Obj).timers, config.limits);
     const kv = kvRider(services.kv, (req.body as Obj).kv, config.limits);
-    return unchecked<Answer<'POST /api/v1/transaction'>>(await broker.transaction({ operations: ops, requiredLeases, producerSub: producerSubOf(req), timers, kv }).catch(kvPreconditionAnswer));
+    return wire(await broker.transaction({ operations: ops, requiredLeases, producerSub: producerSubOf(req), timers, kv }).catch(kvPreconditionAnswer));
   });
 }

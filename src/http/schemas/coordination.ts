@@ -37,11 +37,12 @@ export const coordinationSchemas = {
   },
   'POST /api/v1/locks': {
     tags: ['kv'], summary: 'Locks and semaphores',
-    body: handBody({ oneOf: [obj({ operations: arr(obj({ op: str('acquire | renew | release | get'), name: str(), ttlSeconds: int, owner: str(), limit: int, token: str(), slot: int })) }, undefined, ['operations']), arr(obj())] }),
+    body: handBody({ oneOf: [obj({ operations: arr(obj({ op: str('acquire | renew | release | get'), name: str(), ttlSeconds: int, owner: str(), limit: int, token: { type: ['integer', 'string'], description: 'fencing token (integer or decimal string)' }, slot: int })) }, undefined, ['operations']), arr(obj())] }),
     response: answers(obj({
       results: arr(obj({
-        index: int, op: str(), name: str(), acquired: bool, renewed: bool, released: bool, reason: str('why a verdict is false, e.g. held'),
-        slot: int, token: { type: 'integer', description: 'fencing token' }, owner: str(), expiresAt: isoTime, holders: arr(obj()),
+        index: int, op: str(), name: str(), acquired: bool, renewed: bool, released: bool, held: bool, reason: str('why a verdict is false: held | lost'),
+        slot: { type: ['integer', 'null'], description: 'null on a refusal' }, token: { type: ['integer', 'null'], description: 'fencing token; null on a refusal' },
+        owner: nullableStr, expiresAt: { type: ['string', 'null'], description: 'ISO-8601' }, guard: { type: ['object', 'null'], description: 'KV check for a transaction kv rider' }, holders: arr(obj()),
       }, 'The verdict is named for the op: acquired, renewed or released', ['op', 'name'])),
     }, undefined, ['results']), 'One verdict per operation'),
   },

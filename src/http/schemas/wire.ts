@@ -13,12 +13,3 @@ export function wire<T>(value: T): Wire<T> {
   return value as Wire<T>;
 }
 
-/**
- * A broker read model still typed `Record<string, unknown>` (src/broker builds these documents
- * field by field), handed to a route's typed `Reply`. `tsc` cannot check it against the schema;
- * test/http/response-schemas.test.ts checks the answer at runtime. Replace with {@link wire} once
- * the broker function returns a precise type.
- */
-export function unchecked<T>(value: Record<string, unknown> | Record<string, unknown>[]): T {
-  return value as T;
-}

@@ -1,8 +1,9 @@
 /**
  * Coordination rules that depend on time, driven by a test clock on a real SQLite store: timers
- * fire at their due time, KV rows expire at their TTL (and the sweep prunes them), lock permits
- * lapse at their TTL. No sleeps: the clock moves when the test says so; the async work a due time
- * starts (a timer's unit of work, the sweep) is awaited by polling for its result.
+ * fire at their due time (and a failing firing backs off), KV rows expire at their TTL (and the
+ * sweep prunes them), lock permits lapse at their TTL. No sleeps: the clock moves when the test
+ * says so; the async work a due time starts (a timer's unit of work, the sweep) is awaited by
+ * polling for its result.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -57,13 +58,68 @@ describe('on a test clock', () => {
   });
 
   test('a lock permit lapses at its TTL: another owner acquires it then, not before', async () => {
-    const acquire = async (owner: string) =>
-      (await runLocks(services.kv, [{ op: 'acquire', name: 'L', ttlMs: 10_000, owner, limit: 1 }]))[0]!.acquired;
+    const acquire = async (owner: string) => {
+      const r = (await runLocks(services.kv, [{ op: 'acquire', name: 'L', ttlMs: 10_000, owner, limit: 1 }]))[0]!;
+      return 'acquired' in r ? r.acquired : undefined;
+    };
     assert.equal(await acquire('a'), true);
     assert.equal(await acquire('b'), false, 'held by a');
     clock.advance(9_999);
     assert.equal(await acquire('b'), false, 'still held 1 ms before its TTL');
     clock.advance(1);
     assert.equal(await acquire('b'), true, 'lapsed: b acquires');
+  });
+});
+
+describe('a failing timer firing on a test clock', () => {
+  /** Lets every pending callback and I/O completion run (not a sleep: the clock stands still). */
+  async function settle(): Promise<void> {
+    for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+  }
+
+  test('is retried with a growing backoff and recorded (attempts, lastError); it fires once the cause is gone', async () => {
+    const first = startTestServices();
+    const { clock, dataDir } = first;
+    const big = JSON.stringify('x'.repeat(200));
+    const [r] = await first.services.timers.apply([{ op: 'schedule', queue: 'tf', timerKey: 'big', delayMs: 1000, txn: 'big-1', payloadJson: big }], null);
+    assert.equal(r!.ok, true);
+    await first.stop();
+
+    // restarted with a payload limit the timer's message exceeds: every firing attempt is refused
+    const limited = startTestServices({ QUEEN_MAX_PAYLOAD_BYTES: '64' }, { dataDir, clock });
+    try {
+      const peek = () => limited.services.timers.peek('tf', 'big')!;
+      clock.advance(1000);
+      await waitFor(() => peek().attempts === 1, { what: 'a first failed firing attempt' });
+      assert.match(peek().lastError ?? '', /exceeds 64 bytes/);
+      let lastGap = 0;
+      for (let attempts = 1; attempts <= 4; attempts++) {
+        await settle();
+        assert.equal(peek().attempts, attempts, 'no retry while the clock stands still (no hot loop)');
+        const gap = Date.parse(peek().deliverAt) - clock.now();
+        assert.ok(gap >= 1000 && gap > lastGap, `backoff after attempt ${attempts}: ${gap} ms (before: ${lastGap} ms)`);
+        lastGap = gap;
+        clock.advance(gap - 1);
+        await settle();
+        assert.equal(peek().attempts, attempts, 'not retried before its backoff has passed');
+        clock.advance(1);
+        await waitFor(() => peek().attempts === attempts + 1, { what: `failed firing attempt ${attempts + 1}` });
+      }
+      assert.equal(limited.services.timers.fired, 0);
+      assert.equal(await limited.services.broker.pop(popOf('tf')), null, 'nothing was pushed');
+    } finally {
+      await limited.stop();
+    }
+
+    const healed = startTestServices({}, { dataDir, clock });
+    try {
+      clock.advance(Date.parse(healed.services.timers.peek('tf', 'big')!.deliverAt) - clock.now());
+      await waitFor(() => healed.services.timers.fired === 1, { what: 'the timer to fire once the limit is gone' });
+      const got = await healed.services.broker.pop(popOf('tf'));
+      assert.ok(got && 'messages' in got);
+      assert.deepEqual(got.messages.map((m) => (m.data as RawJson).text ?? m.data), [big]);
+    } finally {
+      await healed.stop();
+    }
   });
 });

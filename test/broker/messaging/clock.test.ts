@@ -1,7 +1,8 @@
 /**
  * The messaging rules that depend on time, driven by a test clock on a real SQLite store: lease
- * expiry, delayed delivery, the window buffer, and the retry budget ending in the DLQ. Time moves
- * only when the test advances the clock, so nothing sleeps and each case takes milliseconds.
+ * expiry (redelivery, no charge to the retry budget, parked waiters woken, extension), delayed
+ * delivery, the window buffer, and the retry budget ending in the DLQ. Time moves only when the
+ * test advances the clock, so nothing sleeps and each case takes milliseconds.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -10,6 +11,7 @@ import { QUEUE_MODE } from '../../../src/broker/broker.js';
 import type { TestClock } from '../../../src/util/clock.js';
 import { RawJson } from '../../../src/util/json.js';
 import { popOf, startTestServices, type TestServices } from '../../helpers/services.js';
+import { waitFor } from '../../helpers/wait.js';
 
 let t: TestServices;
 let broker: Broker;
@@ -36,6 +38,58 @@ describe('on a test clock', () => {
     const again = await broker.pop(popOf('lease'));
     assert.deepEqual(texts(again), ['1'], 'redelivered at expiry');
     assert.notEqual(again && 'messages' in again ? again.messages[0]!.leaseId : undefined, first && 'messages' in first ? first.messages[0]!.leaseId : undefined);
+  });
+
+  test('lease expiry redelivers without charging the retry budget', async () => {
+    await broker.configure({ queue: 'lease-budget', mode: 'replace', options: { retryLimit: 0 } });
+    await broker.push([{ queue: 'lease-budget', payload: 'm' }], null);
+    const first = await broker.pop(popOf('lease-budget', { leaseSeconds: 1 }));
+    assert.deepEqual(texts(first), ['"m"']);
+    clock.advance(1_000);
+    const again = await broker.pop(popOf('lease-budget'));
+    assert.ok(again && 'messages' in again && first && 'messages' in first);
+    assert.deepEqual(texts(again), ['"m"'], 'redelivered after expiry');
+    const a = again.messages[0]!;
+    const f = first.messages[0]!;
+    const [stale] = await broker.ack([{ transactionId: f.transactionId, partitionId: f.partitionId, leaseId: f.leaseId, status: 'completed', group: QUEUE_MODE }]);
+    assert.equal(stale!.success, false, 'the first lease is gone');
+    const [failed] = await broker.ack([{ transactionId: a.transactionId, partitionId: a.partitionId, leaseId: a.leaseId, status: 'failed', error: 'boom', group: QUEUE_MODE }]);
+    assert.equal(failed!.dlq, true, 'retryLimit 0: the first charged failure dead-letters, so expiry charged nothing');
+  });
+
+  test('a waiter parked on a leased partition is woken when the lease expires, not before', async () => {
+    await broker.push([{ queue: 'lease-wake', payload: 'm' }], null);
+    assert.deepEqual(texts(await broker.pop(popOf('lease-wake', { leaseSeconds: 10 }))), ['"m"']);
+    let answer: Awaited<ReturnType<Broker['pop']>> | 'pending' = 'pending';
+    const parked = broker.pop(popOf('lease-wake', { wait: true, timeoutMs: 60_000 })).then((r) => (answer = r));
+    clock.advance(9_999);
+    await new Promise((r) => setImmediate(r));
+    assert.equal(answer, 'pending', 'the lease still holds 1 ms before expiry');
+    clock.advance(1);
+    await waitFor(() => answer !== 'pending', { what: 'the parked pop to be answered once the lease expired' });
+    assert.deepEqual(texts(await parked), ['"m"'], 'woken by the expiry, long before its 60 s timeout');
+  });
+
+  test('lease extension never shortens and covers the lease; unknown leases renew nothing', async () => {
+    await broker.push([{ queue: 'lease-extend', payload: 'm' }], null);
+    const p = await broker.pop(popOf('lease-extend', { leaseSeconds: 1 }));
+    assert.ok(p && 'messages' in p);
+    const leaseId = p.messages[0]!.leaseId;
+    const start = clock.now();
+    const ext = await broker.extendLease(leaseId, 30);
+    assert.equal(ext.success, true);
+    assert.equal(ext.renewed, 1);
+    assert.equal(Date.parse(ext.newExpiresAt as string), start + 30_000);
+    clock.advance(10_000);
+    const shorter = await broker.extendLease(leaseId, 5);
+    assert.equal(Date.parse(shorter.newExpiresAt as string), start + 30_000, 'never shortens');
+    assert.equal(await broker.pop(popOf('lease-extend')), null, 'still leased after the original 1 s');
+    clock.set(start + 29_999);
+    assert.equal(await broker.pop(popOf('lease-extend')), null, 'still leased 1 ms before the extended expiry');
+    clock.advance(1);
+    assert.deepEqual(texts(await broker.pop(popOf('lease-extend'))), ['"m"'], 'redelivered at the extended expiry');
+    const unknown = await broker.extendLease('019dc9b7-cb4f-7c1a-9b21-7e8a5c3a40e1', 30);
+    assert.deepEqual([unknown.success, unknown.renewed], [false, 0]);
   });
 
   test('a delayed message is invisible until delayedProcessing has passed', async () => {

@@ -1,0 +1,30 @@
+/**
+ * One JSON request over a keep-alive agent, shared by the bench scripts (run.ts, lease-memory.ts).
+ * The answer body is parsed as JSON when present.
+ */
+import http from 'node:http';
+
+/** A keep-alive agent for bench traffic (up to 256 sockets). */
+export const benchAgent = new http.Agent({ keepAlive: true, maxSockets: 256 });
+
+/**
+ * Sends `body` (JSON) to `base + path`.
+ * @returns the status and the parsed answer (undefined when empty)
+ */
+export function request(base: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: any }> {
+  return new Promise((resolve, reject) => {
+    const data = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
+    const u = new URL(base + path);
+    const req = http.request({ agent: benchAgent, host: u.hostname, port: u.port, path: u.pathname + u.search, method, headers: { 'content-type': 'application/json', ...(data ? { 'content-length': String(data.length) } : {}), ...headers } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString();
+        resolve({ status: res.statusCode ?? 0, body: text ? JSON.parse(text) : undefined });
+      });
+    });
+    req.on('error', reject);
+    if (data) req.write(data);
+    req.end();
+  });
+}
