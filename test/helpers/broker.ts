@@ -128,7 +128,7 @@ export async function startBroker(opts: StartOptions = {}): Promise<BrokerHandle
     const url = `http://127.0.0.1:${port}`;
     // The listening line follows app.listen(), so /health answers now; check it once anyway so a
     // broken health route fails here rather than in the first test.
-    const health = await fetch(`${url}/health`).then((r) => r.status, (e: Error) => e.message);
+    const health = await fetch(`${url}/health`, { signal: AbortSignal.timeout(10_000) }).then((r) => r.status, (e: Error) => e.message);
     if (health !== 200) fail(`broker listening on ${port} but /health answered ${health}`);
     return {
       url, port, dataDir, proc,
@@ -136,7 +136,17 @@ export async function startBroker(opts: StartOptions = {}): Promise<BrokerHandle
       stop: async () => {
         if (exitCode !== undefined) return exitCode;
         proc.kill('SIGTERM');
-        return exited;
+        // A broker that ignores SIGTERM must fail the test with its output, never hang the suite.
+        let t: NodeJS.Timeout | undefined;
+        const stuck = new Promise<'stuck'>((r) => (t = setTimeout(() => r('stuck'), 30_000)));
+        const first = await Promise.race([exited, stuck]);
+        clearTimeout(t);
+        if (first === 'stuck') {
+          proc.kill('SIGKILL');
+          await exited;
+          throw new Error(`broker did not exit within 30 s of SIGTERM:\n${out}`);
+        }
+        return first;
       },
       kill: async () => {
         if (exitCode !== undefined) return;
