@@ -139,14 +139,20 @@ export interface LagView {
   timeLagSampled?: true;
 }
 
-/** One queue of `GET /api/v1/resources/queues`. */
-export interface QueueListing {
+/** The identity and size every queue listing starts with (resources and status views). */
+export interface QueueIdentityView {
   id: string;
   name: string;
   namespace: string;
   task: string;
+  /** ISO-8601 */
   createdAt: string;
+  /** Number of partitions. */
   partitions: number;
+}
+
+/** One queue of `GET /api/v1/resources/queues`. */
+export interface QueueListing extends QueueIdentityView {
   consumerGroups: string[];
   messages: { total: number; pending: number; processing: number };
   options: QueueOptions;

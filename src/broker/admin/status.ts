@@ -9,7 +9,7 @@ import { iso, isoOrNull } from '../../util/time.js';
 import { mergeSeries, minuteOf, QUEUE_MINUTES, TOTAL_MINUTES, type Activity, type Bucket, type Series } from './activity.js';
 import type { Engine } from '../messaging/engine.js';
 import { partitionLag } from '../messaging/positions.js';
-import { queueCounts, type QueueCounts } from './resources.js';
+import { queueCounts, type QueueCounts, type QueueIdentityView } from './resources.js';
 import type { QueueState } from '../messaging/state.js';
 
 export interface StatusFilter {
@@ -87,13 +87,7 @@ export interface StatusView extends StatusExtra {
 }
 
 /** One queue of `GET /api/v1/status/queues` (per-minute figures over the last complete minute). */
-export interface StatusQueueRow {
-  id: string;
-  name: string;
-  namespace: string;
-  task: string;
-  createdAt: string;
-  partitions: number;
+export interface StatusQueueRow extends QueueIdentityView {
   consumerGroups: number;
   messages: QueueCounts;
   throughput: { pushPerMinute: number; popPerMinute: number; ackPerMinute: number };
