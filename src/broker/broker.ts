@@ -11,14 +11,14 @@ import { systemClock, type Clock } from '../util/clock.js';
 import { iso } from '../util/time.js';
 import { ackCommits, planAcks, type AckInput, type AckOutcome } from './messaging/ack.js';
 import type { PayloadCodec } from '../model/codec.js';
-import { Engine } from './messaging/engine.js';
+import { Engine } from '../storage/sqlite/engine.js';
 import { Waiters } from './messaging/waiters.js';
 import { applyOptions, type QueueOptions } from '../model/options.js';
 import { decodeForDelivery } from '../crypto/delivery.js';
 import { claimThrough, Parker, type PopRequest } from './messaging/pop.js';
 import { conflationEcho, emptyConflation, renderPop, type EmptyConflationResponse, type PopResponse } from './messaging/pop-answer.js';
 import { planPush, pushAppends, pushResults, type PushItem, type PushResult } from './messaging/push.js';
-import { EngineBackend, CommitRefused } from './messaging/engine-backend.js';
+import { EngineBackend, CommitRefused } from '../storage/sqlite/engine-backend.js';
 import type { AppendResult } from '../storage/contract.js';
 import { SqliteBackend } from '../storage/sqlite/backend.js';
 import type { SqliteStore } from '../storage/sqlite/store.js';
@@ -26,7 +26,7 @@ import type { BrokerObserver, PushGate } from './messaging/observer.js';
 import { optionsView } from './admin/resources.js';
 import { runTransaction, type TransactionRequest, type TransactionResult } from './messaging/transaction.js';
 
-export { QUEUE_MODE } from './messaging/state.js';
+export { QUEUE_MODE } from '../storage/sqlite/state.js';
 export type { EmptyConflationResponse, PoppedMessage, PopResponse } from './messaging/pop-answer.js';
 
 /** Plans an ack is decided on at most (a refused commit means the cursor moved or the lease ended meanwhile). */

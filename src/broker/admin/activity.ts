@@ -9,11 +9,11 @@
  */
 import type { AckInput, AckOutcome } from '../messaging/ack.js';
 import { normalizeStatus } from '../messaging/ack.js';
-import type { Engine } from '../messaging/engine.js';
+import type { Engine } from '../../storage/sqlite/engine.js';
 import type { BrokerObserver } from '../messaging/observer.js';
 import type { ClaimedPartition, PopRequest } from '../messaging/pop.js';
 import type { PushResult } from '../messaging/push.js';
-import type { QueueState } from '../messaging/state.js';
+import type { QueueState } from '../../storage/sqlite/state.js';
 import type { TransactionRequest, TransactionResult } from '../messaging/transaction.js';
 
 /** Minutes of history per queue. */

@@ -10,9 +10,9 @@ import type { StoreTx } from '../../storage/store.js';
 import { iso, isoOrNull } from '../../util/time.js';
 import type { Broker } from '../broker.js';
 import { lagView, type LagView } from './resources.js';
-import type { Engine } from '../messaging/engine.js';
+import type { Engine } from '../../storage/sqlite/engine.js';
 import { groupLagSummary, partitionLag } from '../messaging/positions.js';
-import type { GroupState, PartitionState, QueueState } from '../messaging/state.js';
+import type { GroupState, PartitionState, QueueState } from '../../storage/sqlite/state.js';
 
 /** Reads of the age of the oldest unconsumed message per listing (one indexed point read each). */
 const TIME_LAG_READS = 10_000;

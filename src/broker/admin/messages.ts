@@ -15,11 +15,11 @@ import { iso, isoOrNull } from '../../util/time.js';
 import type { Activity } from './activity.js';
 import type { Broker } from '../broker.js';
 import { optionsView } from './resources.js';
-import type { Engine } from '../messaging/engine.js';
+import type { Engine } from '../../storage/sqlite/engine.js';
 import { groupPosition, partitionLag } from '../messaging/positions.js';
 import { applyPush, planPush, type PushResult } from '../messaging/push.js';
 import type { QueueOptions } from '../../model/options.js';
-import { QUEUE_MODE, type GroupState, type PartitionState, type QueueState } from '../messaging/state.js';
+import { QUEUE_MODE, type GroupState, type PartitionState, type QueueState } from '../../storage/sqlite/state.js';
 
 /** Rows read at most per listing request when a `status` filter discards rows. */
 const STATUS_SCAN_CAP = 5000;

@@ -7,10 +7,10 @@
 import { QueenError } from '../../errors.js';
 import { iso, isoOrNull } from '../../util/time.js';
 import type { Activity } from './activity.js';
-import type { Engine } from '../messaging/engine.js';
+import type { Engine } from '../../storage/sqlite/engine.js';
 import { OPTION_NAMES, type QueueOptions } from '../../model/options.js';
 import { groupLagSummary, partitionLag, type GroupLagSummary } from '../messaging/positions.js';
-import { QUEUE_MODE, type PartitionState, type QueueState } from '../messaging/state.js';
+import { QUEUE_MODE, type PartitionState, type QueueState } from '../../storage/sqlite/state.js';
 
 /** Point reads at most per overview for time lags. */
 const LAG_READS = 1000;

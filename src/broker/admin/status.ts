@@ -7,10 +7,10 @@
 import { QueenError } from '../../errors.js';
 import { iso, isoOrNull } from '../../util/time.js';
 import { mergeSeries, minuteOf, QUEUE_MINUTES, TOTAL_MINUTES, type Activity, type Bucket, type Series } from './activity.js';
-import type { Engine } from '../messaging/engine.js';
+import type { Engine } from '../../storage/sqlite/engine.js';
 import { partitionLag } from '../messaging/positions.js';
 import { queueCounts, type QueueCounts, type QueueIdentityView } from './resources.js';
-import type { QueueState } from '../messaging/state.js';
+import type { QueueState } from '../../storage/sqlite/state.js';
 
 export interface StatusFilter {
   from?: number | undefined;

@@ -10,7 +10,7 @@ import { newId } from '../../util/ids.js';
 import { RawJson, stringifyClientJson } from '../../util/json.js';
 import { iso } from '../../util/time.js';
 import type { Broker } from '../broker.js';
-import { QUEUE_MODE } from '../messaging/state.js';
+import { QUEUE_MODE } from '../../storage/sqlite/state.js';
 
 /** Names per event, and bytes per name. */
 const MAX_NAMES = 32;

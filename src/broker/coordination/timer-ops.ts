@@ -13,7 +13,7 @@ import type { TimerRow } from '../../storage/timers.js';
 import { newId } from '../../util/ids.js';
 import { RawJson } from '../../util/json.js';
 import { iso } from '../../util/time.js';
-import type { Engine } from '../messaging/engine.js';
+import type { Engine } from '../../storage/sqlite/engine.js';
 import { applyPush, planPush, type PushResult } from '../messaging/push.js';
 
 /** Longest delay a timer may be scheduled with: 90 days (docs/http-api.md#timers). */

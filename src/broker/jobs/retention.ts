@@ -17,9 +17,9 @@
  */
 import type { Activity } from '../admin/activity.js';
 import type { Broker } from '../broker.js';
-import type { Engine } from '../messaging/engine.js';
+import type { Engine } from '../../storage/sqlite/engine.js';
 import { minGroupPosition } from '../messaging/positions.js';
-import type { PartitionState, QueueState } from '../messaging/state.js';
+import type { PartitionState, QueueState } from '../../storage/sqlite/state.js';
 import { MinHeap } from '../../util/heap.js';
 
 /** Units of work per sweep for one rule on one queue (the rest waits for the next sweep). */

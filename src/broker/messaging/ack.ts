@@ -10,11 +10,11 @@
 import type { CursorCommit } from '../../storage/contract.js';
 import { DEFAULT_TENANT } from '../../storage/contract.js';
 import type { StoreReader, StoreTx } from '../../storage/store.js';
-import { commitOn } from './engine-backend.js';
+import { commitOn } from '../../storage/sqlite/engine-backend.js';
 import { newId } from '../../util/ids.js';
-import type { Engine } from './engine.js';
+import type { Engine } from '../../storage/sqlite/engine.js';
 import { dlqEnabled } from '../../model/options.js';
-import { leaseLive, type CursorState, type GroupState, type PartitionState } from './state.js';
+import { leaseLive, type CursorState, type GroupState, type PartitionState } from '../../storage/sqlite/state.js';
 
 export type AckStatus = 'completed' | 'failed' | 'retry' | 'dlq';
 

@@ -6,7 +6,7 @@
 import type { AckInput, AckOutcome } from './ack.js';
 import type { ClaimedPartition, PopRequest } from './pop.js';
 import type { PushItem, PushResult } from './push.js';
-import type { QueueState } from './state.js';
+import type { QueueState } from '../../storage/sqlite/state.js';
 import type { TransactionRequest, TransactionResult } from './transaction.js';
 
 export interface BrokerObserver {

@@ -5,7 +5,7 @@
 import type { Logger } from 'pino';
 import { decodeForDelivery, type PayloadIntegrityIssue } from '../../crypto/delivery.js';
 import { iso } from '../../util/time.js';
-import type { Engine } from './engine.js';
+import type { Engine } from '../../storage/sqlite/engine.js';
 import type { ClaimedPartition, PopRequest } from './pop.js';
 
 /** One delivered message, in the wire shape of docs/http-api.md#pop. */

@@ -4,12 +4,12 @@
  * all partitions (docs/storage.md#costs-scale-with-work). One live lease per (partition, group): a leased partition is
  * skipped, not waited on.
  */
-import type { MessageRow, StoreTx, SubscriptionRow } from '../../storage/store.js';
+import type { MessageRow, SubscriptionRow } from '../../storage/store.js';
 import { DEFAULT_TENANT, type QueueBackend } from '../../storage/contract.js';
 import { newId } from '../../util/ids.js';
-import type { Engine, SubscriptionRequest } from './engine.js';
+import type { Engine, SubscriptionRequest } from '../../storage/sqlite/engine.js';
 import { matches, type Waiter, type Waiters } from './waiters.js';
-import { leaseLive, type GroupState, type PartitionState, type QueueState } from './state.js';
+import type { PartitionState, QueueState } from '../../storage/sqlite/state.js';
 
 /** A validated pop request (the HTTP layer applies defaults and limits). */
 export interface PopRequest {
@@ -94,127 +94,6 @@ export async function claimThrough(engine: Engine, backend: QueueBackend, req: P
     }
   }
   return out;
-}
-
-/**
- * Claims up to `req.partitions` partitions and `req.batch` messages in `tx`.
- * @returns the claimed batches; empty when nothing is deliverable now
- * @throws QueenError `invalid_request` for a bad `subscriptionFrom`
- */
-export function claim(engine: Engine, tx: StoreTx, req: PopRequest, now: number): ClaimedPartition[] {
-  const out: ClaimedPartition[] = [];
-  const leaseId = req.autoAck ? '' : newId();
-  let budget = req.batch;
-  const maxParts = req.partition !== undefined ? 1 : req.partitions;
-  for (const q of targetQueues(engine, req)) {
-    if (budget <= 0 || out.length >= maxParts) break;
-    const g = engine.ensureGroup(tx, q, req.group, req.subscription, now);
-    const params: ClaimParams = {
-      leaseId: req.autoAck ? null : leaseId,
-      leaseMs: (req.leaseSeconds ?? (q.options.leaseTime > 0 ? q.options.leaseTime : 60)) * 1000,
-      delayMs: q.options.delayedProcessing * 1000,
-      windowMs: q.options.windowBuffer * 1000,
-      conflation: g.subscription.conflation,
-    };
-    let candidates: Iterable<PartitionState>;
-    if (req.partition !== undefined) {
-      const p = q.partitions.get(req.partition);
-      candidates = p ? [p] : [];
-    } else {
-      candidates = g.ready;
-    }
-    for (const p of candidates) {
-      if (budget <= 0 || out.length >= maxParts) break;
-      const got = claimPartition(engine, tx, g, p, params, budget, now);
-      if (got) {
-        out.push({ queue: q, partition: p, group: g.name, leaseId, deliveryAttempt: got.deliveryAttempt, rows: got.rows });
-        budget -= got.rows.length;
-      }
-    }
-    const next = g.ready.values().next();
-    if (!next.done) {
-      const first = next.value;
-      tx.afterCommit(() => engine.announce(q, first)); // more work left: wake the next waiter
-    }
-  }
-  return out;
-}
-
-/** The decisions a claim of one partition carries in (the queue's options and the group's mode, or a contract request's). */
-export interface ClaimParams {
-  /** The lease to grant; null = auto-ack (the cursor moves past what is returned). */
-  leaseId: string | null;
-  /** Lease length, ms. */
-  leaseMs: number;
-  /** A message is visible once `createdAt + delayMs <= now`. */
-  delayMs: number;
-  /** A partition is claimable once its newest message is `windowMs` old. */
-  windowMs: number;
-  /** Only the newest message; its ack commits everything behind it. */
-  conflation: boolean;
-}
-
-/**
- * Claims up to `budget` messages of `p` for `g` in `tx`, on the in-memory indexes (cursor, lease,
- * ready set); a partition visible only later is re-marked ready at that time and announced with it.
- * @returns the rows and the delivery attempt, or undefined when `p` has nothing claimable now
- */
-export function claimPartition(
-  engine: Engine, tx: StoreTx, g: GroupState, p: PartitionState, params: ClaimParams, budget: number, now: number,
-): { deliveryAttempt: number; rows: MessageRow[] } | undefined {
-  const c = engine.ensureCursor(g, p);
-  engine.noteReady(g, p);
-  const q = p.queue;
-  if (leaseLive(c, now) || c.committedOffset >= p.headOffset) {
-    g.ready.delete(p);
-    return undefined;
-  }
-  const later = (at: number) => {
-    g.ready.delete(p);
-    engine.scheduleReady(g, p, at);
-    tx.afterCommit(() => engine.announce(q, p, at));
-  };
-  if (params.windowMs > 0 && p.lastMessageAt !== null && p.lastMessageAt + params.windowMs > now) {
-    later(p.lastMessageAt + params.windowMs);
-    return undefined;
-  }
-  const newest = params.conflation ? tx.readMessage(p.pk, p.headOffset - 1) : undefined;
-  let rows = newest ? [newest] : tx.readMessages(p.pk, c.committedOffset, budget);
-  if (params.delayMs > 0) {
-    const visible = rows.findIndex((r) => r.createdAt + params.delayMs > now);
-    if (visible === 0) {
-      later(rows[0]!.createdAt + params.delayMs);
-      return undefined;
-    }
-    if (visible > 0) rows = rows.slice(0, visible);
-  }
-  if (rows.length === 0) {
-    g.ready.delete(p);
-    return undefined;
-  }
-  const end = rows[rows.length - 1]!.offset + 1;
-  if (c.leaseId) engine.untrackLease(c.leaseId, g, p);
-  // deliveredUpTo survives a release as the high-water mark of what was delivered: a batch that
-  // starts below it is a redelivery.
-  c.deliveryCount = c.deliveredUpTo !== null && rows[0]!.offset < c.deliveredUpTo ? c.deliveryCount + 1 : 1;
-  const deliveryAttempt = c.deliveryCount;
-  if (params.leaseId === null) {
-    c.committedOffset = end;
-    c.leaseId = null;
-    c.leaseExpiresAt = null;
-    c.deliveredUpTo = end;
-    c.retryCount = 0;
-    if (end >= p.headOffset) g.ready.delete(p);
-  } else {
-    c.leaseId = params.leaseId;
-    c.leaseExpiresAt = now + params.leaseMs;
-    c.deliveredUpTo = end;
-    g.ready.delete(p);
-    engine.grantLease(params.leaseId, g, p, c, c.leaseExpiresAt);
-  }
-  tx.upsertCursor(c);
-  c.materialized = true;
-  return { deliveryAttempt, rows };
 }
 
 /**

@@ -3,8 +3,8 @@
  * (docs/storage.md#log-model: a group that never touched a partition has no cursor row and gets none here).
  * Shared by the lag views, message status, depth and retention.
  */
-import type { Engine } from './engine.js';
-import { leaseLive, type GroupState, type PartitionState } from './state.js';
+import type { Engine } from '../../storage/sqlite/engine.js';
+import { leaseLive, type GroupState, type PartitionState } from '../../storage/sqlite/state.js';
 
 /**
  * First offset of `p` the group has not consumed: its cursor when it has one, else where its

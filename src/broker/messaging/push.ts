@@ -11,8 +11,8 @@ import { DEFAULT_TENANT } from '../../storage/contract.js';
 import type { StoredPayload, StoreTx } from '../../storage/store.js';
 import { newId } from '../../util/ids.js';
 import { stringifyClientJson } from '../../util/json.js';
-import type { Engine } from './engine.js';
-import { appendOn } from './engine-backend.js';
+import type { Engine } from '../../storage/sqlite/engine.js';
+import { appendOn } from '../../storage/sqlite/engine-backend.js';
 import { QUEUE_DEFAULTS } from '../../model/options.js';
 
 /** One message to append, as the push body and transaction push ops carry it. */

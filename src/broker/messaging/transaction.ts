@@ -6,7 +6,7 @@
 import type { StoreTx } from '../../storage/store.js';
 import { newId } from '../../util/ids.js';
 import { applyAcks, planAcks, type AckInput } from './ack.js';
-import type { Engine } from './engine.js';
+import type { Engine } from '../../storage/sqlite/engine.js';
 import { applyPush, hasStoredDuplicate, planPush, probeStored, type PushItem } from './push.js';
 import { applyKvOps, KvView, type KvOp } from '../coordination/kv.js';
 import { applyTimerOps, type TimerOp, type TimerResult } from '../coordination/timer-ops.js';

@@ -3,7 +3,7 @@
  * by the commit that makes messages visible. Never by polling the store.
  */
 import { QueenError } from '../../errors.js';
-import type { QueueState } from './state.js';
+import type { QueueState } from '../../storage/sqlite/state.js';
 
 /** A parked pop. `wake` is called at most once; the waiter is removed before it runs. */
 export interface Waiter {

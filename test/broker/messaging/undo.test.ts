@@ -9,9 +9,11 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { pino } from 'pino';
 import { Broker, QUEUE_MODE } from '../../../src/broker/broker.js';
-import { claim, type PopRequest } from '../../../src/broker/messaging/pop.js';
+import type { PopRequest } from '../../../src/broker/messaging/pop.js';
 import { applyPush, planPush } from '../../../src/broker/messaging/push.js';
-import type { Engine } from '../../../src/broker/messaging/engine.js';
+import { DEFAULT_TENANT, type ClaimRequest } from '../../../src/storage/contract.js';
+import type { Engine } from '../../../src/storage/sqlite/engine.js';
+import { claimOn } from '../../../src/storage/sqlite/engine-backend.js';
 import { loadConfig } from '../../../src/config/index.js';
 import { QueenError } from '../../../src/errors.js';
 import { plainCodec } from '../../../src/model/codec.js';
@@ -36,6 +38,14 @@ after(async () => { await broker.shutdown(1000); });
 
 function pop(queue: string, over: Partial<PopRequest> = {}): PopRequest {
   return { queue, partition: undefined, namespace: undefined, task: undefined, group: QUEUE_MODE, batch: 10, partitions: 1, wait: false, timeoutMs: 0, autoAck: false, leaseSeconds: undefined, subscription: {}, ...over };
+}
+
+/** A leasing claim of one partition of `queue` for `group` through the contract's in-unit claim. */
+function claimReq(queue: string, group: string, now: number): ClaimRequest {
+  return {
+    queue: { tenant: DEFAULT_TENANT, queue }, group, partition: undefined, maxPartitions: 1, batch: 10, leaseId: `lease-${group}`,
+    leaseMs: 120_000, delayMs: 0, windowMs: 0, conflation: false, seed: { mode: 'all' }, now,
+  };
 }
 
 /** Every in-memory index entry, as plain data. */
@@ -72,9 +82,9 @@ test('a unit that throws after writing leaves memory exactly as before; the rest
     const now = clock.now();
     const items = [{ queue: 'u', partition: 'a', payload: 3 }, { queue: 'u', partition: 'b', payload: 4 }, { queue: 'new-q', payload: 5 }];
     applyPush(engine, tx, planPush(engine, items, null), now);
-    const got = claim(engine, tx, pop('u', { group: 'g' }), now);
+    const got = claimOn(engine, tx, claimReq('u', 'g', now));
     assert.equal(got.length, 1, 'the failing unit did claim (so it changed a cursor, a lease and the ready set)');
-    claim(engine, tx, pop('u', { group: 'fresh' }), now);
+    assert.equal(claimOn(engine, tx, claimReq('u', 'fresh', now)).length, 1, 'and registered a new group that claimed');
     engine.noteQueue(engine.queues.get('u')!);
     engine.queues.get('u')!.options = { ...engine.queues.get('u')!.options, leaseTime: 5 };
     throw new QueenError('invalid_request', 'refused after writing');

@@ -13,13 +13,128 @@
 import type {
   AdminSubStore, AppendRequest, AppendResult, BackendCapabilities, ClaimRequest, ClaimedBatch, CommitResult, CursorCommit,
   CursorKey, CursorView, PartitionKey, PartitionView, QueueBackend, QueueKey, ReadyListener, UnitOp, UnitOpResult, UnitResult,
-} from '../../storage/contract.js';
-import { DEFAULT_TENANT } from '../../storage/contract.js';
-import type { SqliteBackend } from '../../storage/sqlite/backend.js';
-import type { StoreTx, SubscriptionRow } from '../../storage/store.js';
+} from '../contract.js';
+import { DEFAULT_TENANT } from '../contract.js';
+import type { SqliteBackend } from './backend.js';
+import type { MessageRow, StoreTx, SubscriptionRow } from '../store.js';
 import type { Engine } from './engine.js';
-import { claimPartition } from './pop.js';
-import { leaseLive, type CursorState, type PartitionState } from './state.js';
+
+import { leaseLive, type CursorState, type GroupState, type PartitionState } from './state.js';
+
+/** The decisions a claim of one partition carries in (the queue's options and the group's mode, or a contract request's). */
+export interface ClaimParams {
+  /** The lease to grant; null = auto-ack (the cursor moves past what is returned). */
+  leaseId: string | null;
+  /** Lease length, ms. */
+  leaseMs: number;
+  /** A message is visible once `createdAt + delayMs <= now`. */
+  delayMs: number;
+  /** A partition is claimable once its newest message is `windowMs` old. */
+  windowMs: number;
+  /** Only the newest message; its ack commits everything behind it. */
+  conflation: boolean;
+}
+
+/**
+ * Claims up to `budget` messages of `p` for `g` in `tx`, on the in-memory indexes (cursor, lease,
+ * ready set); a partition visible only later is re-marked ready at that time and announced with it.
+ * @returns the rows and the delivery attempt, or undefined when `p` has nothing claimable now
+ */
+export function claimPartition(
+  engine: Engine, tx: StoreTx, g: GroupState, p: PartitionState, params: ClaimParams, budget: number, now: number,
+): { deliveryAttempt: number; rows: MessageRow[] } | undefined {
+  const c = engine.ensureCursor(g, p);
+  engine.noteReady(g, p);
+  const q = p.queue;
+  if (leaseLive(c, now) || c.committedOffset >= p.headOffset) {
+    g.ready.delete(p);
+    return undefined;
+  }
+  const later = (at: number) => {
+    g.ready.delete(p);
+    engine.scheduleReady(g, p, at);
+    tx.afterCommit(() => engine.announce(q, p, at));
+  };
+  if (params.windowMs > 0 && p.lastMessageAt !== null && p.lastMessageAt + params.windowMs > now) {
+    later(p.lastMessageAt + params.windowMs);
+    return undefined;
+  }
+  const newest = params.conflation ? tx.readMessage(p.pk, p.headOffset - 1) : undefined;
+  let rows = newest ? [newest] : tx.readMessages(p.pk, c.committedOffset, budget);
+  if (params.delayMs > 0) {
+    const visible = rows.findIndex((r) => r.createdAt + params.delayMs > now);
+    if (visible === 0) {
+      later(rows[0]!.createdAt + params.delayMs);
+      return undefined;
+    }
+    if (visible > 0) rows = rows.slice(0, visible);
+  }
+  if (rows.length === 0) {
+    g.ready.delete(p);
+    return undefined;
+  }
+  const end = rows[rows.length - 1]!.offset + 1;
+  if (c.leaseId) engine.untrackLease(c.leaseId, g, p);
+  // deliveredUpTo survives a release as the high-water mark of what was delivered: a batch that
+  // starts below it is a redelivery.
+  c.deliveryCount = c.deliveredUpTo !== null && rows[0]!.offset < c.deliveredUpTo ? c.deliveryCount + 1 : 1;
+  const deliveryAttempt = c.deliveryCount;
+  if (params.leaseId === null) {
+    c.committedOffset = end;
+    c.leaseId = null;
+    c.leaseExpiresAt = null;
+    c.deliveredUpTo = end;
+    c.retryCount = 0;
+    if (end >= p.headOffset) g.ready.delete(p);
+  } else {
+    c.leaseId = params.leaseId;
+    c.leaseExpiresAt = now + params.leaseMs;
+    c.deliveredUpTo = end;
+    g.ready.delete(p);
+    engine.grantLease(params.leaseId, g, p, c, c.leaseExpiresAt);
+  }
+  tx.upsertCursor(c);
+  c.materialized = true;
+  return { deliveryAttempt, rows };
+}
+
+/**
+ * The contract's claim (src/storage/contract.ts `QueueBackend.claim`) inside the running unit `tx`,
+ * on the default tenant's indexes: candidates from the group's ready set (or the one partition
+ * asked for), the group registered with `req.seed` on first contact; the next waiter is told after
+ * the commit when work is left.
+ * @returns the claimed batches; empty when nothing is deliverable now (or the queue is unknown)
+ */
+export function claimOn(e: Engine, tx: StoreTx, req: ClaimRequest): ClaimedBatch[] {
+  const q = e.queues.get(req.queue.queue);
+  if (!q) return [];
+  let g = q.groups.get(req.group);
+  if (!g) {
+    const sub: SubscriptionRow = req.seed.mode === 'all'
+      ? { queuePk: q.pk, group: req.group, mode: 'all', fromTime: null, label: 'all', conflation: req.conflation, createdAt: req.now }
+      : { queuePk: q.pk, group: req.group, mode: 'from', fromTime: req.seed.fromTime, label: req.seed.label ?? 'timestamp', conflation: req.conflation, createdAt: req.now };
+    g = e.registerGroup(tx, q, sub);
+  }
+  const candidates: Iterable<PartitionState> = req.partition !== undefined
+    ? [q.partitions.get(req.partition)].filter((p): p is PartitionState => p !== undefined)
+    : g.ready;
+  const params = { leaseId: req.leaseId, leaseMs: req.leaseMs, delayMs: req.delayMs, windowMs: req.windowMs, conflation: req.conflation };
+  const out: ClaimedBatch[] = [];
+  let budget = req.batch;
+  for (const p of candidates) {
+    if (budget <= 0 || out.length >= req.maxPartitions) break;
+    const got = claimPartition(e, tx, g, p, params, budget, req.now);
+    if (!got) continue;
+    out.push({ partition: p.name, partitionId: p.id, leaseId: req.leaseId, deliveryAttempt: got.deliveryAttempt, messages: got.rows });
+    budget -= got.rows.length;
+  }
+  const next = g.ready.values().next();
+  if (!next.done) {
+    const first = next.value;
+    tx.afterCommit(() => e.announce(q, first)); // more work left
+  }
+  return out;
+}
 
 /** Runs `work` as one unit of the store's group commit with the engine's undo log (Broker.run). */
 export type UnitRunner = <T>(work: (tx: StoreTx) => T) => Promise<T>;
@@ -146,37 +261,7 @@ export class EngineBackend implements QueueBackend {
 
   claim(req: ClaimRequest): Promise<ClaimedBatch[]> {
     if (!EngineBackend.local(req.queue)) return this.sql.claim(req);
-    return this.run((tx) => {
-      const e = this.engine;
-      const q = e.queues.get(req.queue.queue);
-      if (!q) return [];
-      let g = q.groups.get(req.group);
-      if (!g) {
-        const sub: SubscriptionRow = req.seed.mode === 'all'
-          ? { queuePk: q.pk, group: req.group, mode: 'all', fromTime: null, label: 'all', conflation: req.conflation, createdAt: req.now }
-          : { queuePk: q.pk, group: req.group, mode: 'from', fromTime: req.seed.fromTime, label: req.seed.label ?? 'timestamp', conflation: req.conflation, createdAt: req.now };
-        g = e.registerGroup(tx, q, sub);
-      }
-      const candidates: Iterable<PartitionState> = req.partition !== undefined
-        ? [q.partitions.get(req.partition)].filter((p): p is PartitionState => p !== undefined)
-        : g.ready;
-      const params = { leaseId: req.leaseId, leaseMs: req.leaseMs, delayMs: req.delayMs, windowMs: req.windowMs, conflation: req.conflation };
-      const out: ClaimedBatch[] = [];
-      let budget = req.batch;
-      for (const p of candidates) {
-        if (budget <= 0 || out.length >= req.maxPartitions) break;
-        const got = claimPartition(e, tx, g, p, params, budget, req.now);
-        if (!got) continue;
-        out.push({ partition: p.name, partitionId: p.id, leaseId: req.leaseId, deliveryAttempt: got.deliveryAttempt, messages: got.rows });
-        budget -= got.rows.length;
-      }
-      const next = g.ready.values().next();
-      if (!next.done) {
-        const first = next.value;
-        tx.afterCommit(() => e.announce(q, first)); // more work left
-      }
-      return out;
-    });
+    return this.run((tx) => claimOn(this.engine, tx, req));
   }
 
   // ---------------------------------------------------------------- cursors and leases

@@ -6,7 +6,7 @@
  * Ready set (docs/storage.md#in-memory-indexes): per (queue, group), the partitions that may have something to
  * deliver. Pops look only there, so a pop never scans all partitions.
  */
-import type { CursorRow, SubscriptionRow } from '../../storage/store.js';
+import type { CursorRow, SubscriptionRow } from '../store.js';
 import type { QueueOptions } from '../../model/options.js';
 
 /** The reserved group of pops without `consumerGroup` (competing consumers on one cursor). */

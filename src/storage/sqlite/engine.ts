@@ -13,8 +13,8 @@
 import type { Logger } from 'pino';
 import type { Config } from '../../config/index.js';
 import { QueenError } from '../../errors.js';
-import type { Store, StoreSnapshot, StoreTx, SubscriptionRow } from '../../storage/store.js';
-import { DEFAULT_TENANT, type ReadyListener } from '../../storage/contract.js';
+import type { Store, StoreSnapshot, StoreTx, SubscriptionRow } from '../store.js';
+import { DEFAULT_TENANT, type ReadyListener } from '../contract.js';
 import { newRandomId } from '../../util/ids.js';
 import { checkNameText } from '../../util/names.js';
 import type { PayloadCodec } from '../../model/codec.js';
