@@ -318,11 +318,7 @@ export class Broker {
       if (signal?.aborted) return null;
       // A wake-up that arrived while the claim ran may be for us: claim again instead of parking.
       if (this.readyGeneration(req.queue) !== generation) continue;
-      try {
-        this.waiters.add(parker.waiter);
-      } catch {
-        throw new QueenError('too_many_waiters', `too many parked consumers on this queue (QUEEN_MAX_WAITERS_PER_QUEUE=${this.config.limits.maxWaitersPerQueue})`);
-      }
+      this.waiters.add(parker.waiter); // throws too_many_waiters at QUEEN_MAX_WAITERS_PER_QUEUE
       await parker.wait(this.engine, this.waiters, deadline, signal);
     }
   }

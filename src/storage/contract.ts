@@ -13,7 +13,7 @@
 import type { StoredPayload } from '../model/codec.js';
 import type { KvRow, KvScan } from './kv.js';
 import type { TraceRow } from './ops.js';
-import type { DlqFilter, DlqRow, MessageRow } from './store.js';
+import type { CursorRow, DlqFilter, DlqRow, MessageRow } from './store.js';
 import type { TimerKey, TimerRow } from './timers.js';
 
 /** The tenant every queue belongs to until the proxy assigns others. */
@@ -110,15 +110,8 @@ export interface ClaimedBatch {
   messages: MessageRow[];
 }
 
-/** A cursor as the contract shows it. */
-export interface CursorView {
-  committedOffset: number;
-  leaseId: string | null;
-  leaseExpiresAt: number | null;
-  deliveredUpTo: number | null;
-  retryCount: number;
-  deliveryCount: number;
-}
+/** A cursor as the contract shows it: the stored cursor row without its key. */
+export type CursorView = Omit<CursorRow, 'partitionPk' | 'group'>;
 
 /** A decided cursor move: ack (forward), nack or retry (rewind), DLQ hand-off. */
 export interface CursorCommit {

@@ -41,9 +41,14 @@ export class Waiters {
   }
 
   /** @throws QueenError `too_many_waiters` when the queue's limit is reached. */
+  /** The refusal of one parked pop too many, naming the limit and its variable. */
+  private full(): QueenError {
+    return new QueenError('too_many_waiters', `too many parked consumers on this queue (QUEEN_MAX_WAITERS_PER_QUEUE=${this.maxPerQueue})`);
+  }
+
   add(w: Waiter): void {
     if (w.queue === undefined) {
-      if (this.discoveryCount >= this.maxPerQueue) throw new QueenError('too_many_waiters');
+      if (this.discoveryCount >= this.maxPerQueue) throw this.full();
       const k = discoveryKey(w.namespace ?? '', w.task ?? '');
       let set = this.discovery.get(k);
       if (!set) this.discovery.set(k, (set = new Set()));
@@ -52,7 +57,7 @@ export class Waiters {
       return;
     }
     const n = this.perQueue.get(w.queue) ?? 0;
-    if (n >= this.maxPerQueue) throw new QueenError('too_many_waiters');
+    if (n >= this.maxPerQueue) throw this.full();
     let groups = this.byQueue.get(w.queue);
     if (!groups) this.byQueue.set(w.queue, (groups = new Map<string, Set<Waiter>>()));
     let set = groups.get(w.group);

@@ -6,24 +6,14 @@
  * Ready set (docs/storage.md#in-memory-indexes): per (queue, group), the partitions that may have something to
  * deliver. Pops look only there, so a pop never scans all partitions.
  */
-import type { CursorRow, SubscriptionRow } from '../store.js';
-import type { QueueOptions } from '../../model/options.js';
+import type { CursorRow, PartitionRow, QueueRow, SubscriptionRow } from '../store.js';
 
 /** The reserved group of pops without `consumerGroup` (competing consumers on one cursor). */
 export const QUEUE_MODE = '__QUEUE_MODE__';
 
-export interface PartitionState {
-  pk: number;
-  id: string;
-  name: string;
+/** A partition in memory: its stored row, with the queue object in place of the queue's key. */
+export interface PartitionState extends Omit<PartitionRow, 'queuePk'> {
   queue: QueueState;
-  /** Exclusive end of the log: the offset the next message gets. */
-  headOffset: number;
-  /** Lowest retained offset. */
-  firstOffset: number;
-  /** epoch ms of the newest message, null when empty since creation. */
-  lastMessageAt: number | null;
-  createdAt: number;
 }
 
 /** A cursor in memory; `materialized` is false until the first claim writes its row. */
@@ -41,14 +31,8 @@ export interface GroupState {
   ready: Set<PartitionState>;
 }
 
-export interface QueueState {
-  pk: number;
-  id: string;
-  name: string;
-  namespace: string;
-  task: string;
-  options: QueueOptions;
-  createdAt: number;
+/** A queue in memory: its stored row, with its partitions by name and its groups by name. */
+export interface QueueState extends QueueRow {
   partitions: Map<string, PartitionState>;
   groups: Map<string, GroupState>;
 }

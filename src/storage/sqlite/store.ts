@@ -29,10 +29,17 @@ interface Job {
   reject: (e: unknown) => void;
 }
 
-/** Runs a unit's rollback hooks newest first; a failing hook does not stop the others. */
-function runUndo(hooks: (() => void)[]): void {
+/**
+ * Runs a unit's rollback hooks newest first; a failing hook does not stop the others, and each
+ * failure is reported (the in-memory indexes may then disagree with the store: never silent).
+ */
+function runUndo(hooks: (() => void)[], report: ((e: unknown) => void) | undefined): void {
   for (let i = hooks.length - 1; i >= 0; i--) {
-    try { hooks[i]!(); } catch { /* the remaining hooks still run */ }
+    try {
+      hooks[i]!();
+    } catch (e) {
+      report?.(new StorageError(`an in-memory rollback step failed: ${(e as Error)?.message ?? String(e)}`, e));
+    }
   }
 }
 
@@ -334,7 +341,7 @@ export class SqliteStore implements Store {
         } catch (e) {
           this.s.rollbackTo!.run();
           this.s.release!.run();
-          runUndo(this.undo); // before the next unit runs on the same in-memory state
+          runUndo(this.undo, this.onCommitFailure); // before the next unit runs on the same in-memory state
           outcomes.push({ ok: false, value: e, hooks: [], undo: [] });
         }
       }
@@ -342,7 +349,7 @@ export class SqliteStore implements Store {
       this.noteCommit();
     } catch (e) {
       try { if (this.db.inTransaction) this.s.rollback!.run(); } catch { /* already rolled back */ }
-      for (let i = outcomes.length - 1; i >= 0; i--) runUndo(outcomes[i]!.undo);
+      for (let i = outcomes.length - 1; i >= 0; i--) runUndo(outcomes[i]!.undo, this.onCommitFailure);
       const err = new StorageError(`commit failed: ${(e as Error).message}`, e);
       for (const job of batch) job.reject(err);
       this.onCommitFailure?.(e);
