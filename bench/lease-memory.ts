@@ -13,10 +13,9 @@
  *
  * Run: `npm run build && node dist/bench/lease-memory.js`
  */
-import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort, MAIN, tempDir } from '../test/helpers/broker.js';
+import { MAIN, startBroker } from '../test/helpers/broker.js';
 import { benchAgent, request } from './http.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -33,12 +32,8 @@ const mb = (n: number) => (n / 1024 / 1024).toFixed(1);
 
 async function main(): Promise<void> {
   const main = process.env.BENCH_MAIN ?? MAIN;
-  const port = await freePort();
-  const dataDir = path.join(tempDir('queen-bench-'), 'data');
-  const proc = spawn(process.execPath, [main], {
-    env: { PATH: process.env.PATH ?? '', PORT: String(port), QUEEN_BIND_ADDR: '127.0.0.1', QUEEN_DATA_DIR: dataDir, LOG_LEVEL: 'warn', NODE_OPTIONS: `--import=${path.join(here, 'probe.js')}` },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  const b = await startBroker({ main, env: { LOG_LEVEL: 'info', NODE_OPTIONS: `--import=${path.join(here, 'probe.js')}` } });
+  const proc = b.proc;
   let err = '';
   const probes: Probe[] = [];
   const waiting: ((p: Probe) => void)[] = [];
@@ -59,12 +54,7 @@ async function main(): Promise<void> {
   });
   let overflowWarnings = 0;
   const probe = () => new Promise<Probe>((resolve) => { waiting.push(resolve); proc.kill('SIGUSR2'); });
-  const base = `http://127.0.0.1:${port}`;
-  for (let i = 0; ; i++) {
-    try { if ((await request(base, 'GET', '/health')).status === 200) break; } catch { /* not yet */ }
-    if (i > 300) throw new Error('broker did not start');
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  const base = b.url; // startBroker returned after /health answered
 
   let running = true;
   let pushed = 0;

@@ -4,7 +4,6 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -32,24 +31,8 @@ export interface StartOptions {
   dataDir?: string;
   /** Reuse a port. */
   port?: number;
-}
-
-/**
- * A TCP port on 127.0.0.1 that was free a moment ago. Racy by nature (another process may take it
- * before it is bound again): brokers start on `PORT=0` instead (see {@link startBroker}); keep this
- * for the rare test that must name a port before anything listens on it.
- * @deprecated listen on port 0 and read the bound port instead
- */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.unref();
-    s.on('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
+  /** Another build's `main.js` (bench comparisons); default {@link MAIN}. */
+  main?: string;
 }
 
 /** A fresh temporary directory (removed by the OS tmp cleaner; tests may rm it). */
@@ -78,7 +61,7 @@ export async function startBroker(opts: StartOptions = {}): Promise<BrokerHandle
     throw new Error(`startBroker: LOG_LEVEL=${level} hides the '${LISTENING_MSG}' line that carries the bound port; use info or pass a port`);
   }
   const dataDir = opts.dataDir ?? path.join(tempDir(), 'data');
-  const proc = spawn(process.execPath, [MAIN], {
+  const proc = spawn(process.execPath, [opts.main ?? MAIN], {
     env: {
       PATH: process.env.PATH ?? '',
       PORT: String(opts.port ?? 0),
