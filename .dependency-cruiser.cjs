@@ -4,6 +4,8 @@
  *
  *   src/main.ts                                   composition root (imports anything)
  *   src/http (later src/proxy, kafka, cluster)    front doors
+ *   src/cli                                       queenctl: a client of the HTTP API (its wire types
+ *                                                 from src/http/schemas, leaves); no broker, storage
  *   src/auth, src/broker                          domain, no HTTP; siblings, neither imports the other
  *     src/broker/broker.ts                        the facade; its rooms: messaging/ (push, pop, ack,
  *     src/broker/{messaging,coordination,         leases, transactions), coordination/ (KV, locks,
@@ -36,11 +38,25 @@ module.exports = {
       to: { path: '^src/main[.]ts$|^(test|bench|web)/' },
     },
     {
+      name: 'cli-is-a-client',
+      comment: 'queenctl talks to a broker over HTTP only: it may read the wire types (src/http/schemas) and the leaves, never the broker, the store, auth, crypto, config or the server runtime.',
+      severity: 'error',
+      from: { path: '^src/cli/' },
+      to: { path: '^src/', pathNot: '^src/cli/|^src/http/schemas/|^src/(model|util)/|^src/errors[.]ts$' },
+    },
+    {
       name: 'front-doors-apart',
       comment: 'A front door translates a protocol into broker calls; it does not reach into another front door.',
       severity: 'error',
       from: { path: '^src/(http|proxy|kafka|cluster)/' },
       to: { path: FRONT_DOORS, pathNot: '^src/$1/' },
+    },
+    {
+      name: 'nothing-imports-the-cli',
+      comment: 'queenctl is a leaf application: no server code depends on it.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/cli/' },
+      to: { path: '^src/cli/' },
     },
     {
       name: 'front-doors-not-to-storage',

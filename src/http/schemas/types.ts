@@ -20,7 +20,7 @@ type Table = typeof messagingSchemas & typeof coordinationSchemas & typeof admin
 export type RouteKey = keyof Table;
 
 /** Routes whose success answer is a JSON document (not text, not a dashboard file). */
-type JsonRoute = { [K in RouteKey]: Table[K]['response'] extends { '4xx': unknown } ? K : never }[RouteKey];
+export type JsonRoute = { [K in RouteKey]: Table[K]['response'] extends { '4xx': unknown } ? K : never }[RouteKey];
 
 /** The success status a route documents (200 unless it answers 201). */
 type OkStatus<K extends JsonRoute> = Extract<keyof Table[K]['response'], '200' | '201'>;

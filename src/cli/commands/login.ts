@@ -1,0 +1,112 @@
+/**
+ * `login` and `logout` (docs/cli.md#login). The token is stored in the context as a `literal:`
+ * reference inside the 0600 config file (this CLI has no OS keychain). Methods, as in the
+ * reference CLI (queen-mq/queen: clients/client-cli/cmd/login.go, internal/auth/login.go):
+ *
+ * - `token` (default): a pasted JWT (`--token`, or one line on stdin, not echoed on a terminal);
+ * - `password`: `POST <server>/api/login {username, password}` on the Queen proxy, the JWT read
+ *   from its `token` cookie (or a `token` field); `/auth/login` is tried when `/api/login` is 404.
+ *   A 401 exits 3;
+ * - `google`: prints the proxy's `/api/auth/google` URL and reads the pasted JWT.
+ *
+ * Neither the token nor the password is ever printed.
+ */
+import readline from 'node:readline';
+import type { Command } from 'commander';
+import { findContext, saveConfig } from '../config.js';
+import { authError, serverError, userError } from '../errors.js';
+import { Session } from '../session.js';
+
+/** Reads one line from stdin after a prompt on stderr; hidden when stdin is a terminal. */
+async function prompt(question: string, hidden: boolean): Promise<string> {
+  process.stderr.write(question);
+  const rl = readline.createInterface({ input: process.stdin, output: hidden && process.stdin.isTTY ? undefined : process.stderr, terminal: hidden && process.stdin.isTTY === true });
+  try {
+    for await (const line of rl) return line.trim();
+    return '';
+  } finally {
+    rl.close();
+    if (hidden && process.stdin.isTTY) process.stderr.write('\n');
+  }
+}
+
+/** The JWT from a login answer: the `token` cookie, else a `token` field of a JSON body. */
+function tokenFrom(res: Response, body: string): string | undefined {
+  for (const c of res.headers.getSetCookie()) {
+    const m = /^\s*token=([^;]*)/.exec(c);
+    if (m && m[1]) return decodeURIComponent(m[1]);
+  }
+  try {
+    const o = JSON.parse(body) as { token?: unknown };
+    if (typeof o.token === 'string' && o.token) return o.token;
+  } catch { /* not JSON */ }
+  return undefined;
+}
+
+/**
+ * Password login through the proxy.
+ * @throws CliError exit 3 on 401/403, exit 2 when unreachable or refused otherwise
+ */
+export async function passwordLogin(server: string, username: string, password: string): Promise<string> {
+  for (const path of ['/api/login', '/auth/login']) {
+    let res: Response;
+    try {
+      res = await fetch(`${server}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username, password }), redirect: 'manual', signal: AbortSignal.timeout(30_000) });
+    } catch (e) {
+      throw serverError(`login: server unreachable (${server}): ${(e as { cause?: { code?: string } }).cause?.code ?? (e as Error).message}`);
+    }
+    const body = await res.text();
+    if (res.status === 404 && path === '/api/login') continue;
+    if (res.status === 401 || res.status === 403) throw authError('invalid credentials');
+    if (res.status >= 400) throw serverError(`login failed: HTTP ${res.status}`);
+    const token = tokenFrom(res, body);
+    if (!token) throw serverError('login succeeded but no token was returned');
+    return token;
+  }
+  throw serverError('login: the server has no login route (is this the Queen proxy?)');
+}
+
+export function registerLogin(program: Command): void {
+  program.command('login').description('Store a token in the current (or --context) context')
+    .option('--method <method>', 'token | password | google')
+    .option('-u, --user <name>', 'username (password method)')
+    .option('--password <password>', 'password (prefer the prompt)')
+    .option('--no-browser', 'accepted for compatibility (the URL is printed, never opened)')
+    .action(async (o: { method?: string; user?: string; password?: string }, cmd: Command) => {
+      const s = Session.of(cmd);
+      const cfg = s.config();
+      const name = s.g.context || process.env.QUEEN_CONTEXT || cfg['current-context'];
+      if (!name) throw userError("no context selected; run 'queenctl config set-context' first");
+      const ctx = findContext(cfg, name);
+      if (!ctx) throw userError(`context "${name}" does not exist`);
+      const server = (s.g.server ?? ctx.server ?? '').replace(/\/+$/, '');
+      if (!server) throw userError(`context "${name}" has no server URL`);
+      const method = o.method ?? (o.user ? 'password' : 'token');
+      let token: string;
+      if (method === 'token') token = s.g.token?.trim() || (await prompt('Paste JWT and press Enter: ', true));
+      else if (method === 'password') {
+        const user = o.user ?? (await prompt('Username: ', false));
+        const password = o.password ?? (await prompt('Password: ', true));
+        token = await passwordLogin(server, user, password);
+      } else if (method === 'google') {
+        process.stderr.write(`Open ${server}/api/auth/google in a browser, sign in, then copy the dashboard's CLI token.\n`);
+        token = await prompt('Paste JWT: ', true);
+      } else throw userError(`unknown --method "${method}" (token, password, google)`);
+      if (!token) throw userError('no token captured');
+      ctx['token-ref'] = `literal:${token}`;
+      saveConfig(s.configFile, cfg);
+      s.say(`logged in as context=${name} server=${server} (token stored in ${s.configFile})`);
+    });
+
+  program.command('logout').description('Forget the token of the current (or --context) context').action((_o, cmd: Command) => {
+    const s = Session.of(cmd);
+    const cfg = s.config();
+    const name = s.g.context || process.env.QUEEN_CONTEXT || cfg['current-context'];
+    if (!name) throw userError('no context selected');
+    const ctx = findContext(cfg, name);
+    if (!ctx) throw userError(`no such context "${name}"`);
+    delete ctx['token-ref'];
+    saveConfig(s.configFile, cfg);
+    s.say(`logged out from ${name}`);
+  });
+}

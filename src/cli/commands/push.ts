@@ -1,0 +1,170 @@
+/**
+ * `queenctl push <queue>`: NDJSON (stdin, `--file`, or one `--data` value) into a queue
+ * (docs/cli.md#push). Flags, the summary line `queued=N duplicate=N failed=N` and exit 4 when the
+ * input holds no message are the reference CLI's (queen-mq/queen: clients/client-cli/cmd/push.go).
+ *
+ * Lines are batched into `--batch` items per `POST /api/v1/push` with up to `--concurrency`
+ * requests in flight, in input order per request. Each line is checked with `JSON.parse` and its
+ * text is sent as is, so a payload's numbers reach the broker digit for digit. A progress bar
+ * (cli-progress) shows on stderr when it is a terminal and the input is a file.
+ */
+import fs from 'node:fs';
+import readline from 'node:readline';
+import { SingleBar, Presets } from 'cli-progress';
+import type { Command } from 'commander';
+import type { Api } from '../client.js';
+import { emptyResult, serverError, userError } from '../errors.js';
+import { toJson } from '../output.js';
+import { intFlag, Session } from '../session.js';
+import { parseClientJson } from '../../util/json.js';
+
+interface PushOptions {
+  partition?: string;
+  partitionKey?: string;
+  batch: number;
+  concurrency: number;
+  data?: string;
+  file?: string;
+  traceId?: string;
+  transactionId?: string;
+  wrapped?: boolean;
+  dryRun?: boolean;
+}
+
+/** Totals of a push run, by item status. */
+export interface PushTotals { queued: number; duplicate: number; failed: number }
+
+/** The value at a dotted path of a payload, as a partition name ('' when absent or not a scalar). */
+function partitionFrom(payload: unknown, path: string): string {
+  let cur = payload;
+  for (const k of path.split('.')) cur = cur !== null && typeof cur === 'object' && !Array.isArray(cur) ? (cur as Record<string, unknown>)[k] : undefined;
+  return typeof cur === 'string' || typeof cur === 'number' || typeof cur === 'boolean' ? String(cur) : '';
+}
+
+/** One item's JSON text for the push body, the payload spliced in as its source text. */
+function itemText(queue: string, line: string, o: PushOptions, firstTx: { done: boolean }): string {
+  let payloadText = line;
+  let partition = o.partition ?? '';
+  let transactionId = '';
+  let traceId = o.traceId ?? '';
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(line);
+  } catch (e) {
+    throw userError(`invalid JSON line: ${(e as Error).message}`);
+  }
+  if (o.wrapped) {
+    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw userError('--wrapped: each line must be an object {transactionId?, traceId?, partition?, data}');
+    const w = parseClientJson(line) as { data?: unknown; partition?: unknown; transactionId?: unknown; traceId?: unknown };
+    payloadText = toJson(w.data ?? null);
+    parsed = (parsed as { data?: unknown }).data;
+    if (typeof w.partition === 'string' && w.partition) partition = w.partition;
+    if (typeof w.transactionId === 'string' && w.transactionId) transactionId = w.transactionId;
+    if (typeof w.traceId === 'string' && w.traceId) traceId = w.traceId;
+  }
+  if (o.partitionKey) partition = partitionFrom(parsed, o.partitionKey) || partition;
+  if (o.transactionId && !o.wrapped && !firstTx.done) {
+    transactionId = o.transactionId;
+    firstTx.done = true;
+  }
+  let t = `{"queue":${JSON.stringify(queue)}`;
+  if (partition) t += `,"partition":${JSON.stringify(partition)}`;
+  if (transactionId) t += `,"transactionId":${JSON.stringify(transactionId)}`;
+  if (traceId) t += `,"traceId":${JSON.stringify(traceId)}`;
+  return `${t},"payload":${payloadText}}`;
+}
+
+/** Sends one batch and adds its outcomes to `totals`. */
+async function sendBatch(api: Api, items: string[], totals: PushTotals): Promise<void> {
+  const res = await api.call('POST /api/v1/push', { rawBody: `{"items":[${items.join(',')}]}`, timeoutMs: 120_000 });
+  if (!Array.isArray(res)) throw serverError('push: unexpected answer (not an array)');
+  for (const r of res) {
+    if (r.status === 'queued' || r.status === 'buffered') totals.queued++;
+    else if (r.status === 'duplicate') totals.duplicate++;
+    else totals.failed++;
+  }
+}
+
+/**
+ * Pushes every NDJSON line of `input` to `queue`.
+ * @throws CliError exit 1 on a bad line, exit 2/3 when the broker refuses a batch
+ */
+export async function pushLines(api: Api | undefined, queue: string, input: NodeJS.ReadableStream, o: PushOptions, onProgress?: (bytes: number) => void): Promise<PushTotals> {
+  const totals: PushTotals = { queued: 0, duplicate: 0, failed: 0 };
+  const inFlight = new Set<Promise<void>>();
+  let failure: Error | undefined;
+  const firstTx = { done: false };
+  let batch: string[] = [];
+  const flush = async (): Promise<void> => {
+    if (batch.length === 0) return;
+    const items = batch;
+    batch = [];
+    if (!api) {
+      totals.queued += items.length; // --dry-run
+      return;
+    }
+    const p: Promise<void> = sendBatch(api, items, totals).catch((e: unknown) => { failure ??= e instanceof Error ? e : new Error(String(e)); }).finally(() => inFlight.delete(p));
+    inFlight.add(p);
+    while (inFlight.size >= o.concurrency) await Promise.race(inFlight);
+    if (failure) throw failure;
+  };
+  const rl = readline.createInterface({ input, crlfDelay: Infinity });
+  for await (const raw of rl) {
+    onProgress?.(Buffer.byteLength(raw) + 1);
+    const line = raw.trim();
+    if (line === '') continue;
+    batch.push(itemText(queue, line, o, firstTx));
+    if (batch.length >= o.batch) await flush();
+  }
+  await flush();
+  await Promise.all(inFlight);
+  if (failure) throw failure;
+  return totals;
+}
+
+export function registerPush(program: Command): void {
+  program.command('push <queue>').description('Push NDJSON messages (stdin, --file or --data)')
+    .option('--partition <name>', 'partition for every message')
+    .option('--partition-key <path>', 'dotted path inside each payload whose value names the partition')
+    .option('--batch <n>', 'messages per request', (v) => intFlag('batch', v), 100)
+    .option('--concurrency <n>', 'requests in flight', (v) => intFlag('concurrency', v), 4)
+    .option('--data <json>', 'one inline JSON payload (stdin is not read)')
+    .option('-f, --file <path>', 'read NDJSON from a file instead of stdin')
+    .option('--trace-id <id>', 'trace id attached to every message')
+    .option('--transaction-id <id>', 'transactionId of the first message')
+    .option('--wrapped', 'lines are items {transactionId?, traceId?, partition?, data}')
+    .option('--dry-run', 'read and check the input, send nothing')
+    .action(async (queue: string, o: PushOptions, cmd: Command) => {
+      const s = Session.of(cmd);
+      if (o.batch < 1) throw userError('--batch must be at least 1');
+      if (o.concurrency < 1) throw userError('--concurrency must be at least 1');
+      const api = o.dryRun ? undefined : s.api();
+      let input: NodeJS.ReadableStream;
+      let bar: SingleBar | undefined;
+      if (o.data !== undefined) {
+        const { Readable } = await import('node:stream');
+        input = Readable.from([`${o.data}\n`]);
+      } else if (o.file) {
+        let size: number;
+        try {
+          size = fs.statSync(o.file).size;
+        } catch (e) {
+          throw userError(`open ${o.file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+        }
+        input = fs.createReadStream(o.file);
+        if (process.stderr.isTTY && !s.g.quiet && size > 1 << 20) {
+          bar = new SingleBar({ stream: process.stderr, format: 'push [{bar}] {percentage}% {value}/{total} bytes' }, Presets.shades_classic);
+          bar.start(size, 0);
+        }
+      } else input = process.stdin;
+      let done = 0;
+      let totals: PushTotals;
+      try {
+        totals = await pushLines(api, queue, input, o, bar ? (n) => bar.update((done += n)) : undefined);
+      } finally {
+        bar?.stop();
+      }
+      s.say(`queued=${totals.queued} duplicate=${totals.duplicate} failed=${totals.failed}`);
+      if (totals.queued === 0 && totals.duplicate === 0 && totals.failed === 0) throw emptyResult('nothing pushed');
+    });
+}
