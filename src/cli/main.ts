@@ -31,6 +31,12 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
+// A closed pipe (`queenctl … | head`) ends the command quietly, as with any Unix filter.
+process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+  if (e.code === 'EPIPE') process.exit(process.exitCode ?? EXIT.ok);
+  throw e;
+});
+
 main(process.argv).then((code) => {
   process.exitCode = code;
 }, (e: unknown) => {

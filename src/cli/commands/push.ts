@@ -3,10 +3,11 @@
  * (docs/cli.md#push). Flags, the summary line `queued=N duplicate=N failed=N` and exit 4 when the
  * input holds no message are the reference CLI's (queen-mq/queen: clients/client-cli/cmd/push.go).
  *
- * Lines are batched into `--batch` items per `POST /api/v1/push` with up to `--concurrency`
- * requests in flight, in input order per request. Each line is checked with `JSON.parse` and its
- * text is sent as is, so a payload's numbers reach the broker digit for digit. A progress bar
- * (cli-progress) shows on stderr when it is a terminal and the input is a file.
+ * Lines are batched into `--batch` items per `POST /api/v1/push`, with up to `--concurrency`
+ * requests in flight on different partitions (one partition's messages keep their input order).
+ * Each line is checked with `JSON.parse` and its text is sent as is, so a payload's numbers reach
+ * the broker digit for digit. A progress bar (cli-progress) shows on stderr when it is a terminal
+ * and the input is a file.
  */
 import fs from 'node:fs';
 import readline from 'node:readline';
@@ -41,8 +42,8 @@ function partitionFrom(payload: unknown, path: string): string {
   return typeof cur === 'string' || typeof cur === 'number' || typeof cur === 'boolean' ? String(cur) : '';
 }
 
-/** One item's JSON text for the push body, the payload spliced in as its source text. */
-function itemText(queue: string, line: string, o: PushOptions, firstTx: { done: boolean }): string {
+/** One item's JSON text for the push body (the payload spliced in as its source text) and its partition. */
+function itemText(queue: string, line: string, o: PushOptions, firstTx: { done: boolean }): { text: string; partition: string } {
   let payloadText = line;
   let partition = o.partition ?? '';
   let transactionId = '';
@@ -71,7 +72,14 @@ function itemText(queue: string, line: string, o: PushOptions, firstTx: { done: 
   if (partition) t += `,"partition":${JSON.stringify(partition)}`;
   if (transactionId) t += `,"transactionId":${JSON.stringify(transactionId)}`;
   if (traceId) t += `,"traceId":${JSON.stringify(traceId)}`;
-  return `${t},"payload":${payloadText}}`;
+  return { text: `${t},"payload":${payloadText}}`, partition };
+}
+
+/** The lane of a partition: a stable hash of its name modulo the lane count. */
+function laneOf(partition: string, lanes: number): number {
+  let h = 0;
+  for (let i = 0; i < partition.length; i++) h = (h * 31 + partition.charCodeAt(i)) | 0;
+  return Math.abs(h) % lanes;
 }
 
 /** Sends one batch and adds its outcomes to `totals`. */
@@ -86,38 +94,40 @@ async function sendBatch(api: Api, items: string[], totals: PushTotals): Promise
 }
 
 /**
- * Pushes every NDJSON line of `input` to `queue`.
+ * Pushes every NDJSON line of `input` to `queue`. Lines go to `o.concurrency` lanes by partition;
+ * each lane sends its batches one after the other, so the messages of one partition are stored in
+ * input order while different partitions travel in parallel.
  * @throws CliError exit 1 on a bad line, exit 2/3 when the broker refuses a batch
  */
 export async function pushLines(api: Api | undefined, queue: string, input: NodeJS.ReadableStream, o: PushOptions, onProgress?: (bytes: number) => void): Promise<PushTotals> {
   const totals: PushTotals = { queued: 0, duplicate: 0, failed: 0 };
-  const inFlight = new Set<Promise<void>>();
-  let failure: Error | undefined;
   const firstTx = { done: false };
-  let batch: string[] = [];
-  const flush = async (): Promise<void> => {
-    if (batch.length === 0) return;
-    const items = batch;
-    batch = [];
+  let failure: Error | undefined;
+  const lanes = Array.from({ length: o.concurrency }, () => ({ items: [] as string[], sending: undefined as Promise<void> | undefined }));
+  const flush = async (lane: (typeof lanes)[number]): Promise<void> => {
+    if (lane.items.length === 0) return;
+    const items = lane.items;
+    lane.items = [];
     if (!api) {
       totals.queued += items.length; // --dry-run
       return;
     }
-    const p: Promise<void> = sendBatch(api, items, totals).catch((e: unknown) => { failure ??= e instanceof Error ? e : new Error(String(e)); }).finally(() => inFlight.delete(p));
-    inFlight.add(p);
-    while (inFlight.size >= o.concurrency) await Promise.race(inFlight);
+    if (lane.sending) await lane.sending; // one request in flight per lane: partition order holds
     if (failure) throw failure;
+    lane.sending = sendBatch(api, items, totals).catch((e: unknown) => { failure ??= e instanceof Error ? e : new Error(String(e)); });
   };
   const rl = readline.createInterface({ input, crlfDelay: Infinity });
   for await (const raw of rl) {
     onProgress?.(Buffer.byteLength(raw) + 1);
     const line = raw.trim();
     if (line === '') continue;
-    batch.push(itemText(queue, line, o, firstTx));
-    if (batch.length >= o.batch) await flush();
+    const item = itemText(queue, line, o, firstTx);
+    const lane = lanes[o.concurrency === 1 ? 0 : laneOf(item.partition, o.concurrency)]!;
+    lane.items.push(item.text);
+    if (lane.items.length >= o.batch) await flush(lane);
   }
-  await flush();
-  await Promise.all(inFlight);
+  for (const lane of lanes) await flush(lane);
+  await Promise.all(lanes.map((l) => l.sending));
   if (failure) throw failure;
   return totals;
 }
@@ -127,7 +137,7 @@ export function registerPush(program: Command): void {
     .option('--partition <name>', 'partition for every message')
     .option('--partition-key <path>', 'dotted path inside each payload whose value names the partition')
     .option('--batch <n>', 'messages per request', (v) => intFlag('batch', v), 100)
-    .option('--concurrency <n>', 'requests in flight', (v) => intFlag('concurrency', v), 4)
+    .option('--concurrency <n>', 'requests in flight (on different partitions)', (v) => intFlag('concurrency', v), 4)
     .option('--data <json>', 'one inline JSON payload (stdin is not read)')
     .option('-f, --file <path>', 'read NDJSON from a file instead of stdin')
     .option('--trace-id <id>', 'trace id attached to every message')
