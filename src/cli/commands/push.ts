@@ -127,7 +127,7 @@ export async function pushLines(api: Api | undefined, queue: string, input: Node
     if (lane.items.length >= o.batch) await flush(lane);
   }
   for (const lane of lanes) await flush(lane);
-  await Promise.all(lanes.map((l) => l.sending));
+  for (const lane of lanes) if (lane.sending) await lane.sending;
   if (failure) throw failure;
   return totals;
 }
