@@ -3,7 +3,9 @@
  * with the shape of each run (messages, batch size, concurrency) and, where it helps, the ratio
  * to a bare Node HTTP server answering the same requests (the ceiling of HTTP on this machine).
  *
- * Shapes: push 1/request and 100/request (autocannon), pop+ack (workers popping batches and
+ * Shapes: push 1/request and 100/request (autocannon), `queenctl push` of 100,000 NDJSON lines
+ * (the CLI as a subprocess, its default batch of 100, 8 requests in flight; compared with push
+ * 100/request of the same run), pop+ack (workers popping batches and
  * acking them), fan-out (one push stream, N consumer groups), long-poll wake-up latency (push →
  * delivery), and the same push and pop+ack with JWT (HS256, RS256) and on an encrypted queue as
  * ratios to the plain run.
@@ -15,8 +17,12 @@ import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
 import { SignJWT, importPKCS8 } from 'jose';
-import { startBroker, type BrokerHandle } from '../test/helpers/broker.js';
+import { startBroker, tempDir, type BrokerHandle } from '../test/helpers/broker.js';
+import { CLI } from '../test/cli/run.js';
 import { benchAgent, request } from './http.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -141,6 +147,28 @@ async function benchFanout(b: BrokerHandle, groups: number, total: number): Prom
   return { shape: `fan-out to ${groups} consumer groups`, messages: delivered, batch: 200, concurrency: groups, msgPerSec: delivered / secs, reqPerSec: 0, p50: pct(lat, 50), p99: pct(lat, 99), note: 'deliveries/s summed over groups' };
 }
 
+/**
+ * `queenctl push` of `lines` NDJSON lines from a file over 16 partitions (`--partition-key`), as
+ * an operator would run it: process start to exit, msg/s over the whole run.
+ */
+async function benchCliPush(b: BrokerHandle, lines: number, concurrency: number): Promise<Row> {
+  const file = path.join(tempDir('queenctl-bench-'), 'lines.ndjson');
+  fs.writeFileSync(file, Array.from({ length: lines }, (_, i) => JSON.stringify({ ...PAYLOAD, key: `p${i % 16}` })).join('\n'));
+  const queue = 'bench-queenctl';
+  const t0 = performance.now();
+  const out = await new Promise<string>((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, '--server', b.url, 'push', queue, '-f', file, '--partition-key', 'key', '--concurrency', String(concurrency)], { env: { PATH: process.env.PATH ?? '', HOME: tempDir('queenctl-home-') } });
+    let text = '';
+    child.stdout.on('data', (d: Buffer) => (text += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (text += d.toString()));
+    child.once('close', (code) => (code === 0 ? resolve(text) : reject(new Error(`queenctl push exited ${code}: ${text}`))));
+  });
+  const secs = (performance.now() - t0) / 1000;
+  fs.rmSync(path.dirname(file), { recursive: true, force: true });
+  if (out.trim() !== `queued=${lines} duplicate=0 failed=0`) throw new Error(`queenctl push: ${out}`);
+  return { shape: 'queenctl push (NDJSON file)', messages: lines, batch: 100, concurrency, msgPerSec: lines / secs, reqPerSec: lines / 100 / secs, p50: 0, p99: 0 };
+}
+
 /** A bare node:http server answering push with a fixed 201 array and pop with a fixed 200 body. */
 async function bareServer(): Promise<{ url: string; close: () => void }> {
   const popBody = JSON.stringify({ success: true, messages: [{ id: 'x', data: PAYLOAD }] });
@@ -178,6 +206,12 @@ async function main(): Promise<void> {
         ours.note = `${(ours.reqPerSec / ceiling.requests.average * 100).toFixed(0)}% of bare node:http (${ceiling.requests.average.toFixed(0)} req/s)`;
         rows.push(ours);
       }
+    }
+    if (want('cli')) {
+      const row = await benchCliPush(plain, 100_000, 8);
+      const base = rows.find((r) => r.shape === 'push 100/request');
+      row.note = `whole run incl. process start${base ? `; ${(row.msgPerSec / base.msgPerSec * 100).toFixed(0)}% of push 100/request` : ''}`;
+      rows.push(row);
     }
     if (want('popack')) rows.push(await benchPopAck(plain, 'pop+ack (batch 100)', 'bench-popack', 30_000, 100, 8));
     if (want('popack1')) rows.push(await benchPopAck(plain, 'pop+ack (batch 1)', 'bench-popack1', 5_000, 1, 16));

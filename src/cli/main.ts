@@ -11,13 +11,16 @@
 import { Command, CommanderError } from 'commander';
 import { CliError, EXIT } from './errors.js';
 import { buildProgram } from './program.js';
+import { closeClients } from './session.js';
 
 async function main(argv: string[]): Promise<number> {
   const program: Command = buildProgram();
   try {
     await program.parseAsync(argv);
+    closeClients();
     return EXIT.ok;
   } catch (e) {
+    closeClients();
     if (e instanceof CommanderError) {
       // --help and --version end with code 0; usage errors (unknown option, missing argument) are user errors.
       return e.exitCode === 0 ? EXIT.ok : EXIT.user;

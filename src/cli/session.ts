@@ -49,8 +49,9 @@ export class Session {
   /** A client for the resolved broker; `--insecure` (or the context's) turns off TLS verification. */
   api(timeoutMs?: number): Api {
     const r = this.resolved();
-    if (r.insecure || this.g.insecure) process.env.NODE_TLS_REJECT_UNAUTHORIZED = '0';
-    return new Api(r.server, r.token, timeoutMs);
+    const api = new Api(r.server, r.token, timeoutMs, r.insecure || this.g.insecure === true);
+    opened.push(api);
+    return api;
   }
 
   /** The output renderer: `-o`, else table on a terminal and JSON in a pipe. */
@@ -74,6 +75,14 @@ export class Session {
   say(line: string): void {
     if (!this.g.quiet) process.stdout.write(`${line}\n`);
   }
+}
+
+/** Clients opened by this process, closed by {@link closeClients}. */
+const opened: Api[] = [];
+
+/** Closes the keep-alive sockets of every client (main.ts, when the command is done). */
+export function closeClients(): void {
+  for (const a of opened.splice(0)) a.close();
 }
 
 /**

@@ -103,7 +103,11 @@ export async function pushLines(api: Api | undefined, queue: string, input: Node
   const totals: PushTotals = { queued: 0, duplicate: 0, failed: 0 };
   const firstTx = { done: false };
   let failure: Error | undefined;
-  const lanes = Array.from({ length: o.concurrency }, () => ({ items: [] as string[], sending: undefined as Promise<void> | undefined }));
+  // Each lane sends its batches one after the other (partition order); reading pauses only when
+  // 2 × concurrency batches are waiting or in flight, so every lane with work keeps a request going.
+  const lanes = Array.from({ length: o.concurrency }, () => ({ items: [] as string[], tail: Promise.resolve() }));
+  let queuedBatches = 0;
+  let wake: (() => void) | undefined;
   const flush = async (lane: (typeof lanes)[number]): Promise<void> => {
     if (lane.items.length === 0) return;
     const items = lane.items;
@@ -112,9 +116,16 @@ export async function pushLines(api: Api | undefined, queue: string, input: Node
       totals.queued += items.length; // --dry-run
       return;
     }
-    if (lane.sending) await lane.sending; // one request in flight per lane: partition order holds
+    queuedBatches++;
+    lane.tail = lane.tail
+      .then(() => (failure ? undefined : sendBatch(api, items, totals)))
+      .catch((e: unknown) => { failure ??= e instanceof Error ? e : new Error(String(e)); })
+      .finally(() => {
+        queuedBatches--;
+        wake?.();
+      });
+    while (queuedBatches >= 2 * o.concurrency && !failure) await new Promise<void>((r) => (wake = r));
     if (failure) throw failure;
-    lane.sending = sendBatch(api, items, totals).catch((e: unknown) => { failure ??= e instanceof Error ? e : new Error(String(e)); });
   };
   const rl = readline.createInterface({ input, crlfDelay: Infinity });
   for await (const raw of rl) {
@@ -127,7 +138,7 @@ export async function pushLines(api: Api | undefined, queue: string, input: Node
     if (lane.items.length >= o.batch) await flush(lane);
   }
   for (const lane of lanes) await flush(lane);
-  for (const lane of lanes) if (lane.sending) await lane.sending;
+  for (const lane of lanes) await lane.tail;
   if (failure) throw failure;
   return totals;
 }
