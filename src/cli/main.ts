@@ -10,13 +10,13 @@
  */
 import { Command, CommanderError } from 'commander';
 import { CliError, EXIT } from './errors.js';
-import { buildProgram } from './program.js';
+import { booleanFlagsCompat, buildProgram } from './program.js';
 import { closeClients } from './session.js';
 
 async function main(argv: string[]): Promise<number> {
   const program: Command = buildProgram();
   try {
-    await program.parseAsync(argv);
+    await program.parseAsync(booleanFlagsCompat(program, argv));
     closeClients();
     return EXIT.ok;
   } catch (e) {

@@ -18,6 +18,35 @@ import { registerPush } from './commands/push.js';
 import { registerTx } from './commands/tx.js';
 import { VERSION } from './version.js';
 
+/**
+ * Rewrites Go-style boolean flags (`--wait=false`, `--auto-ack=true`), which scripts written for
+ * the reference CLI use, into commander's forms: `--x=true` → `--x`, `--x=false` → `--no-x`; the
+ * token is dropped when that form does not exist, the value being the flag's default then.
+ * Only flags that take no value anywhere in the tree are rewritten.
+ */
+export function booleanFlagsCompat(program: Command, argv: string[]): string[] {
+  const positive = new Set<string>();
+  const negative = new Set<string>();
+  const valued = new Set<string>();
+  const walk = (c: Command): void => {
+    for (const o of c.options) {
+      const long = o.long?.slice(2);
+      if (!long) continue;
+      if (o.required || o.optional) valued.add(long);
+      else if (o.negate) negative.add(long.slice(3));
+      else positive.add(long);
+    }
+    c.commands.forEach(walk);
+  };
+  walk(program);
+  return argv.flatMap((a) => {
+    const m = /^--([a-z][a-z0-9-]*)=(true|false)$/.exec(a);
+    if (!m || valued.has(m[1]!) || (!positive.has(m[1]!) && !negative.has(m[1]!))) return [a];
+    if (m[2] === 'true') return positive.has(m[1]!) ? [`--${m[1]}`] : [];
+    return negative.has(m[1]!) ? [`--no-${m[1]}`] : [];
+  });
+}
+
 /** Builds the root command with every verb registered. */
 export function buildProgram(): Command {
   const program = new Command('queenctl')

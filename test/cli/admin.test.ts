@@ -166,9 +166,11 @@ describe('queues and output formats', () => {
     assert.match(await cli.ok(['metrics', '--prometheus']), /^# (HELP|TYPE) /m);
     assert.equal(JSON.parse(await cli.ok(['maintenance', 'get'])).maintenanceMode, false);
     assert.equal((await cli.run(['maintenance', 'on'])).code, 1, 'needs --yes');
-    assert.equal((await cli.ok(['maintenance', '--pop', 'on', '--yes'])).trim(), 'pop-maintenance on');
-    assert.equal(JSON.parse(await cli.ok(['maintenance', '--pop', 'get'])).popMaintenanceMode, true);
+    assert.equal((await cli.ok(['maintenance', 'on', '--pop', '--yes'])).trim(), 'pop-maintenance on');
+    assert.equal(JSON.parse(await cli.ok(['maintenance', 'get', '--pop'])).popMaintenanceMode, true);
+    assert.equal((await cli.run(['pop', q, '--no-wait'])).code, 4, 'pop maintenance: every pop is empty');
     assert.equal((await cli.ok(['maintenance', '--pop', 'off'])).trim(), 'pop-maintenance off');
+    assert.equal(ndjson(await cli.ok(['pop', q, '--no-wait'])).length, 1);
     assert.equal(typeof JSON.parse(await cli.ok(['analytics', 'overview', '--from', '10m ago'])), 'object');
     assert.equal(typeof JSON.parse(await cli.ok(['analytics', 'postgres'])), 'object');
   });

@@ -48,7 +48,7 @@ describe('push, tail, ack', () => {
     const q = uniqueName('cli-pk');
     const input = Array.from({ length: 250 }, (_, i) => JSON.stringify({ user: { id: `u${i % 3}` }, i })).join('\n');
     assert.equal((await cli.ok(['push', q, '--partition-key', 'user.id', '--batch', '7', '--concurrency', '3'], { input })).trim(), 'queued=250 duplicate=0 failed=0');
-    const lines = ndjson<Line & { data: { i: number; user: { id: string } } }>(await cli.ok(['tail', q, '--cg', 'g', '--auto-ack', '--max-partitions', '3']));
+    const lines = ndjson<Line & { data: { i: number; user: { id: string } } }>(await cli.ok(['tail', q, '--cg', 'g', '--auto-ack', '--max-partitions', '3', '--limit', '1000']));
     assert.equal(lines.length, 250);
     for (const p of ['u0', 'u1', 'u2']) {
       const got = lines.filter((l) => l.partition === p).map((l) => l.data.i);
@@ -76,6 +76,7 @@ describe('push, tail, ack', () => {
   test('pop: one message by default, -n N, exit 4 when empty, --auto-ack consumes', async () => {
     const q = uniqueName('cli-pop');
     assert.equal((await cli.run(['pop', q, '--no-wait'])).code, 4);
+    assert.equal((await cli.run(['pop', q, '--wait=false', '--timeout', '100ms'])).code, 4, 'Go-style boolean flags of the reference CLI');
     await cli.ok(['push', q], { input: '{"n":1}\n{"n":2}\n{"n":3}\n' });
     const one = ndjson<Line>(await cli.ok(['pop', q, '--cg', 'a', '--auto-ack']));
     assert.equal(one.length, 1);
@@ -84,9 +85,10 @@ describe('push, tail, ack', () => {
     assert.equal((await cli.run(['pop', q, '--cg', 'a', '--no-wait'])).code, 4);
   });
 
-  test('tail --limit stops after N; --idle-millis ends an idle tail with exit 4', async () => {
+  test('tail --limit stops after N, a one-shot tail after one batch; --idle-millis ends an idle tail with exit 4', async () => {
     const q = uniqueName('cli-limit');
-    await cli.ok(['push', q], { input: Array.from({ length: 10 }, (_, i) => `{"i":${i}}`).join('\n') });
+    await cli.ok(['push', q], { input: Array.from({ length: 13 }, (_, i) => `{"i":${i}}`).join('\n') });
+    assert.equal(ndjson(await cli.ok(['tail', q, '--cg', 'l', '--auto-ack', '--batch', '3'])).length, 3);
     assert.equal(ndjson(await cli.ok(['tail', q, '--cg', 'l', '--auto-ack', '--limit', '4'])).length, 4);
     assert.equal(ndjson(await cli.ok(['tail', q, '--cg', 'l', '--auto-ack', '--limit', '100', '--idle-millis', '300'])).length, 6);
     assert.equal((await cli.run(['tail', q, '--cg', 'l', '--idle-millis', '300'])).code, 4);

@@ -8,8 +8,8 @@
  * `tail` pops in a loop for its consumer group (default `queenctl-tail`); with `--auto-ack` it
  * acknowledges each batch after printing it (the reference's client-side acknowledgement),
  * otherwise the messages stay leased for a later `queenctl ack`. Without `--follow` it stops at
- * the first empty pop; with `--follow` it long-polls until interrupted; `--limit` and
- * `--idle-millis` stop it too.
+ * the first empty pop or after one batch (`--batch`, 100) unless `--limit` says otherwise; with
+ * `--follow` it long-polls until interrupted; `--limit` and `--idle-millis` stop it too.
  */
 import fs from 'node:fs';
 import readline from 'node:readline';
@@ -76,17 +76,18 @@ export function registerPop(program: Command): void {
     .option('--batch <n>', 'batch asked of the broker (default: --limit)', (v) => intFlag('batch', v))
     .option('--max-partitions <n>', 'partitions claimed by one pop', (v) => intFlag('max-partitions', v), 1)
     .option('--auto-ack', 'the broker acknowledges on delivery')
+    .option('--wait', 'long-poll until a message or the timeout (the default)')
     .option('--no-wait', 'do not long-poll')
     .option('--timeout <duration>', 'long-poll timeout', '10s')
     .option('--namespace <ns>', 'pop by namespace')
     .option('--task <task>', 'pop by task')
     .option('--from-mode <mode>', 'subscription mode of a new group: all | new | new-only')
     .option('--since <time>', 'subscription start of a new group: now, RFC 3339, "5m ago"')
-    .action(async (queue: string | undefined, o: { cg?: string; partition?: string; limit: number; batch?: number; maxPartitions: number; autoAck?: boolean; wait: boolean; timeout: string; namespace?: string; task?: string; fromMode?: string; since?: string }, cmd: Command) => {
+    .action(async (queue: string | undefined, o: { cg?: string; partition?: string; limit: number; batch?: number; maxPartitions: number; autoAck?: boolean; wait?: boolean; timeout: string; namespace?: string; task?: string; fromMode?: string; since?: string }, cmd: Command) => {
       if (!queue && !o.namespace && !o.task) throw userError('a queue, --namespace or --task is required');
       const api = Session.of(cmd).api();
       const msgs = await popOnce(api, {
-        queue, partition: o.partition, group: o.cg, batch: o.batch || o.limit || 1, partitions: o.maxPartitions, wait: o.wait,
+        queue, partition: o.partition, group: o.cg, batch: o.batch || o.limit || 1, partitions: o.maxPartitions, wait: o.wait !== false,
         timeoutMs: durationFlag('timeout', o.timeout), autoAck: o.autoAck, namespace: o.namespace, task: o.task, mode: o.fromMode, since: o.since,
       });
       if (msgs.length === 0) throw emptyResult('no messages');
@@ -122,11 +123,13 @@ export function registerTail(program: Command): void {
       process.stdout.on('error', stop); // a closed pipe (| head) ends the tail
       const waitMs = o.timeout ? durationFlag('timeout', o.timeout) : o.idleMillis > 0 && o.idleMillis < 30_000 ? o.idleMillis : 30_000;
       const longPoll = o.follow === true || o.idleMillis > 0;
+      // Without --follow or --limit, one batch at most, as the reference's tail.
+      const limit = o.limit > 0 ? o.limit : o.follow ? 0 : o.batch ?? 100;
       let printed = 0;
       let last = Date.now();
       try {
         while (!abort.signal.aborted) {
-          const left = o.limit > 0 ? o.limit - printed : Infinity;
+          const left = limit > 0 ? limit - printed : Infinity;
           if (left <= 0) break;
           if (o.idleMillis > 0 && Date.now() - last >= o.idleMillis) break;
           let msgs: PoppedMessage[];
