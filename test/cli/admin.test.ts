@@ -56,6 +56,13 @@ describe('dead letters', () => {
     const back = await deadLetterAll(q);
     assert.deepEqual(back.map((l) => l.data).sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b))), [{ d: 1 }, { d: 2 }]);
 
+    // messages retry / delete address one message's dead letters.
+    const [first] = JSON.parse(await cli.ok(['dlq', 'list', '--queue', q, '-o', 'json', '--limit', '1'])) as Line[];
+    assert.equal((await cli.run(['messages', 'delete', first!.partitionId, first!.transactionId])).code, 1, 'needs --yes');
+    assert.match(await cli.ok(['messages', 'retry', first!.partitionId, first!.transactionId]), /^retry .*: moved\n$/);
+    assert.equal((await deadLetterAll(q)).length, 1);
+    assert.equal(JSON.parse(await cli.ok(['dlq', 'list', '--queue', q, '-o', 'json'])).length, 2);
+
     assert.equal((await cli.ok(['dlq', 'drain', '--queue', q, '--dry-run'])).split('\n').filter((l) => l.startsWith('[dry-run] delete ')).length, 2);
     assert.equal(JSON.parse(await cli.ok(['dlq', 'list', '--queue', q, '-o', 'json'])).length, 2, 'a dry run deletes nothing');
     assert.equal((await cli.ok(['dlq', 'drain', '--queue', q, '--yes'])).trim(), 'processed=2 errors=0');
@@ -173,6 +180,24 @@ describe('queues and output formats', () => {
     assert.equal(ndjson(await cli.ok(['pop', q, '--no-wait'])).length, 1);
     assert.equal(typeof JSON.parse(await cli.ok(['analytics', 'overview', '--from', '10m ago'])), 'object');
     assert.equal(typeof JSON.parse(await cli.ok(['analytics', 'postgres'])), 'object');
+  });
+
+  test('bench pushes and drains; no progress bar outside a terminal', async () => {
+    const q = uniqueName('cli-bench');
+    const r = await cli.run(['bench', '--queue', q, '--total', '300', '--batch', '50', '--partitions', '3', '--producers', '2', '--consumers', '2', '--auto-delete']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stderr, '');
+    assert.match(r.stdout, /^PUSH {7}300 msgs in [\d.]+s \(\d+ msg\/s\)$/m);
+    assert.match(r.stdout, /^POP {8}300 msgs in [\d.]+s \(\d+ msg\/s\)$/m);
+    assert.match(r.stdout, /^RESIDENCY  p50=\d+ms p95=\d+ms p99=\d+ms/m);
+    assert.equal((await cli.run(['queue', 'describe', q])).code, 2, '--auto-delete');
+
+    const file = path.join(tempDir(), 'big.ndjson');
+    fs.writeFileSync(file, Array.from({ length: 6000 }, (_, i) => JSON.stringify({ i, pad: 'x'.repeat(200) })).join('\n'));
+    assert.ok(fs.statSync(file).size > 1 << 20);
+    const big = await cli.run(['push', uniqueName('cli-big'), '-f', file]);
+    assert.equal(big.stdout, 'queued=6000 duplicate=0 failed=0\n');
+    assert.equal(big.stderr, '', 'the progress bar is for terminals only');
   });
 
   test('kv put/get/list and timers list/get/cancel (Queen-TS additions)', async () => {

@@ -85,6 +85,14 @@ describe('push, tail, ack', () => {
     assert.equal((await cli.run(['pop', q, '--cg', 'a', '--no-wait'])).code, 4);
   });
 
+  test('lease extend renews a live lease; an unknown lease exits 2', async () => {
+    const q = uniqueName('cli-lease');
+    await cli.ok(['push', q, '--data', '{"l":1}']);
+    const [m] = ndjson<Line>(await cli.ok(['pop', q, '--cg', 'x']));
+    assert.match(await cli.ok(['lease', 'extend', m!.leaseId!, '--seconds', '120']), new RegExp(`^renewed ${m!.leaseId} -> \\d{4}-\\d{2}-\\d{2}T`));
+    assert.equal((await cli.run(['lease', 'extend', '01a00000-0000-7000-8000-000000000000'])).code, 2);
+  });
+
   test('tail --limit stops after N, a one-shot tail after one batch; --idle-millis ends an idle tail with exit 4', async () => {
     const q = uniqueName('cli-limit');
     await cli.ok(['push', q], { input: Array.from({ length: 13 }, (_, i) => `{"i":${i}}`).join('\n') });
