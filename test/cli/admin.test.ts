@@ -189,7 +189,7 @@ describe('queues and output formats', () => {
     assert.equal(r.stderr, '');
     assert.match(r.stdout, /^PUSH {7}300 msgs in [\d.]+s \(\d+ msg\/s\)$/m);
     assert.match(r.stdout, /^POP {8}300 msgs in [\d.]+s \(\d+ msg\/s\)$/m);
-    assert.match(r.stdout, /^RESIDENCY  p50=\d+ms p95=\d+ms p99=\d+ms/m);
+    assert.match(r.stdout, /^RESIDENCY {2}p50=\d+ms p95=\d+ms p99=\d+ms/m);
     assert.equal((await cli.run(['queue', 'describe', q])).code, 2, '--auto-delete');
 
     const file = path.join(tempDir(), 'big.ndjson');

@@ -161,7 +161,7 @@ describe('exit codes and plumbing', () => {
     const at = (args: string[], input?: string): Promise<Run> => queenctl(['--server', plain.url, ...args], { home, input });
     assert.equal((await at(['ping'])).code, 0);
     assert.equal((await at(['version', '--short'])).stdout, 'queenctl 0.1.0 (queen-ts)\n');
-    assert.match((await at(['version'])).stdout, /^queenctl 0\.1\.0 \(queen-ts\)\nserver   \S+\nstatus   healthy\ndatabase connected\ncontext  - \(http:\/\/127\.0\.0\.1:\d+\)\n$/);
+    assert.match((await at(['version'])).stdout, /^queenctl 0\.1\.0 \(queen-ts\)\nserver {3}\S+\nstatus {3}healthy\ndatabase connected\ncontext {2}- \(http:\/\/127\.0\.0\.1:\d+\)\n$/);
     for (const args of [['ping', '--bogus'], ['no-such-verb'], ['queue', 'list', '-o', 'xml'], ['pop'], ['queue', 'delete', 'x']]) {
       const r = await at(args);
       assert.equal(r.code, 1, `${args.join(' ')}: ${r.stderr}`);
