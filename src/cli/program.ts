@@ -8,6 +8,7 @@ import { registerAdmin } from './commands/admin.js';
 import { registerApply } from './commands/apply.js';
 import { registerBench } from './commands/bench.js';
 import { registerCompletion } from './commands/completion.js';
+import { registerDlq } from './commands/dlq.js';
 import { registerAck, registerLease, registerPop, registerTail } from './commands/consume.js';
 import { registerGroups } from './commands/groups.js';
 import { registerKv, registerTimers } from './commands/coordination.js';
@@ -75,6 +76,7 @@ export function buildProgram(): Command {
   registerAck(program);
   registerApply(program);
   registerAdmin(program);
+  registerDlq(program);
   registerTx(program);
   registerLease(program);
   registerOps(program);

@@ -1,14 +1,13 @@
 /**
  * Resources: `queue list|describe|configure|delete|stats`, `messages list|get|delete|retry|
- * traces`, `dlq list|describe|retry|drain`, `namespace list`, `task list`
- * (docs/cli.md#resources). Verbs, flags, columns and status lines follow the reference CLI
- * (queen-mq/queen: clients/client-cli/cmd/queue.go, messages.go, dlq.go, namespace_task.go);
- * `dlq retry` (alias `requeue`) and `messages retry` use this broker's replay routes
- * (docs/http-api.md#dead-letters), which the reference CLI lists but does not implement.
+ * traces`, `namespace list`, `task list` (docs/cli.md#resources). Verbs, flags, columns and
+ * status lines follow the reference CLI (queen-mq/queen: clients/client-cli/cmd/queue.go,
+ * messages.go, namespace_task.go); `messages retry` uses this broker's replay route
+ * (docs/http-api.md#dead-letters). Dead letters are in dlq.ts.
  */
 import type { Command } from 'commander';
 import type { Api } from '../client.js';
-import { emptyResult, userError } from '../errors.js';
+import { userError } from '../errors.js';
 import { humanInt, type View } from '../output.js';
 import { intFlag, Session } from '../session.js';
 import { parseTimeIso } from '../time.js';
@@ -30,7 +29,6 @@ const camel = (flag: string): string => flag.replace(/-([a-z])/g, (_, c: string)
 export function registerAdmin(program: Command): void {
   registerQueue(program);
   registerMessages(program);
-  registerDlq(program);
   for (const [verb, alias, route, key, col] of [['namespace', 'ns', 'GET /api/v1/resources/namespaces', 'namespaces', 'NAMESPACE'], ['task', 'tasks', 'GET /api/v1/resources/tasks', 'tasks', 'TASK']] as const) {
     const c = program.command(verb).aliases(verb === 'namespace' ? ['namespaces', alias] : [alias]).description(`${verb === 'namespace' ? 'Namespaces' : 'Tasks'} with their queues`);
     c.command('list').alias('ls').description(`List ${key}`).action(async (_o, cmd: Command) => {
@@ -111,7 +109,7 @@ const traceView: View = {
   rows: (d) => (d as { traces?: unknown[] }).traces ?? [],
 };
 
-async function getMessage(cmd: Command, partitionId: string, transactionId: string): Promise<void> {
+export async function getMessage(cmd: Command, partitionId: string, transactionId: string): Promise<void> {
   const s = Session.of(cmd);
   s.renderer().render(await s.api().call('GET /api/v1/messages/:partitionId/:transactionId', { params: { partitionId, transactionId } }));
 }
@@ -170,80 +168,4 @@ function registerMessages(program: Command): void {
     const s = Session.of(cmd);
     s.renderer().render(await s.api().call('GET /api/v1/traces/:partitionId/:transactionId', { params: { partitionId, transactionId } }), traceView);
   });
-}
-
-interface DlqOptions { queue?: string; cg?: string; partition?: string; from?: string; to?: string; limit: number; offset: number; dryRun?: boolean; yes?: boolean }
-
-interface DeadLetter { id?: string; transactionId?: string; partitionId?: string; partition?: string }
-
-/** Every dead letter matching the filters (`--partition` is applied here: the route has no such filter). */
-async function* deadLetters(api: Api, o: DlqOptions, pageSize: number): AsyncGenerator<DeadLetter[]> {
-  for (let offset = o.offset; ; offset += pageSize) {
-    const page = await api.call('GET /api/v1/dlq', { query: { queue: o.queue, consumerGroup: o.cg, from: o.from ? parseTimeIso(o.from) : undefined, to: o.to ? parseTimeIso(o.to) : undefined, limit: pageSize, offset } });
-    const rows = (page?.messages ?? []) as DeadLetter[];
-    yield rows.filter((r) => !o.partition || r.partition === o.partition);
-    if (rows.length < pageSize) return;
-  }
-}
-
-function dlqFilters(c: Command): Command {
-  return c.option('--queue <queue>', 'filter by queue')
-    .option('--cg <group>', 'filter by consumer group')
-    .option('--partition <name>', 'filter by partition')
-    .option('--from <time>', 'failed at or after')
-    .option('--to <time>', 'failed at or before')
-    .option('--limit <n>', 'page size', (v) => intFlag('limit', v), 0)
-    .option('--offset <n>', 'page offset', (v) => intFlag('offset', v), 0);
-}
-
-function registerDlq(program: Command): void {
-  const dlq = program.command('dlq').description('Dead letters: list, retry, drain');
-  dlqFilters(dlq.command('list').alias('ls').description('Dead letters, newest failure first')).action(async (o: DlqOptions, cmd: Command) => {
-    const s = Session.of(cmd);
-    const api = s.api();
-    const page = await api.call('GET /api/v1/dlq', { query: { queue: o.queue, consumerGroup: o.cg, from: o.from ? parseTimeIso(o.from) : undefined, to: o.to ? parseTimeIso(o.to) : undefined, limit: o.limit || 100, offset: o.offset } });
-    const rows = ((page?.messages ?? []) as DeadLetter[]).filter((r) => !o.partition || r.partition === o.partition);
-    s.renderer().render({ ...page, messages: rows }, {
-      columns: [{ header: 'TX', path: 'transactionId' }, { header: 'QUEUE' }, { header: 'PARTITION' }, { header: 'CG', path: 'consumerGroup' }, { header: 'RETRIES', path: 'retryCount' }, { header: 'ERROR', path: 'errorMessage' }, { header: 'FAILED-AT', path: 'failedAt', wide: true }, { header: 'PARTITIONID', path: 'partitionId', wide: true }, { header: 'ID', path: 'id', wide: true }],
-      rows: (d) => (d as { messages: unknown[] }).messages,
-    });
-    if (rows.length === 0) throw emptyResult('no DLQ messages');
-  });
-  dlq.command('describe <partitionId> <transactionId>').alias('get').description('One dead-lettered message').action((p: string, t: string, _o, cmd: Command) => getMessage(cmd, p, t));
-  for (const [verb, what, act] of [['retry', 'Replay matching dead letters into their queues (alias requeue)', 'retried'], ['drain', 'Delete matching dead letters', 'processed']] as const) {
-    const c = dlqFilters(dlq.command(verb).description(what)).option('--dry-run', 'print what would happen, send nothing').option('--yes', 'confirm');
-    if (verb === 'retry') c.alias('requeue');
-    c.action(async (o: DlqOptions, cmd: Command) => {
-      if (!o.yes && !o.dryRun) throw userError(`refusing to ${verb} without --yes (use --dry-run for a preview)`);
-      const s = Session.of(cmd);
-      const api = s.api();
-      const all: DeadLetter[] = [];
-      for await (const rows of deadLetters(api, o, o.limit || 500)) all.push(...rows); // list first: each retry/delete shifts the pages
-      let processed = 0;
-      let errors = 0;
-      const seen = new Set<string>();
-      for (const r of all) {
-        if (!r.partitionId || !r.transactionId || !r.id) continue;
-        if (o.dryRun) {
-          process.stdout.write(`[dry-run] ${verb === 'retry' ? 'retry' : 'delete'} ${r.partitionId} ${r.transactionId}\n`);
-          processed++;
-          continue;
-        }
-        try {
-          if (verb === 'retry') await api.call('POST /api/v1/dlq/:id/replay', { params: { id: r.id }, body: {} });
-          else {
-            const key = `${r.partitionId}/${r.transactionId}`;
-            if (!seen.has(key)) await api.call('DELETE /api/v1/messages/:partitionId/:transactionId', { params: { partitionId: r.partitionId, transactionId: r.transactionId } });
-            seen.add(key);
-          }
-          processed++;
-        } catch (e) {
-          errors++;
-          process.stdout.write(`error: ${r.partitionId}/${r.transactionId}: ${(e as Error).message}\n`);
-        }
-      }
-      s.say(`${act}=${processed} errors=${errors}`);
-      if (processed === 0 && errors === 0) throw emptyResult('no DLQ messages matched');
-    });
-  }
 }
