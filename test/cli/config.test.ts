@@ -148,7 +148,10 @@ describe('tokens', () => {
       noSecret(ok, token);
       noSecret(ok, 'pw"');
       assert.equal(YAML.parse(fs.readFileSync(configOf(home), 'utf8')).contexts[0]['token-ref'], `literal:${token}`);
-      assert.deepEqual(seen, ['POST /api/login', 'POST /api/login']);
+      const prompted = await queenctl(['login', '--method', 'password'], { home, input: 'alice\npw\n' });
+      assert.equal(prompted.code, 0, prompted.stderr);
+      assert.equal(prompted.stderr, 'Username: Password: ');
+      assert.deepEqual(seen, ['POST /api/login', 'POST /api/login', 'POST /api/login']);
     } finally {
       proxy.close();
     }

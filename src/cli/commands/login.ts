@@ -17,17 +17,49 @@ import { findContext, saveConfig } from '../config.js';
 import { authError, serverError, userError } from '../errors.js';
 import { Session } from '../session.js';
 
-/** Reads one line from stdin after a prompt on stderr; hidden when stdin is a terminal. */
+/** Lines of a piped stdin, shared by successive prompts (a second reader would lose buffered lines). */
+let piped: AsyncIterator<string> | undefined;
+
+/** Reads one line typed on the terminal without echoing it (raw mode). */
+function hiddenLine(): Promise<string> {
+  const stdin = process.stdin;
+  stdin.setRawMode(true);
+  stdin.setEncoding('utf8');
+  stdin.resume();
+  let text = '';
+  return new Promise((resolve, reject) => {
+    const done = (): void => {
+      stdin.off('data', onData);
+      stdin.setRawMode(false);
+      stdin.pause();
+      process.stderr.write('\n');
+    };
+    const onData = (chunk: string): void => {
+      for (const c of chunk) {
+        if (c === '\r' || c === '\n') {
+          done();
+          resolve(text);
+          return;
+        }
+        if (c === '\u0003') {
+          done();
+          reject(userError('interrupted'));
+          return;
+        }
+        text = c === '\u007f' || c === '\b' ? text.slice(0, -1) : text + c;
+      }
+    };
+    stdin.on('data', onData);
+  });
+}
+
+/** Reads one line from stdin after a prompt on stderr; not echoed when `hidden` and stdin is a terminal. */
 async function prompt(question: string, hidden: boolean): Promise<string> {
   process.stderr.write(question);
-  const rl = readline.createInterface({ input: process.stdin, output: hidden && process.stdin.isTTY ? undefined : process.stderr, terminal: hidden && process.stdin.isTTY === true });
-  try {
-    for await (const line of rl) return line.trim();
-    return '';
-  } finally {
-    rl.close();
-    if (hidden && process.stdin.isTTY) process.stderr.write('\n');
-  }
+  if (hidden && process.stdin.isTTY) return (await hiddenLine()).trim();
+  piped ??= readline.createInterface({ input: process.stdin, crlfDelay: Infinity })[Symbol.asyncIterator]();
+  const next = await piped.next();
+  return next.done ? '' : next.value.trim();
 }
 
 /** The JWT from a login answer: the `token` cookie, else a `token` field of a JSON body. */
@@ -66,6 +98,27 @@ export async function passwordLogin(server: string, username: string, password: 
   throw serverError('login: the server has no login route (is this the Queen proxy?)');
 }
 
+/** Obtains a token by `method` and stores it in context `name`. */
+async function login(s: Session, name: string, server: string, method: string, o: { user?: string; password?: string }): Promise<void> {
+  let token: string;
+  if (method === 'token') token = s.g.token?.trim() || (await prompt('Paste JWT and press Enter: ', true));
+  else if (method === 'password') {
+    const user = o.user ?? (await prompt('Username: ', false));
+    const password = o.password ?? (await prompt('Password: ', true));
+    token = await passwordLogin(server, user, password);
+  } else if (method === 'google') {
+    process.stderr.write(`Open ${server}/api/auth/google in a browser, sign in, then copy the dashboard's CLI token.\n`);
+    token = await prompt('Paste JWT: ', true);
+  } else throw userError(`unknown --method "${method}" (token, password, google)`);
+  if (!token) throw userError('no token captured');
+  const cfg = s.config();
+  const ctx = findContext(cfg, name);
+  if (!ctx) throw userError(`context "${name}" does not exist`);
+  ctx['token-ref'] = `literal:${token}`;
+  saveConfig(s.configFile, cfg);
+  s.say(`logged in as context=${name} server=${server} (token stored in ${s.configFile})`);
+}
+
 export function registerLogin(program: Command): void {
   program.command('login').description('Store a token in the current (or --context) context')
     .option('--method <method>', 'token | password | google')
@@ -82,20 +135,11 @@ export function registerLogin(program: Command): void {
       const server = (s.g.server ?? ctx.server ?? '').replace(/\/+$/, '');
       if (!server) throw userError(`context "${name}" has no server URL`);
       const method = o.method ?? (o.user ? 'password' : 'token');
-      let token: string;
-      if (method === 'token') token = s.g.token?.trim() || (await prompt('Paste JWT and press Enter: ', true));
-      else if (method === 'password') {
-        const user = o.user ?? (await prompt('Username: ', false));
-        const password = o.password ?? (await prompt('Password: ', true));
-        token = await passwordLogin(server, user, password);
-      } else if (method === 'google') {
-        process.stderr.write(`Open ${server}/api/auth/google in a browser, sign in, then copy the dashboard's CLI token.\n`);
-        token = await prompt('Paste JWT: ', true);
-      } else throw userError(`unknown --method "${method}" (token, password, google)`);
-      if (!token) throw userError('no token captured');
-      ctx['token-ref'] = `literal:${token}`;
-      saveConfig(s.configFile, cfg);
-      s.say(`logged in as context=${name} server=${server} (token stored in ${s.configFile})`);
+      try {
+        await login(s, name, server, method, o);
+      } finally {
+        await piped?.return?.(); // closes the shared stdin reader
+      }
     });
 
   program.command('logout').description('Forget the token of the current (or --context) context').action((_o, cmd: Command) => {
