@@ -5,6 +5,7 @@
  * (queen-mq/queen: clients/client-cli/tests/dlq_test.go, transaction_test.go, queue_test.go,
  * maintenance_test.go).
  */
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -12,7 +13,7 @@ import assert from 'node:assert/strict';
 import YAML from 'yaml';
 import { startBroker, tempDir, type BrokerHandle } from '../helpers/broker.js';
 import { uniqueName } from '../helpers/http.js';
-import { Cli, ndjson } from './run.js';
+import { CLI, Cli, ndjson } from './run.js';
 
 interface Line { transactionId: string; partitionId: string; leaseId: string; data: unknown }
 
@@ -198,6 +199,24 @@ describe('queues and output formats', () => {
     const big = await cli.run(['push', uniqueName('cli-big'), '-f', file]);
     assert.equal(big.stdout, 'queued=6000 duplicate=0 failed=0\n');
     assert.equal(big.stderr, '', 'the progress bar is for terminals only');
+  });
+
+  test('on a terminal: a table by default, and a progress bar for a large push (util-linux script as the terminal)', { skip: spawnSync('script', ['--version']).error !== undefined }, async () => {
+    const q = uniqueName('cli-tty');
+    const file = path.join(tempDir(), 'big.ndjson');
+    fs.writeFileSync(file, Array.from({ length: 6000 }, (_, i) => JSON.stringify({ i, pad: 'y'.repeat(200) })).join('\n'));
+    const inTty = (args: string[]): string => {
+      const cmd = [process.execPath, CLI, '--server', broker.url, ...args].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(' ');
+      const r = spawnSync('script', ['-qec', cmd, '/dev/null'], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '', HOME: cli.home, TERM: 'xterm' }, timeout: 60_000 });
+      assert.equal(r.status, 0, r.stdout + r.stderr);
+      return r.stdout;
+    };
+    const pushed = inTty(['push', q, '-f', file]);
+    assert.match(pushed, /push \[/, 'a progress bar on the terminal');
+    assert.match(pushed, /queued=6000 duplicate=0 failed=0/);
+    const table = inTty(['queue', 'list', '--no-color']);
+    assert.match(table, /^NAME\s+NAMESPACE\s+TASK\s+PARTITIONS/m, 'a table on the terminal');
+    assert.match(table, new RegExp(`^${q}\\s`, 'm'));
   });
 
   test('kv put/get/list and timers list/get/cancel (Queen-TS additions)', async () => {
