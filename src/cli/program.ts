@@ -14,7 +14,7 @@ import { registerGroups } from './commands/groups.js';
 import { registerKv, registerTimers } from './commands/coordination.js';
 import { registerLogin } from './commands/login.js';
 import { registerOps } from './commands/ops.js';
-import { registerConfig, registerPing, registerStatus, registerVersion } from './commands/plumbing.js';
+import { registerConfig, registerDocs, registerPing, registerStatus, registerVersion } from './commands/plumbing.js';
 import { registerPush } from './commands/push.js';
 import { registerTx } from './commands/tx.js';
 import { VERSION } from './version.js';
@@ -86,6 +86,7 @@ export function buildProgram(): Command {
   registerConfig(program);
   registerLogin(program);
   registerCompletion(program);
+  registerDocs(program);
   // Subcommands throw instead of exiting, like the root.
   const override = (c: Command): void => {
     for (const sub of c.commands) {

@@ -190,5 +190,7 @@ describe('exit codes and plumbing', () => {
     if (check.error === undefined) assert.equal(check.status, 0, check.stderr);
     for (const shell of ['zsh', 'fish', 'powershell']) assert.equal((await queenctl(['completion', shell])).code, 0, shell);
     assert.equal((await queenctl(['completion', 'tcsh'])).code, 1);
+    const page = (await queenctl(['docs', '--topic', 'cli'])).stdout.trim();
+    assert.ok(fs.readFileSync(page, 'utf8').startsWith('# queenctl'), page);
   });
 });

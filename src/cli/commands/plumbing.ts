@@ -72,6 +72,27 @@ export function registerConfig(program: Command): void {
   });
 }
 
+/** `queenctl docs`: where the documentation is (the reference CLI prints its website's pages). */
+export function registerDocs(program: Command): void {
+  program.command('docs').description('Print where the documentation lives')
+    .option('--topic <name>', 'one page: cli, http-api, configuration, security, operations, storage, architecture')
+    .action((o: { topic?: string }) => {
+      const pages: [string, string][] = [
+        ['queenctl', 'cli'], ['HTTP API', 'http-api'], ['Configuration', 'configuration'], ['Security', 'security'],
+        ['Operations', 'operations'], ['Storage', 'storage'], ['Architecture', 'architecture'],
+      ];
+      const dir = new URL('../../../../docs/', import.meta.url).pathname;
+      if (o.topic) {
+        if (!pages.some(([, f]) => f === o.topic)) throw userError(`unknown topic "${o.topic}" (${pages.map(([, f]) => f).join(', ')})`);
+        process.stdout.write(`${dir}${o.topic}.md\n`);
+        return;
+      }
+      process.stdout.write('Queen-TS documentation\n----------------------\n');
+      for (const [title, f] of pages) process.stdout.write(`${title.padEnd(22)} ${dir}${f}.md\n`);
+      process.stdout.write(`${'OpenAPI'.padEnd(22)} <server>/openapi\n${'Queen MQ'.padEnd(22)} https://queenmq.com/\n`);
+    });
+}
+
 export function registerPing(program: Command): void {
   program.command('ping').description('Check GET /health; exit 2 when the broker is unreachable or unhealthy')
     .option('--timeout <duration>', 'ping timeout', '5s')
