@@ -75,13 +75,6 @@ function itemText(queue: string, line: string, o: PushOptions, firstTx: { done: 
   return { text: `${t},"payload":${payloadText}}`, partition };
 }
 
-/** The lane of a partition: a stable hash of its name modulo the lane count. */
-function laneOf(partition: string, lanes: number): number {
-  let h = 0;
-  for (let i = 0; i < partition.length; i++) h = (h * 31 + partition.charCodeAt(i)) | 0;
-  return Math.abs(h) % lanes;
-}
-
 /** Sends one batch and adds its outcomes to `totals`. */
 async function sendBatch(api: Api, items: string[], totals: PushTotals): Promise<void> {
   const res = await api.call('POST /api/v1/push', { rawBody: `{"items":[${items.join(',')}]}`, timeoutMs: 120_000 });
@@ -106,6 +99,9 @@ export async function pushLines(api: Api | undefined, queue: string, input: Node
   // Each lane sends its batches one after the other (partition order); reading pauses only when
   // 2 × concurrency batches are waiting or in flight, so every lane with work keeps a request going.
   const lanes = Array.from({ length: o.concurrency }, () => ({ items: [] as string[], tail: Promise.resolve() }));
+  // A partition keeps the lane it was first given; new partitions are dealt round-robin, so 16
+  // partitions over 8 lanes are 2 per lane (a hash would leave some lanes with 3 and others 1).
+  const laneOfPartition = new Map<string, number>();
   let queuedBatches = 0;
   let wake: (() => void) | undefined;
   const flush = async (lane: (typeof lanes)[number]): Promise<void> => {
@@ -133,7 +129,9 @@ export async function pushLines(api: Api | undefined, queue: string, input: Node
     const line = raw.trim();
     if (line === '') continue;
     const item = itemText(queue, line, o, firstTx);
-    const lane = lanes[o.concurrency === 1 ? 0 : laneOf(item.partition, o.concurrency)]!;
+    let k = laneOfPartition.get(item.partition);
+    if (k === undefined) laneOfPartition.set(item.partition, (k = laneOfPartition.size % o.concurrency));
+    const lane = lanes[k]!;
     lane.items.push(item.text);
     if (lane.items.length >= o.batch) await flush(lane);
   }
