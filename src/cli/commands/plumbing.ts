@@ -159,11 +159,17 @@ export function registerStatus(program: Command): void {
         s.renderer().render(row, { columns: [{ header: 'QUEUE' }, { header: 'PENDING' }, { header: 'PROCESSING' }, { header: 'COMPLETED' }, { header: 'FAILED' }, { header: 'DLQ' }, { header: 'PARTITIONS' }, lag], rows: () => [row] });
         return;
       }
+      // Lag of a queue: the largest time lag of its consumer groups, in seconds.
+      const lagOf = new Map<string, number>();
+      for (const g of (await api.call('GET /api/v1/consumer-groups')) ?? []) {
+        const t = (g as { maxTimeLag?: unknown }).maxTimeLag;
+        if (typeof t === 'number') lagOf.set(g.queueName, Math.max(t, lagOf.get(g.queueName) ?? 0));
+      }
       const rows: Record<string, unknown>[] = [];
       for (let offset = 0; ; offset += 1000) {
         const page = await api.call('GET /api/v1/status/queues', { query: { namespace: o.namespace, task: o.task, limit: 1000, offset } });
         const qs = page?.queues ?? [];
-        for (const q of qs) rows.push(queueRow(q as Parameters<typeof queueRow>[0]));
+        for (const q of qs) rows.push(queueRow({ ...(q as Parameters<typeof queueRow>[0]), lagSeconds: lagOf.get(q.name) ?? null }));
         if (qs.length < 1000) break;
       }
       s.renderer().render(rows, {
