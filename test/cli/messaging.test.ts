@@ -155,5 +155,14 @@ describe('replay and consumer-group positions', () => {
     assert.equal((await cli.run(['cg', 'delete', 's'])).code, 1);
     assert.equal((await cli.ok(['cg', 'delete', 's', '--queue', q, '--metadata', '--yes'])).trim(), 'deleted cg=s');
     assert.ok(!(await listed()).some((g) => g.name === 's' && g.queueName === q));
+    assert.equal(ndjson(await cli.ok(['tail', q, '--cg', 's', '--auto-ack'])).length, 2, 'a deleted group consumes again from the start');
+  });
+
+  test('tail --partition reads one partition only', async () => {
+    const q = uniqueName('cli-part');
+    await cli.ok(['push', q, '--partition', 'a'], { input: '{"p":"a"}\n' });
+    await cli.ok(['push', q, '--partition', 'b'], { input: '{"p":"b"}\n{"p":"b"}\n' });
+    const lines = ndjson<Line>(await cli.ok(['tail', q, '--cg', 'pf', '--partition', 'b', '--auto-ack']));
+    assert.deepEqual(lines.map((l) => [l.partition, l.data]), [['b', { p: 'b' }], ['b', { p: 'b' }]]);
   });
 });
