@@ -18,13 +18,16 @@ import { decodeForDelivery } from '../crypto/delivery.js';
 import { claimThrough, Parker, type PopRequest } from './messaging/pop.js';
 import { conflationEcho, emptyConflation, renderPop, type EmptyConflationResponse, type PopResponse } from './messaging/pop-answer.js';
 import { planPush, pushAppends, pushResults, type PushItem, type PushResult } from './messaging/push.js';
-import { EngineBackend, CommitRefused } from '../storage/sqlite/engine-backend.js';
+import { EngineBackend, UnitRefused } from '../storage/sqlite/engine-backend.js';
 import type { AppendResult } from '../storage/contract.js';
 import { SqliteBackend } from '../storage/sqlite/backend.js';
 import type { SqliteStore } from '../storage/sqlite/store.js';
 import type { BrokerObserver, PushGate } from './messaging/observer.js';
 import { optionsView } from './admin/resources.js';
-import { runTransaction, type TransactionRequest, type TransactionResult } from './messaging/transaction.js';
+import { decideTransaction, type TransactionRequest, type TransactionResult } from './messaging/transaction.js';
+import { KvView } from './coordination/kv.js';
+import { DEFAULT_TENANT } from '../storage/contract.js';
+import { newId } from '../util/ids.js';
 
 export { QUEUE_MODE } from '../storage/sqlite/state.js';
 export type { EmptyConflationResponse, PoppedMessage, PopResponse } from './messaging/pop-answer.js';
@@ -210,7 +213,7 @@ export class Broker {
    * When the unit is rolled back, the in-memory index entries it changed are restored from its undo
    * log (Engine.inUnit); nothing is reloaded from the store.
    * @throws QueenError code=shutting_down while stopping; code=storage_error when the store failed;
-   * any QueenError (or the contract's CommitRefused refusal) that `work` threw.
+   * any QueenError (or the contract's UnitRefused refusal) that `work` threw.
    */
   async run<T>(work: (tx: StoreTx) => T): Promise<T> {
     if (this.stopping) throw new QueenError('shutting_down');
@@ -219,7 +222,7 @@ export class Broker {
     try {
       return await p;
     } catch (e) {
-      if (!isQueenError(e) && !(e instanceof CommitRefused)) {
+      if (!isQueenError(e) && !(e instanceof UnitRefused)) {
         this.log.error({ err: e }, 'unit of work failed; its in-memory changes were undone');
         throw new QueenError('storage_error', `storage error: ${(e as Error).message}`);
       }
@@ -368,10 +371,31 @@ export class Broker {
       throw new QueenError('maintenance_mode', 'push maintenance is on: transactions that push are refused until it is off',
         { success: false, reason: 'maintenance', results: [] });
     }
-    const result = await this.run((tx) => runTransaction(this.engine, tx, req, this.engine.clock.now()));
+    const result = await this.decideAndRun(req);
     if (result.success) for (const r of result.results) if (r.type === 'ack' && r.dlq) this.counters.dlqMessages++;
     this.notify((o) => o.transacted?.(req, result, this.engine.clock.now()));
     return result;
+  }
+
+  /**
+   * Decides a transaction on committed state and runs it as one unit, deciding again when the
+   * unit is refused because what it was decided on changed (at most {@link ACK_ATTEMPTS} times).
+   */
+  private async decideAndRun(req: TransactionRequest): Promise<TransactionResult> {
+    const transactionId = newId();
+    for (let attempt = 1; ; attempt++) {
+      const now = this.engine.clock.now();
+      const d = await decideTransaction(this.engine, this.backend.timers, this.store, req, transactionId, new KvView(this.backend.kv, DEFAULT_TENANT, now), now);
+      if (d.refusal) return d.refusal;
+      const unit = await this.backend.unit(d.ops);
+      if (unit.committed) {
+        if (d.kvView) req.kv?.committed?.(d.kvView);
+        return d.answer(unit.results);
+      }
+      const answer = d.refused(unit.failedIndex, unit.failedItem);
+      if (answer) return answer;
+      if (attempt >= ACK_ATTEMPTS) throw new QueenError('storage_error', `transaction kept racing other commits (${ACK_ATTEMPTS} attempts)`);
+    }
   }
 
   // ------------------------------------------------------------------ leases

@@ -54,6 +54,11 @@ export interface AppendRequest {
    * (or earlier in `items`) is a duplicate, takes no offset and is answered with the original. 0 = off.
    */
   dedupWindowMs: number;
+  /**
+   * Inside a unit: a duplicate (stored or earlier in `items`) refuses the whole unit instead of
+   * being answered (transactions, docs/http-api.md#transaction); the refusal names the item.
+   */
+  refuseDuplicates?: boolean | undefined;
   now: number;
 }
 
@@ -135,21 +140,48 @@ export interface CommitResult {
   cursor: CursorView | undefined;
 }
 
-/** One operation of a transaction unit. */
+/** What a `timerExpect` op requires of a stored timer: the fields a decision was made on. */
+export interface TimerExpectation {
+  deliverAt: number;
+  messageId: string;
+  attempts: number;
+  updatedAt: number;
+}
+
+/**
+ * One operation of a transaction unit. Writes and preconditions: a domain decision made on rows
+ * read before the unit (KV rows, timers, leases) carries the state it read as an `…Expect` /
+ * `leaseHeld` op, so a unit whose reads went stale is refused and decided again
+ * (docs/storage.md#operation-contract).
+ */
 export type UnitOp =
   | { op: 'append'; request: AppendRequest }
   | { op: 'commit'; request: CursorCommit }
+  /** Refused unless `row.version` is above both the key's stored version and the version floor (fencing, src/storage/kv.ts). */
   | { op: 'kvPut'; tenant: string; row: KvRow }
+  /** Removes the row (raising the floor to its version); `done` false when there was none. */
   | { op: 'kvDelete'; tenant: string; ns: string; key: string }
+  /** Refused unless the key's stored row (expired or not) has this version; null = no row. */
+  | { op: 'kvExpect'; tenant: string; ns: string; key: string; version: number | null }
   | { op: 'timerPut'; tenant: string; row: TimerRow }
-  | { op: 'timerDelete'; tenant: string; queue: string; timerKey: string };
+  | { op: 'timerDelete'; tenant: string; queue: string; timerKey: string }
+  /** Refused unless the stored timer matches `expect`; null = no timer. */
+  | { op: 'timerExpect'; tenant: string; queue: string; timerKey: string; expect: TimerExpectation | null }
+  /** Records a failed firing (attempts + 1, `error`, next attempt at `retryAt`); `done` false when the timer is gone. */
+  | { op: 'timerFailed'; tenant: string; queue: string; timerKey: string; error: string; retryAt: number; now: number }
+  /** Refused unless `leaseId` holds at least one cursor whose lease is live at `now`. */
+  | { op: 'leaseHeld'; leaseId: string; now: number };
 
 export type UnitOpResult = AppendResult | CommitResult | { done: boolean };
 
-/** All or nothing: `committed` false (and nothing written) when any commit op's lease or offset condition failed. */
+/**
+ * All or nothing: `committed` false (and nothing written) when a commit op's lease or offset
+ * condition, a precondition op, or a `refuseDuplicates` append failed; `failedItem` is the
+ * duplicate item's index in that append.
+ */
 export type UnitResult =
   | { committed: true; results: UnitOpResult[] }
-  | { committed: false; failedIndex: number };
+  | { committed: false; failedIndex: number; failedItem?: number };
 
 /** A partition's log bounds. */
 export interface PartitionView {
@@ -174,6 +206,12 @@ export interface KvSubStore {
   scan(tenant: string, q: KvScan): Promise<KvRow[]>;
   /** Removes up to `limit` rows expired at `now`; returns how many. */
   pruneExpired(now: number, limit: number): Promise<number>;
+  /** The version floor: the highest version any removed row had (src/storage/kv.ts). */
+  floor(): Promise<number>;
+  /** Earliest expiry of any stored row (every tenant); undefined when none expires. */
+  nextExpiry(): Promise<number | undefined>;
+  /** A tenant's namespaces with their row counts, ascending, after `after`, at most `limit`. */
+  namespaces(tenant: string, after: string, limit: number): Promise<{ ns: string; keys: number }[]>;
 }
 
 /** Lock permits: one row per (name, slot), free when missing or expired; the token only grows. */
@@ -191,6 +229,10 @@ export interface TimerSubStore {
   delete(tenant: string, queue: string, timerKey: string): Promise<boolean>;
   /** Keys due at `now`, earliest first. */
   due(now: number, limit: number): Promise<TimerKey[]>;
+  /** The earliest deliverAt of any timer; undefined when there is none. */
+  nextDueAt(): Promise<number | undefined>;
+  /** A queue's timers with key > `after` (all when undefined), ascending by key, at most `limit`. */
+  list(tenant: string, queue: string, after: string | undefined, limit: number): Promise<TimerRow[]>;
 }
 
 /** A trace event to record; the backend resolves the queue and assigns the id. */

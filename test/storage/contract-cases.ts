@@ -4,7 +4,7 @@
  * conformance-meta.test.ts runs them on a deliberately wrong double to prove they can fail.
  */
 import assert from 'node:assert/strict';
-import { DEFAULT_TENANT, type ClaimRequest, type QueueBackend, type QueueKey } from '../../src/storage/contract.js';
+import { DEFAULT_TENANT, type AppendResult, type ClaimRequest, type QueueBackend, type QueueKey, type UnitOp } from '../../src/storage/contract.js';
 
 export interface ContractCase {
   name: string;
@@ -147,6 +147,91 @@ export const contractCases: ContractCase[] = [
     assert.equal((await b.readPartition({ ...Q, partition: 'out' }))?.headOffset, 1);
     assert.equal((await b.kv.get(DEFAULT_TENANT, 'n', 'k'))?.value, '"v"');
     assert.equal((await b.timers.get(DEFAULT_TENANT, 'q', 't1'))?.deliverAt, T0 + 10);
+  } },
+  { name: 'unit preconditions: a KV row, a timer or a lease that changed refuses the unit and writes nothing', cursorCommit: false, async run(b) {
+    const T = DEFAULT_TENANT;
+    await b.kv.put(T, { ns: 'n', key: 'k', value: '1', version: 3, expiresAt: null, updatedAt: T0 });
+    await b.timers.put(T, timer('t1', T0 + 10));
+    await fill(b, 1);
+    await b.claim(claimReq());
+    const t1 = { deliverAt: T0 + 10, messageId: 'm-t1', attempts: 0, updatedAt: T0 };
+    const marker = { op: 'kvPut' as const, tenant: T, row: { ns: 'n', key: 'marker', value: '1', version: 9, expiresAt: null, updatedAt: T0 } };
+    const refusals: [string, UnitOp][] = [
+      ['kv version', { op: 'kvExpect', tenant: T, ns: 'n', key: 'k', version: 2 }],
+      ['kv absent', { op: 'kvExpect', tenant: T, ns: 'n', key: 'k', version: null }],
+      ['kv fencing', { op: 'kvPut', tenant: T, row: { ns: 'n', key: 'k', value: '2', version: 3, expiresAt: null, updatedAt: T0 } }],
+      ['timer changed', { op: 'timerExpect', tenant: T, queue: 'q', timerKey: 't1', expect: { ...t1, attempts: 1 } }],
+      ['timer absent', { op: 'timerExpect', tenant: T, queue: 'q', timerKey: 'nope', expect: t1 }],
+      ['lease not held', { op: 'leaseHeld', leaseId: 'L1', now: T0 + 30_000 }],
+    ];
+    for (const [what, op] of refusals) {
+      assert.deepEqual(await b.unit([marker, op]), { committed: false, failedIndex: 1 }, what);
+      assert.equal(await b.kv.get(T, 'n', 'marker'), undefined, `${what}: nothing written`);
+    }
+    const ok = await b.unit([
+      { op: 'kvExpect', tenant: T, ns: 'n', key: 'k', version: 3 },
+      { op: 'kvExpect', tenant: T, ns: 'n', key: 'none', version: null },
+      { op: 'timerExpect', tenant: T, queue: 'q', timerKey: 't1', expect: t1 },
+      { op: 'timerExpect', tenant: T, queue: 'q', timerKey: 'nope', expect: null },
+      { op: 'leaseHeld', leaseId: 'L1', now: T0 + 1 },
+      { op: 'kvPut', tenant: T, row: { ns: 'n', key: 'k', value: '2', version: 4, expiresAt: null, updatedAt: T0 } },
+    ]);
+    assert.equal(ok.committed, true);
+    assert.equal((await b.kv.get(T, 'n', 'k'))?.version, 4);
+  } },
+  { name: 'KV versions: a removed row raises the floor; a re-created key must be written above it', cursorCommit: false, async run(b) {
+    const T = DEFAULT_TENANT;
+    const put = (key: string, version: number) => b.unit([{ op: 'kvPut', tenant: T, row: { ns: 'n', key, value: '1', version, expiresAt: null, updatedAt: T0 } }]);
+    assert.equal((await put('a', 5)).committed, true);
+    assert.equal(await b.kv.floor(), 0);
+    const del = await b.unit([{ op: 'kvDelete', tenant: T, ns: 'n', key: 'a' }, { op: 'kvDelete', tenant: T, ns: 'n', key: 'gone' }]);
+    assert.deepEqual(del.committed && del.results, [{ done: true }, { done: false }]);
+    assert.equal(await b.kv.floor(), 5);
+    assert.equal((await put('a', 5)).committed, false, 'a version at the floor is refused');
+    assert.equal((await put('b', 6)).committed, true);
+  } },
+  { name: 'KV listings: namespaces per tenant with counts, the next expiry', cursorCommit: false, async run(b) {
+    const other = '00000000-0000-0000-0000-000000000002';
+    await b.kv.put(DEFAULT_TENANT, { ns: 'a', key: 'k1', value: '1', version: 1, expiresAt: T0 + 50, updatedAt: T0 });
+    await b.kv.put(DEFAULT_TENANT, { ns: 'a', key: 'k2', value: '1', version: 1, expiresAt: null, updatedAt: T0 });
+    await b.kv.put(other, { ns: 'z', key: 'k', value: '1', version: 1, expiresAt: T0 + 20, updatedAt: T0 });
+    assert.deepEqual(await b.kv.namespaces(DEFAULT_TENANT, '', 10), [{ ns: 'a', keys: 2 }]);
+    assert.deepEqual(await b.kv.namespaces(other, '', 10), [{ ns: 'z', keys: 1 }]);
+    assert.equal(await b.kv.nextExpiry(), T0 + 20);
+  } },
+  { name: 'a refuseDuplicates append refuses its unit and names the item; a plain one answers the duplicate', cursorCommit: false, async run(b) {
+    await b.append({ key: P, items: [item('a')], dedupWindowMs: 60_000, now: T0 });
+    const r = await b.unit([
+      { op: 'append', request: { key: { ...Q, partition: 'other' }, items: [item('x')], dedupWindowMs: 60_000, now: T0 } },
+      { op: 'append', request: { key: P, items: [item('b'), item('a')], dedupWindowMs: 60_000, refuseDuplicates: true, now: T0 } },
+    ]);
+    assert.deepEqual(r, { committed: false, failedIndex: 1, failedItem: 1 });
+    assert.equal((await b.readPartition(P))?.headOffset, 1);
+    assert.equal(await b.readPartition({ ...Q, partition: 'other' }), undefined, 'the whole unit was rolled back');
+    const plain = await b.unit([{ op: 'append', request: { key: P, items: [item('a')], dedupWindowMs: 60_000, now: T0 } }]);
+    assert.equal(plain.committed && (plain.results[0] as AppendResult).outcomes[0]?.status, 'duplicate');
+  } },
+  { name: 'timer firing as one unit: delete the timer and append its message; a failed firing is recorded', cursorCommit: false, async run(b) {
+    const T = DEFAULT_TENANT;
+    await b.timers.put(T, timer('t1', T0 + 10));
+    await b.timers.put(T, timer('t2', T0 + 20));
+    assert.equal(await b.timers.nextDueAt(), T0 + 10);
+    assert.deepEqual((await b.timers.list(T, 'q', undefined, 10)).map((t) => t.timerKey), ['t1', 't2']);
+    assert.deepEqual((await b.timers.list(T, 'q', 't1', 10)).map((t) => t.timerKey), ['t2']);
+    const fired = await b.unit([
+      { op: 'timerExpect', tenant: T, queue: 'q', timerKey: 't1', expect: { deliverAt: T0 + 10, messageId: 'm-t1', attempts: 0, updatedAt: T0 } },
+      { op: 'timerDelete', tenant: T, queue: 'q', timerKey: 't1' },
+      { op: 'append', request: { key: P, items: [item('t1')], dedupWindowMs: 0, now: T0 + 10 } },
+    ]);
+    assert.equal(fired.committed, true);
+    assert.equal(await b.timers.get(T, 'q', 't1'), undefined);
+    assert.equal((await b.readPartition(P))?.headOffset, 1);
+    const failed = await b.unit([{ op: 'timerFailed', tenant: T, queue: 'q', timerKey: 't2', error: 'boom', retryAt: T0 + 2_000, now: T0 + 20 }]);
+    assert.deepEqual(failed.committed && failed.results, [{ done: true }]);
+    const t2 = await b.timers.get(T, 'q', 't2');
+    assert.deepEqual([t2?.attempts, t2?.lastError, t2?.deliverAt], [1, 'boom', T0 + 2_000]);
+    const gone = await b.unit([{ op: 'timerFailed', tenant: T, queue: 'q', timerKey: 't1', error: 'x', retryAt: T0, now: T0 }]);
+    assert.deepEqual(gone.committed && gone.results, [{ done: false }]);
   } },
   { name: 'KV rows: put, get, scan, delete, expiry prune; tenants do not see each other', cursorCommit: false, async run(b) {
     const other = '00000000-0000-0000-0000-000000000002';

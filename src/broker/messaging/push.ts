@@ -8,7 +8,7 @@
 import { QueenError } from '../../errors.js';
 import type { AppendRequest, AppendResult, UnitOp } from '../../storage/contract.js';
 import { DEFAULT_TENANT } from '../../storage/contract.js';
-import type { StoredPayload, StoreTx } from '../../storage/store.js';
+import type { StoredPayload, StoreReader, StoreTx } from '../../storage/store.js';
 import { newId } from '../../util/ids.js';
 import { stringifyClientJson } from '../../util/json.js';
 import type { Engine } from '../../storage/sqlite/engine.js';
@@ -107,8 +107,8 @@ export function planPush(engine: Engine, items: readonly PushItem[], producerSub
   return { items: planned, producerSub };
 }
 
-/** Marks planned items that duplicate a stored message inside their queue's dedup window (reads `tx`). */
-export function probeStored(engine: Engine, tx: StoreTx, plan: PushPlan, now: number): void {
+/** Marks planned items that duplicate a stored message inside their queue's dedup window (reads committed rows). */
+export function probeStored(engine: Engine, tx: StoreReader, plan: PushPlan, now: number): void {
   for (const p of plan.items) {
     if (!p.explicit || p.repeatOf !== undefined) continue;
     const q = engine.queues.get(p.queue);

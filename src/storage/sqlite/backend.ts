@@ -14,16 +14,12 @@ import type {
 } from '../contract.js';
 import { DEFAULT_TENANT } from '../contract.js';
 import { QUEUE_DEFAULTS } from '../../model/options.js';
-import type { KvRow } from '../kv.js';
+import type { KvRow, KvStore } from '../kv.js';
 import { toMessage, type Row } from './rows.js';
 import type { SqliteStore } from './store.js';
+import { UnitRefused } from './refused.js';
 
 type Ready = { queue: QueueKey; partitions: string[]; visibleAt: number | null };
-
-/** Thrown inside a unit to roll it back when a commit op's lease condition fails. */
-class LeaseLost extends Error {
-  constructor(readonly index: number) { super('lease condition failed'); }
-}
 
 /** KV/timer namespaces of a non-default tenant carry the tenant as a prefix (the default tenant's rows stay as they are). */
 function scoped(tenant: string, name: string): string {
@@ -70,7 +66,7 @@ export class SqliteBackend implements QueueBackend {
                        WHERE q.tenant_id = ? AND q.name = ? AND p.name = ?`).get(k.tenant, k.queue, k.partition) as Row | undefined;
   }
 
-  private appendOn(db: Db, req: AppendRequest, ready: Ready[]): AppendResult {
+  private appendOn(db: Db, req: AppendRequest, ready: Ready[], index = 0): AppendResult {
     const queuePk = this.queuePk(db, req.key, req.now)!;
     let p = this.partitionRow(db, req.key);
     if (!p) {
@@ -85,12 +81,18 @@ export class SqliteBackend implements QueueBackend {
     const probe = db.prepare('SELECT id, offset FROM messages WHERE partition_pk = ? AND transaction_id = ? AND created_at >= ? ORDER BY offset DESC LIMIT 1');
     const insert = db.prepare(`INSERT INTO messages (partition_pk, offset, queue_pk, id, transaction_id, payload, encrypted, trace_id, producer_sub, created_at)
                                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
-    const outcomes = req.items.map((it) => {
+    const outcomes = req.items.map((it, k) => {
       if (req.dedupWindowMs > 0) {
         const earlier = seen.get(it.transactionId);
-        if (earlier) return { status: 'duplicate' as const, ...earlier };
+        if (earlier) {
+          if (req.refuseDuplicates) throw new UnitRefused(index, k);
+          return { status: 'duplicate' as const, ...earlier };
+        }
         const hit = probe.get(pk, it.transactionId, req.now - req.dedupWindowMs) as Row | undefined;
-        if (hit) return { status: 'duplicate' as const, offset: hit.offset as number, messageId: hit.id as string };
+        if (hit) {
+          if (req.refuseDuplicates) throw new UnitRefused(index, k);
+          return { status: 'duplicate' as const, offset: hit.offset as number, messageId: hit.id as string };
+        }
       }
       const offset = head++;
       last = Math.max(req.now, last);
@@ -106,7 +108,7 @@ export class SqliteBackend implements QueueBackend {
   }
 
   append(req: AppendRequest): Promise<AppendResult> {
-    return this.atomic((db, ready) => this.appendOn(db, req, ready));
+    return this.atomic((db, ready) => this.appendOn(db, { ...req, refuseDuplicates: false }, ready));
   }
 
   claim(req: ClaimRequest): Promise<ClaimedBatch[]> {
@@ -179,10 +181,10 @@ export class SqliteBackend implements QueueBackend {
     const p = this.partitionRow(db, c.key);
     const row = p ? db.prepare('SELECT * FROM cursors WHERE partition_pk = ? AND consumer_group = ?').get(p.pk, c.key.group) as Row | undefined : undefined;
     if (c.leaseId !== null && (!row || row.lease_id !== c.leaseId || (row.lease_expires_at as number) <= c.now)) {
-      throw new LeaseLost(index);
+      throw new UnitRefused(index);
     }
     if (c.ifCommittedOffset !== undefined && ((row?.next_offset as number | undefined) ?? (p?.first_offset as number | undefined) ?? 0) !== c.ifCommittedOffset) {
-      throw new LeaseLost(index);
+      throw new UnitRefused(index);
     }
     if (!p) return { applied: false, cursor: undefined };
     const pk = p.pk as number;
@@ -212,7 +214,7 @@ export class SqliteBackend implements QueueBackend {
     try {
       return await this.atomic((db, ready) => this.commitOn(db, req, ready, 0));
     } catch (e) {
-      if (e instanceof LeaseLost) return { applied: false, cursor: await this.readCursor(req.key) };
+      if (e instanceof UnitRefused) return { applied: false, cursor: await this.readCursor(req.key) };
       throw e;
     }
   }
@@ -244,33 +246,62 @@ export class SqliteBackend implements QueueBackend {
     try {
       const results = await this.atomic((db, ready) => ops.map((o, i): UnitOpResult => {
         switch (o.op) {
-          case 'append': return this.appendOn(db, o.request, ready);
+          case 'append': return this.appendOn(db, o.request, ready, i);
           case 'commit': return this.commitOn(db, o.request, ready, i);
-          case 'kvPut': putKv(db, { ...o.row, ns: scoped(o.tenant, o.row.ns) }); return { done: true };
-          case 'kvDelete': return { done: deleteKv(db, scoped(o.tenant, o.ns), o.key) };
-          case 'timerPut': putTimerRow(db, { ...o.row, queue: scoped(o.tenant, o.row.queue) }); return { done: true };
-          case 'timerDelete': return { done: db.prepare('DELETE FROM timers WHERE queue = ? AND timer_key = ?').run(scoped(o.tenant, o.queue), o.timerKey).changes > 0 };
+          default: return this.applyRider(o, i);
         }
       }));
       return { committed: true, results };
     } catch (e) {
-      if (e instanceof LeaseLost) return { committed: false, failedIndex: e.index };
+      if (e instanceof UnitRefused) return e.result();
       throw e;
     }
   }
 
   /**
-   * Applies a KV or timer rider of a unit synchronously, inside the store unit that is running now
-   * (another implementation's `unit` composes its own ops with these).
-   * @throws Error for an op that is not a rider
+   * Applies a rider or precondition op of a unit (everything but appends and commits)
+   * synchronously, inside the store unit that is running now (another implementation's `unit`
+   * composes its own ops with these).
+   * @param index the op's position in its unit (named by a refusal)
+   * @throws UnitRefused when a precondition or the KV fencing rule fails; Error for an append or commit
    */
-  applyRider(o: UnitOp): { done: boolean } {
+  applyRider(o: UnitOp, index: number): { done: boolean } {
     const db = this.db();
     switch (o.op) {
-      case 'kvPut': putKv(db, { ...o.row, ns: scoped(o.tenant, o.row.ns) }); return { done: true };
+      case 'kvPut': {
+        const ns = scoped(o.tenant, o.row.ns);
+        const cur = db.prepare('SELECT version FROM kv WHERE ns = ? AND key = ?').get(ns, o.row.key) as Row | undefined;
+        if (o.row.version <= Math.max((cur?.version as number | undefined) ?? 0, this.store.kv.floor())) throw new UnitRefused(index);
+        putKv(db, { ...o.row, ns });
+        return { done: true };
+      }
       case 'kvDelete': return { done: deleteKv(db, scoped(o.tenant, o.ns), o.key) };
+      case 'kvExpect': {
+        const cur = db.prepare('SELECT version FROM kv WHERE ns = ? AND key = ?').get(scoped(o.tenant, o.ns), o.key) as Row | undefined;
+        if (((cur?.version as number | undefined) ?? null) !== o.version) throw new UnitRefused(index);
+        return { done: true };
+      }
       case 'timerPut': putTimerRow(db, { ...o.row, queue: scoped(o.tenant, o.row.queue) }); return { done: true };
       case 'timerDelete': return { done: db.prepare('DELETE FROM timers WHERE queue = ? AND timer_key = ?').run(scoped(o.tenant, o.queue), o.timerKey).changes > 0 };
+      case 'timerExpect': {
+        const t = this.store.timers.getTimer(scoped(o.tenant, o.queue), o.timerKey);
+        const e = o.expect;
+        const same = t === undefined ? e === null
+          : e !== null && t.deliverAt === e.deliverAt && t.messageId === e.messageId && t.attempts === e.attempts && t.updatedAt === e.updatedAt;
+        if (!same) throw new UnitRefused(index);
+        return { done: true };
+      }
+      case 'timerFailed': {
+        const q = scoped(o.tenant, o.queue);
+        if (!this.store.timers.getTimer(q, o.timerKey)) return { done: false };
+        this.store.timers.timerFailed(q, o.timerKey, o.error, o.retryAt, o.now);
+        return { done: true };
+      }
+      case 'leaseHeld': {
+        const held = db.prepare('SELECT 1 FROM cursors WHERE lease_id = ? AND lease_expires_at > ? LIMIT 1').get(o.leaseId, o.now);
+        if (!held) throw new UnitRefused(index);
+        return { done: true };
+      }
       default: throw new Error(`${o.op} is not a rider`);
     }
   }
@@ -299,8 +330,16 @@ export class SqliteBackend implements QueueBackend {
     put: (tenant, row) => this.atomic((db) => putKv(db, { ...row, ns: scoped(tenant, row.ns) })),
     delete: (tenant, ns, key) => this.atomic((db) => deleteKv(db, scoped(tenant, ns), key)),
     scan: (tenant, q) => Promise.resolve(this.store.kv.scan({ ...q, ns: scoped(tenant, q.ns) })),
-    pruneExpired: (now, limit) => this.atomic(() => this.store.kv.pruneExpired(now, limit)),
+    pruneExpired: (now, limit) => this.atomic(() => this.pruneKvNow(now, limit)),
+    floor: () => Promise.resolve(this.store.kv.floor()),
+    nextExpiry: () => Promise.resolve(this.store.kv.nextExpiry()),
+    namespaces: (tenant, after, limit) => Promise.resolve(tenantNamespaces(this.store.kv, tenant, after, limit)),
   };
+
+  /** Removes up to `limit` KV rows expired at `now` inside the running store unit; returns how many. */
+  pruneKvNow(now: number, limit: number): number {
+    return this.store.kv.pruneExpired(now, limit);
+  }
 
   readonly locks: LockSubStore = {
     tryAcquire: (tenant, name, slot, owner, untilMs, now) => this.atomic((db) => {
@@ -326,6 +365,9 @@ export class SqliteBackend implements QueueBackend {
     delete: (tenant, queue, timerKey) => this.atomic((db) =>
       db.prepare('DELETE FROM timers WHERE queue = ? AND timer_key = ?').run(scoped(tenant, queue), timerKey).changes > 0),
     due: (now, limit) => Promise.resolve(this.store.timers.dueTimers(now, limit)),
+    nextDueAt: () => Promise.resolve(this.store.timers.nextDueAt()),
+    list: (tenant, queue, after, limit) => Promise.resolve(this.store.timers.listTimers(scoped(tenant, queue), after, limit)
+      .map((t) => ({ ...t, queue }))),
   };
 
   readonly traces: TraceSubStore = {
@@ -368,6 +410,29 @@ export class SqliteBackend implements QueueBackend {
   close(): Promise<void> {
     return this.store.close();
   }
+}
+
+/**
+ * A tenant's KV namespaces (the default tenant's are stored as named, the others' carry the tenant
+ * prefix, see `scoped`), with the prefix taken off.
+ */
+function tenantNamespaces(kv: KvStore, tenant: string, after: string, limit: number): { ns: string; keys: number }[] {
+  const out: { ns: string; keys: number }[] = [];
+  const prefix = tenant === DEFAULT_TENANT ? '' : `${tenant}\u0000`;
+  let cur = prefix + after;
+  while (out.length < limit) {
+    const page = kv.namespaces(cur, limit);
+    if (page.length === 0) break;
+    for (const n of page) {
+      if (!n.ns.startsWith(prefix)) return out;
+      const own = n.ns.slice(prefix.length);
+      if (tenant === DEFAULT_TENANT && own.includes('\u0000')) continue; // another tenant's
+      out.push({ ns: own, keys: n.keys });
+      if (out.length >= limit) break;
+    }
+    cur = page[page.length - 1]!.ns;
+  }
+  return out;
 }
 
 function putKv(db: Db, r: KvRow): void {

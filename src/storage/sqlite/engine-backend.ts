@@ -18,6 +18,9 @@ import { DEFAULT_TENANT } from '../contract.js';
 import type { SqliteBackend } from './backend.js';
 import type { MessageRow, StoreTx, SubscriptionRow } from '../store.js';
 import type { Engine } from './engine.js';
+import { UnitRefused } from './refused.js';
+
+export { UnitRefused } from './refused.js';
 
 import { leaseLive, type CursorState, type GroupState, type PartitionState } from './state.js';
 
@@ -139,13 +142,6 @@ export function claimOn(e: Engine, tx: StoreTx, req: ClaimRequest): ClaimedBatch
 /** Runs `work` as one unit of the store's group commit with the engine's undo log (Broker.run). */
 export type UnitRunner = <T>(work: (tx: StoreTx) => T) => Promise<T>;
 
-/**
- * Thrown inside a unit to roll it back when a commit op's lease or offset condition fails: an
- * answer, not a storage failure (the unit runner passes it through unchanged).
- */
-export class CommitRefused extends Error {
-  constructor(readonly index: number) { super('commit condition failed'); }
-}
 
 function view(c: CursorState): CursorView {
   return {
@@ -159,18 +155,24 @@ function view(c: CursorState): CursorView {
  * `tx` of the default tenant's queue: offsets from the partition head in memory, the dedup probe
  * on the store; parked consumers are told after the commit.
  */
-export function appendOn(e: Engine, tx: StoreTx, req: AppendRequest): AppendResult {
+export function appendOn(e: Engine, tx: StoreTx, req: AppendRequest, index = 0): AppendResult {
   const q = e.ensureQueue(tx, req.key.queue, req.now);
   const p = e.ensurePartition(tx, q, req.key.partition, req.now);
   e.notePartition(p);
   const start = p.headOffset;
   const seen = req.dedupWindowMs > 0 ? new Map<string, { offset: number; messageId: string }>() : undefined;
-  const outcomes = req.items.map((it) => {
+  const outcomes = req.items.map((it, k) => {
     if (seen) {
       const earlier = seen.get(it.transactionId);
-      if (earlier) return { status: 'duplicate' as const, ...earlier };
+      if (earlier) {
+        if (req.refuseDuplicates) throw new UnitRefused(index, k);
+        return { status: 'duplicate' as const, ...earlier };
+      }
       const hit = tx.findByTransactionId(p.pk, it.transactionId, req.now - req.dedupWindowMs);
-      if (hit) return { status: 'duplicate' as const, offset: hit.offset, messageId: hit.id };
+      if (hit) {
+        if (req.refuseDuplicates) throw new UnitRefused(index, k);
+        return { status: 'duplicate' as const, offset: hit.offset, messageId: hit.id };
+      }
     }
     const offset = p.headOffset;
     const createdAt = Math.max(req.now, p.lastMessageAt ?? 0);
@@ -195,17 +197,17 @@ export function appendOn(e: Engine, tx: StoreTx, req: AppendRequest): AppendResu
  * running unit `tx`, on the default tenant's indexes; parked consumers are told after the commit
  * when the partition has work again.
  * @param index the op's position in its unit (reported when refused)
- * @throws CommitRefused when the lease or offset condition fails (the caller rolls the unit back)
+ * @throws UnitRefused when the lease or offset condition fails (the caller rolls the unit back)
  */
 export function commitOn(e: Engine, tx: StoreTx, c: CursorCommit, index: number): CommitResult {
   const q = e.queues.get(c.key.queue);
   const p = q?.partitions.get(c.key.partition);
   const g = q?.groups.get(c.key.group);
   const held = p && g ? g.cursors.get(p.pk) : undefined;
-  if (c.leaseId !== null && !(held && held.leaseId === c.leaseId && leaseLive(held, c.now))) throw new CommitRefused(index);
+  if (c.leaseId !== null && !(held && held.leaseId === c.leaseId && leaseLive(held, c.now))) throw new UnitRefused(index);
   if (!p || !g) return { applied: false, cursor: undefined };
   const cur = e.ensureCursor(g, p);
-  if (c.ifCommittedOffset !== undefined && cur.committedOffset !== c.ifCommittedOffset) throw new CommitRefused(index);
+  if (c.ifCommittedOffset !== undefined && cur.committedOffset !== c.ifCommittedOffset) throw new UnitRefused(index);
   if (c.deadLetter) {
     const m = tx.readMessage(p.pk, c.deadLetter.offset);
     if (m) {
@@ -254,7 +256,7 @@ export class EngineBackend implements QueueBackend {
 
   append(req: AppendRequest): Promise<AppendResult> {
     if (!EngineBackend.local(req.key)) return this.sql.append(req);
-    return this.run((tx) => appendOn(this.engine, tx, req));
+    return this.run((tx) => appendOn(this.engine, tx, { ...req, refuseDuplicates: false }));
   }
 
   // ---------------------------------------------------------------- claim
@@ -271,7 +273,7 @@ export class EngineBackend implements QueueBackend {
     try {
       return await this.run((tx) => commitOn(this.engine, tx, req, 0));
     } catch (e) {
-      if (e instanceof CommitRefused) return { applied: false, cursor: await this.readCursor(req.key) };
+      if (e instanceof UnitRefused) return { applied: false, cursor: await this.readCursor(req.key) };
       throw e;
     }
   }
@@ -322,14 +324,17 @@ export class EngineBackend implements QueueBackend {
     try {
       const results = await this.run((tx) => ops.map((o, i): UnitOpResult => {
         switch (o.op) {
-          case 'append': return appendOn(this.engine, tx, o.request);
+          case 'append': return appendOn(this.engine, tx, o.request, i);
           case 'commit': return commitOn(this.engine, tx, o.request, i);
-          default: return this.sql.applyRider(o);
+          case 'leaseHeld':
+            if (this.engine.liveLeases(o.leaseId, o.now).length === 0) throw new UnitRefused(i);
+            return { done: true };
+          default: return this.sql.applyRider(o, i);
         }
       }));
       return { committed: true, results };
     } catch (e) {
-      if (e instanceof CommitRefused) return { committed: false, failedIndex: e.index };
+      if (e instanceof UnitRefused) return e.result();
       throw e;
     }
   }
@@ -344,7 +349,10 @@ export class EngineBackend implements QueueBackend {
 
   // ---------------------------------------------------------------- sub-stores
 
-  get kv(): QueueBackend['kv'] { return this.sql.kv; }
+  /** KV rows on the SQL implementation; the expiry sweep's writes run as this broker's units. */
+  get kv(): QueueBackend['kv'] {
+    return { ...this.sql.kv, pruneExpired: (now, limit) => this.run(() => this.sql.pruneKvNow(now, limit)) };
+  }
   get locks(): QueueBackend['locks'] { return this.sql.locks; }
   get timers(): QueueBackend['timers'] { return this.sql.timers; }
   get traces(): QueueBackend['traces'] { return this.sql.traces; }
