@@ -192,7 +192,7 @@ export class Broker {
 
   /** Turns pop maintenance on or off (persisted, settings key `maintenance.pop`); parked pops are answered. */
   async setPopMaintenance(enabled: boolean): Promise<void> {
-    await this.run((tx) => tx.setSetting('maintenance.pop', String(enabled)));
+    await this.backend.admin.setSetting('maintenance.pop', String(enabled));
     this.popMaintenance = enabled;
     if (enabled) this.waiters.wakeAll();
   }
@@ -243,26 +243,18 @@ export class Broker {
     for (const [kind, v] of [['namespace', req.namespace], ['task', req.task], ['namespace', req.options.namespace], ['task', req.options.task]] as const) {
       if (typeof v === 'string') this.engine.checkName(kind, v);
     }
-    const q = await this.run((tx) => {
-      const now = this.engine.clock.now();
-      const existing = this.engine.queues.get(req.queue);
-      const base = req.mode === 'merge' && existing ? existing.options : undefined;
-      const options = applyOptions(base, req.options);
-      if (options.encryptionEnabled && !this.engine.codec.canEncrypt) throw new QueenError('encryption_key_missing');
-      const q = this.engine.ensureQueue(tx, req.queue, now);
-      const namespace = typeof req.namespace === 'string' && req.namespace !== '' ? req.namespace
-        : typeof req.options.namespace === 'string' ? req.options.namespace : req.mode === 'replace' || !existing ? '' : q.namespace;
-      const task = typeof req.task === 'string' && req.task !== '' ? req.task
-        : typeof req.options.task === 'string' ? req.options.task : req.mode === 'replace' || !existing ? '' : q.task;
-      tx.updateQueue(q.pk, namespace, task, options);
-      this.engine.noteQueue(q);
-      q.options = options;
-      q.namespace = namespace;
-      q.task = task;
-      return q;
-    });
+    const key = { tenant: DEFAULT_TENANT, queue: req.queue };
+    const existing = await this.backend.admin.readQueue(key);
+    const base = req.mode === 'merge' && existing ? existing.options : undefined;
+    const options = applyOptions(base, req.options);
+    if (options.encryptionEnabled && !this.engine.codec.canEncrypt) throw new QueenError('encryption_key_missing');
+    const namespace = typeof req.namespace === 'string' && req.namespace !== '' ? req.namespace
+      : typeof req.options.namespace === 'string' ? req.options.namespace : req.mode === 'replace' || !existing ? '' : existing.namespace;
+    const task = typeof req.task === 'string' && req.task !== '' ? req.task
+      : typeof req.options.task === 'string' ? req.options.task : req.mode === 'replace' || !existing ? '' : existing.task;
+    const q = await this.backend.admin.configureQueue(key, { namespace, task, options }, this.engine.clock.now());
     return {
-      configured: true, queueId: q.id, partitionId: null, queue: q.name, namespace: q.namespace, task: q.task,
+      configured: true, queueId: q.queueId, partitionId: null, queue: req.queue, namespace: q.namespace, task: q.task,
       storage: 'sqlite', options: optionsView(q.options),
     };
   }
@@ -415,17 +407,11 @@ export class Broker {
 
   /** Deletes a queue and everything under it; answers `existed:false` when there was none. */
   async deleteQueue(name: string): Promise<QueueDeletion> {
-    const existed = await this.run((tx) => {
-      const q = this.engine.queues.get(name);
-      if (!q) return false;
-      tx.deleteQueue(q.pk);
-      this.engine.forgetQueue(q);
-      tx.afterCommit(() => {
-        this.hintsByQueue.delete(name); // a pop that read the old count claims once more, nothing else
-        this.notify((o) => o.queueDeleted?.(q));
-      });
-      return true;
-    });
+    const existed = await this.backend.admin.deleteQueue({ tenant: DEFAULT_TENANT, queue: name });
+    if (existed) {
+      this.hintsByQueue.delete(name); // a pop that read the old count claims once more, nothing else
+      this.notify((o) => o.queueDeleted?.(name));
+    }
     return existed
       ? { deleted: true, queue: name, existed: true }
       : { deleted: false, queue: name, existed: false, message: 'Queue not found, nothing was deleted' };

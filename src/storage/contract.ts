@@ -11,6 +11,7 @@
  * A backend with its own clock (PostgreSQL `now()`) may follow the caller's test clock instead.
  */
 import type { StoredPayload } from '../model/codec.js';
+import type { QueueOptions } from '../model/options.js';
 import type { KvRow, KvScan } from './kv.js';
 import type { TraceRow } from './ops.js';
 import type { CursorRow, DlqFilter, DlqRow, MessageRow } from './store.js';
@@ -254,8 +255,25 @@ export interface DlqSubStore {
   delete(id: string): Promise<boolean>;
 }
 
-/** Operator views. */
+/** A queue's configuration as stored (options with their defaults applied). */
+export interface QueueConfig {
+  /** Public id of the queue. */
+  queueId: string;
+  namespace: string;
+  task: string;
+  options: QueueOptions;
+}
+
+/** Operator views and writes. */
 export interface AdminSubStore {
+  /** A queue's configuration; undefined when the queue does not exist. */
+  readQueue(queue: QueueKey): Promise<QueueConfig | undefined>;
+  /** Creates the queue when missing and sets its namespace, task and options (as given: the domain merges); returns it as stored. */
+  configureQueue(queue: QueueKey, config: Omit<QueueConfig, 'queueId'>, now: number): Promise<QueueConfig>;
+  /** Sets a broker-wide setting (maintenance flags; docs/operations.md#maintenance-mode). */
+  setSetting(key: string, value: string): Promise<void>;
+  /** A broker-wide setting; undefined when never set. */
+  setting(key: string): Promise<string | undefined>;
   /** Queues of a tenant, by name. */
   queues(tenant: string): Promise<{ queue: string; partitions: number; messages: number }[]>;
   /** Cursors of a group on a queue, by partition name. */

@@ -4,6 +4,7 @@
  * conformance-meta.test.ts runs them on a deliberately wrong double to prove they can fail.
  */
 import assert from 'node:assert/strict';
+import { QUEUE_DEFAULTS } from '../../src/model/options.js';
 import { DEFAULT_TENANT, type AppendResult, type ClaimRequest, type QueueBackend, type QueueKey, type UnitOp } from '../../src/storage/contract.js';
 
 export interface ContractCase {
@@ -232,6 +233,22 @@ export const contractCases: ContractCase[] = [
     assert.deepEqual([t2?.attempts, t2?.lastError, t2?.deliverAt], [1, 'boom', T0 + 2_000]);
     const gone = await b.unit([{ op: 'timerFailed', tenant: T, queue: 'q', timerKey: 't1', error: 'x', retryAt: T0, now: T0 }]);
     assert.deepEqual(gone.committed && gone.results, [{ done: false }]);
+  } },
+  { name: 'queue configuration: created when missing, options as given, per tenant; settings', cursorCommit: false, async run(b) {
+    const other = '00000000-0000-0000-0000-000000000002';
+    assert.equal(await b.admin.readQueue(Q), undefined);
+    const options = { ...QUEUE_DEFAULTS, leaseTime: 7, retryLimit: 2 };
+    const made = await b.admin.configureQueue(Q, { namespace: 'ns', task: 't', options }, T0);
+    assert.deepEqual([made.namespace, made.task, made.options.leaseTime, made.options.retryLimit], ['ns', 't', 7, 2]);
+    await fill(b, 1);
+    const again = await b.admin.configureQueue(Q, { namespace: '', task: '', options: { ...options, leaseTime: 9 } }, T0 + 1);
+    assert.equal(again.queueId, made.queueId, 'the same queue, reconfigured');
+    assert.deepEqual(await b.admin.readQueue(Q), again);
+    assert.equal((await b.readPartition(P))?.headOffset, 1, 'its messages stay');
+    assert.equal(await b.admin.readQueue({ tenant: other, queue: 'q' }), undefined, 'another tenant has no such queue');
+    assert.equal(await b.admin.setting('maintenance.pop'), undefined);
+    await b.admin.setSetting('maintenance.pop', 'true');
+    assert.equal(await b.admin.setting('maintenance.pop'), 'true');
   } },
   { name: 'KV rows: put, get, scan, delete, expiry prune; tenants do not see each other', cursorCommit: false, async run(b) {
     const other = '00000000-0000-0000-0000-000000000002';

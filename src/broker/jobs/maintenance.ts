@@ -104,7 +104,7 @@ export class Maintenance {
 
   /** Turns push maintenance on or off (persisted); off starts the replay of the spool. */
   async setPush(enabled: boolean): Promise<void> {
-    await this.broker.run((tx) => tx.setSetting('maintenance.push', String(enabled)));
+    await this.broker.backend.admin.setSetting('maintenance.push', String(enabled));
     this.pushMode = enabled;
     if (!enabled && this.pending > 0) void this.drain();
   }

@@ -10,10 +10,10 @@ import { randomUUID } from 'node:crypto';
 import type {
   AppendRequest, AppendResult, BackendCapabilities, ClaimRequest, ClaimedBatch, CommitResult, CursorCommit, CursorKey,
   CursorView, PartitionKey, PartitionView, QueueBackend, QueueKey, ReadyListener, UnitOp, UnitOpResult, UnitResult,
-  KvSubStore, LockSubStore, TimerSubStore, TraceSubStore, DlqSubStore, AdminSubStore, TraceEvent,
+  KvSubStore, LockSubStore, TimerSubStore, TraceSubStore, DlqSubStore, AdminSubStore, TraceEvent, QueueConfig,
 } from '../contract.js';
 import { DEFAULT_TENANT } from '../contract.js';
-import { QUEUE_DEFAULTS } from '../../model/options.js';
+import { applyOptions, QUEUE_DEFAULTS } from '../../model/options.js';
 import type { KvRow, KvStore } from '../kv.js';
 import { toMessage, type Row } from './rows.js';
 import type { SqliteStore } from './store.js';
@@ -59,6 +59,13 @@ export class SqliteBackend implements QueueBackend {
     if (create === undefined) return undefined;
     return Number(db.prepare('INSERT INTO queues (id, tenant_id, name, namespace, task, options, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)')
       .run(randomUUID(), q.tenant, q.queue, '', '', JSON.stringify(QUEUE_DEFAULTS), create).lastInsertRowid);
+  }
+
+  private queueConfig(db: Db, q: QueueKey): QueueConfig | undefined {
+    const r = db.prepare('SELECT id, namespace, task, options FROM queues WHERE tenant_id = ? AND name = ?').get(q.tenant, q.queue) as Row | undefined;
+    if (!r) return undefined;
+    const options = applyOptions({ ...QUEUE_DEFAULTS }, JSON.parse(r.options as string) as Record<string, unknown>);
+    return { queueId: r.id as string, namespace: r.namespace as string, task: r.task as string, options };
   }
 
   private partitionRow(db: Db, k: PartitionKey): Row | undefined {
@@ -390,6 +397,17 @@ export class SqliteBackend implements QueueBackend {
   };
 
   readonly admin: AdminSubStore = {
+    readQueue: (queue) => Promise.resolve(this.queueConfig(this.db(), queue)),
+    configureQueue: (queue, config, now) => this.atomic((db) => {
+      this.queuePk(db, queue, now);
+      db.prepare('UPDATE queues SET namespace = ?, task = ?, options = ? WHERE tenant_id = ? AND name = ?')
+        .run(config.namespace, config.task, JSON.stringify(config.options), queue.tenant, queue.queue);
+      return this.queueConfig(db, queue)!;
+    }),
+    setSetting: (key, value) => this.atomic((db) => {
+      db.prepare('INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(key, value);
+    }),
+    setting: (key) => Promise.resolve((this.db().prepare('SELECT value FROM settings WHERE key = ?').get(key) as Row | undefined)?.value as string | undefined),
     queues: (tenant) => Promise.resolve((this.db().prepare(`
       SELECT q.name AS queue, (SELECT count(*) FROM partitions p WHERE p.queue_pk = q.pk) AS partitions,
              (SELECT count(*) FROM messages m WHERE m.queue_pk = q.pk) AS messages

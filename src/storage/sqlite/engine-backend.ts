@@ -359,6 +359,25 @@ export class EngineBackend implements QueueBackend {
   get dlq(): QueueBackend['dlq'] { return this.sql.dlq; }
 
   readonly admin: AdminSubStore = {
+    readQueue: (queue) => {
+      if (!EngineBackend.local(queue)) return this.sql.admin.readQueue(queue);
+      const q = this.engine.queues.get(queue.queue);
+      return Promise.resolve(q ? { queueId: q.id, namespace: q.namespace, task: q.task, options: q.options } : undefined);
+    },
+    configureQueue: (queue, config, now) => {
+      if (!EngineBackend.local(queue)) return this.sql.admin.configureQueue(queue, config, now);
+      return this.run((tx) => {
+        const q = this.engine.ensureQueue(tx, queue.queue, now);
+        tx.updateQueue(q.pk, config.namespace, config.task, config.options);
+        this.engine.noteQueue(q);
+        q.options = config.options;
+        q.namespace = config.namespace;
+        q.task = config.task;
+        return { queueId: q.id, namespace: q.namespace, task: q.task, options: q.options };
+      });
+    },
+    setSetting: (key, value) => this.run((tx) => tx.setSetting(key, value)),
+    setting: (key) => this.sql.admin.setting(key),
     queues: (tenant) => this.sql.admin.queues(tenant),
     cursors: (queue, group) => this.sql.admin.cursors(queue, group),
     deleteQueue: (queue) => {
