@@ -171,7 +171,9 @@ export type UnitOp =
   /** Records a failed firing (attempts + 1, `error`, next attempt at `retryAt`); `done` false when the timer is gone. */
   | { op: 'timerFailed'; tenant: string; queue: string; timerKey: string; error: string; retryAt: number; now: number }
   /** Refused unless `leaseId` holds at least one cursor whose lease is live at `now`. */
-  | { op: 'leaseHeld'; leaseId: string; now: number };
+  | { op: 'leaseHeld'; leaseId: string; now: number }
+  /** Deletes a dead letter; refused when it is gone (another replay moved it). */
+  | { op: 'dlqDelete'; id: string };
 
 export type UnitOpResult = AppendResult | CommitResult | { done: boolean };
 
@@ -241,7 +243,8 @@ export type TraceEvent = Omit<TraceRow, 'id' | 'queuePk' | 'queue'>;
 
 /** Trace events on messages (docs/http-api.md#traces). */
 export interface TraceSubStore {
-  add(queue: QueueKey, e: TraceEvent): Promise<void>;
+  /** Records the event; returns its id, or undefined when the queue does not exist. */
+  add(queue: QueueKey, e: TraceEvent): Promise<string | undefined>;
   /** Events of one message, oldest first. */
   byMessage(partitionId: string, transactionId: string, limit: number): Promise<TraceRow[]>;
   /** Events carrying `name`, newest first, with the true total. */
@@ -253,6 +256,12 @@ export interface DlqSubStore {
   list(filter: DlqFilter): Promise<{ rows: DlqRow[]; total: number }>;
   get(id: string): Promise<DlqRow | undefined>;
   delete(id: string): Promise<boolean>;
+  /** The newest dead letter of a message address; undefined when none. */
+  findByAddress(partitionId: string, transactionId: string): Promise<DlqRow | undefined>;
+  /** Deletes every dead letter of a message address; returns how many and their queue's name. */
+  deleteByAddress(partitionId: string, transactionId: string): Promise<{ queue: string | undefined; deleted: number }>;
+  /** Deletes up to `limit` dead letters of a queue (of one group when given); returns how many. */
+  purge(queue: QueueKey, group: string | undefined, limit: number): Promise<number>;
 }
 
 /** A queue's configuration as stored (options with their defaults applied). */

@@ -250,6 +250,33 @@ export const contractCases: ContractCase[] = [
     await b.admin.setSetting('maintenance.pop', 'true');
     assert.equal(await b.admin.setting('maintenance.pop'), 'true');
   } },
+  { name: 'dead letters: by address, deleted by address, purged per queue and group, deleted in a unit only while present', cursorCommit: true, async run(b) {
+    await fill(b, 3);
+    const dead = async (group: string, id: string, offset: number) => {
+      await b.claim(claimReq({ group, leaseId: `L-${id}` }));
+      await b.commitCursor({ key: { ...P, group }, leaseId: `L-${id}`, committedOffset: offset + 1, retryCount: 0, release: true, now: T0 + 1,
+        deadLetter: { id, offset, error: 'x', retryCount: 0 } });
+    };
+    await dead('g1', 'd1', 0);
+    await dead('g2', 'd2', 0);
+    await dead('g3', 'd3', 0);
+    const { partitionId } = (await b.readPartition(P))!;
+    assert.equal((await b.dlq.findByAddress(partitionId, 't0'))?.transactionId, 't0');
+    assert.deepEqual(await b.unit([{ op: 'dlqDelete', id: 'd1' }]), { committed: true, results: [{ done: true }] });
+    assert.deepEqual(await b.unit([{ op: 'dlqDelete', id: 'd1' }]), { committed: false, failedIndex: 0 }, 'gone: refused');
+    assert.equal(await b.dlq.purge(Q, 'g2', 10), 1);
+    assert.equal((await b.dlq.list({ queue: 'q', limit: 10, offset: 0 })).total, 1);
+    assert.deepEqual(await b.dlq.deleteByAddress(partitionId, 't0'), { queue: 'q', deleted: 1 });
+    assert.deepEqual(await b.dlq.deleteByAddress(partitionId, 't0'), { queue: undefined, deleted: 0 });
+    assert.equal(await b.dlq.purge({ ...Q, queue: 'none' }, undefined, 10), 0);
+  } },
+  { name: 'a trace event on a queue that does not exist is not recorded', cursorCommit: false, async run(b) {
+    const e = { partition: 'p', partitionId: 'x', transactionId: 'a', messageId: null, group: 'g', eventType: 'info', data: '1', workerId: null, names: ['n'], createdAt: T0 };
+    assert.equal(await b.traces.add(Q, e), undefined);
+    await fill(b, 1);
+    assert.equal(typeof await b.traces.add(Q, e), 'string');
+    assert.equal((await b.traces.byName('n', 10, 0)).total, 1);
+  } },
   { name: 'KV rows: put, get, scan, delete, expiry prune; tenants do not see each other', cursorCommit: false, async run(b) {
     const other = '00000000-0000-0000-0000-000000000002';
     for (const [key, exp] of [['a', null], ['b', T0 + 5], ['c', null]] as const) {

@@ -4,9 +4,9 @@
  * Answers use the reference's snake_case keys.
  */
 import { QueenError } from '../../errors.js';
+import { DEFAULT_TENANT } from '../../storage/contract.js';
 import { checkNameText } from '../../util/names.js';
 import type { TraceRow } from '../../storage/ops.js';
-import { newId } from '../../util/ids.js';
 import { RawJson, stringifyClientJson } from '../../util/json.js';
 import { iso } from '../../util/time.js';
 import type { Broker } from '../broker.js';
@@ -58,19 +58,16 @@ export async function recordTrace(broker: Broker, input: TraceInput): Promise<{ 
   engine.checkName('consumerGroup', group);
   if (input.workerId) engine.checkName('workerId', input.workerId);
   if (input.eventType) engine.checkName('eventType', input.eventType);
-  const id = newId();
-  await broker.run(() => {
-    const p = engine.partitionsById.get(input.partitionId);
-    const live = p ? engine.store.findByTransactionId(p.pk, input.transactionId, 0) : undefined;
-    const dead = p && !live ? engine.store.ops.findDlqByAddress(input.partitionId, input.transactionId) : undefined;
-    if (!p || (!live && !dead)) throw new QueenError('message_not_found', undefined, { success: false });
-    const row: TraceRow = {
-      id, queuePk: p.queue.pk, queue: p.queue.name, partition: p.name, partitionId: p.id, transactionId: input.transactionId,
-      messageId: live?.id ?? dead?.messageId ?? null, group, eventType: input.eventType || 'info', data,
-      workerId: input.workerId ?? null, names: traceNames, createdAt: engine.clock.now(),
-    };
-    engine.store.ops.insertTrace(row);
+  const p = engine.partitionsById.get(input.partitionId);
+  const live = p ? broker.store.findByTransactionId(p.pk, input.transactionId, 0) : undefined;
+  const dead = p && !live ? await broker.backend.dlq.findByAddress(input.partitionId, input.transactionId) : undefined;
+  if (!p || (!live && !dead)) throw new QueenError('message_not_found', undefined, { success: false });
+  const id = await broker.backend.traces.add({ tenant: DEFAULT_TENANT, queue: p.queue.name }, {
+    partition: p.name, partitionId: p.id, transactionId: input.transactionId,
+    messageId: live?.id ?? dead?.messageId ?? null, group, eventType: input.eventType || 'info', data,
+    workerId: input.workerId ?? null, names: traceNames, createdAt: engine.clock.now(),
   });
+  if (id === undefined) throw new QueenError('message_not_found', undefined, { success: false }); // its queue was deleted meanwhile
   return { success: true, traceId: id };
 }
 

@@ -309,6 +309,9 @@ export class SqliteBackend implements QueueBackend {
         if (!held) throw new UnitRefused(index);
         return { done: true };
       }
+      case 'dlqDelete':
+        if (!this.deleteDlqNow(o.id)) throw new UnitRefused(index);
+        return { done: true };
       default: throw new Error(`${o.op} is not a rider`);
     }
   }
@@ -377,12 +380,35 @@ export class SqliteBackend implements QueueBackend {
       .map((t) => ({ ...t, queue }))),
   };
 
+  /** Records a trace event inside the running store unit; returns its id, undefined when the queue does not exist. */
+  addTraceNow(queue: QueueKey, e: TraceEvent): string | undefined {
+    const queuePk = this.queuePk(this.db(), queue, undefined);
+    if (queuePk === undefined) return undefined;
+    const id = randomUUID();
+    this.store.ops.insertTrace({ ...e, id, queuePk, queue: queue.queue });
+    return id;
+  }
+
+  /** Deletes a message address's dead letters inside the running store unit. */
+  deleteDlqByAddressNow(partitionId: string, transactionId: string): { queue: string | undefined; deleted: number } {
+    const row = this.store.ops.findDlqByAddress(partitionId, transactionId);
+    if (!row) return { queue: undefined, deleted: 0 };
+    return { queue: row.queue, deleted: this.store.ops.deleteDlqByAddress(partitionId, transactionId) };
+  }
+
+  /** Purges up to `limit` of a queue's dead letters inside the running store unit. */
+  purgeDlqNow(queue: QueueKey, group: string | undefined, limit: number): number {
+    const pk = this.queuePk(this.db(), queue, undefined);
+    return pk === undefined ? 0 : this.store.ops.purgeDlq(pk, group, limit);
+  }
+
+  /** Deletes one dead letter inside the running store unit. */
+  deleteDlqNow(id: string): boolean {
+    return this.db().prepare('DELETE FROM dlq WHERE id = ?').run(id).changes > 0;
+  }
+
   readonly traces: TraceSubStore = {
-    add: (queue: QueueKey, e: TraceEvent) => this.atomic((db) => {
-      const queuePk = this.queuePk(db, queue, undefined);
-      if (queuePk === undefined) throw new Error(`no queue ${queue.queue}`);
-      this.store.ops.insertTrace({ ...e, id: randomUUID(), queuePk, queue: queue.queue });
-    }),
+    add: (queue: QueueKey, e: TraceEvent) => this.atomic(() => this.addTraceNow(queue, e)),
     byMessage: (partitionId, transactionId, limit) => Promise.resolve(this.store.ops.tracesByMessage(partitionId, transactionId, limit)),
     byName: (name, limit, offset) => Promise.resolve({ rows: this.store.ops.tracesByName(name, limit, offset), total: this.store.ops.countTracesByName(name) }),
   };
@@ -393,7 +419,10 @@ export class SqliteBackend implements QueueBackend {
       return Promise.resolve({ rows: this.store.listDlq(f), total: this.store.countDlqMatching(match) });
     },
     get: (id) => Promise.resolve(this.store.getDlq(id)),
-    delete: (id) => this.store.run((tx) => tx.deleteDlq(id)),
+    delete: (id) => this.atomic(() => this.deleteDlqNow(id)),
+    findByAddress: (partitionId, transactionId) => Promise.resolve(this.store.ops.findDlqByAddress(partitionId, transactionId)),
+    deleteByAddress: (partitionId, transactionId) => this.atomic(() => this.deleteDlqByAddressNow(partitionId, transactionId)),
+    purge: (queue, group, limit) => this.atomic(() => this.purgeDlqNow(queue, group, limit)),
   };
 
   readonly admin: AdminSubStore = {

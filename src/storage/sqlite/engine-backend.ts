@@ -355,8 +355,20 @@ export class EngineBackend implements QueueBackend {
   }
   get locks(): QueueBackend['locks'] { return this.sql.locks; }
   get timers(): QueueBackend['timers'] { return this.sql.timers; }
-  get traces(): QueueBackend['traces'] { return this.sql.traces; }
-  get dlq(): QueueBackend['dlq'] { return this.sql.dlq; }
+  /** Trace reads on the SQL implementation; recording runs as this broker's unit. */
+  get traces(): QueueBackend['traces'] {
+    return { ...this.sql.traces, add: (queue, e) => this.run(() => this.sql.addTraceNow(queue, e)) };
+  }
+
+  /** Dead-letter reads on the SQL implementation; deletions run as this broker's units. */
+  get dlq(): QueueBackend['dlq'] {
+    return {
+      ...this.sql.dlq,
+      delete: (id) => this.run(() => this.sql.deleteDlqNow(id)),
+      deleteByAddress: (partitionId, transactionId) => this.run(() => this.sql.deleteDlqByAddressNow(partitionId, transactionId)),
+      purge: (queue, group, limit) => this.run(() => this.sql.purgeDlqNow(queue, group, limit)),
+    };
+  }
 
   readonly admin: AdminSubStore = {
     readQueue: (queue) => {
