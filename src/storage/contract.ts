@@ -273,6 +273,15 @@ export interface QueueConfig {
   options: QueueOptions;
 }
 
+/** Where a seek moves a group's cursor: the log's end, or the first message created at or after `timestamp` (epoch ms). */
+export type SeekTarget = { toEnd: true } | { timestamp: number };
+
+/** A partition's prefix to remove: every offset below `end` (capped at the head). */
+export interface PruneCut {
+  partition: string;
+  end: number;
+}
+
 /** Operator views and writes. */
 export interface AdminSubStore {
   /** A queue's configuration; undefined when the queue does not exist. */
@@ -289,6 +298,33 @@ export interface AdminSubStore {
   cursors(queue: QueueKey, group: string): Promise<{ partition: string; cursor: CursorView }[]>;
   /** Deletes a queue and everything under it; returns whether it existed. */
   deleteQueue(queue: QueueKey): Promise<boolean>;
+  /**
+   * Deletes a group's cursors (dropping its leases) on one queue of `tenant`, or on every queue
+   * when `queue` is undefined, and its subscription when `deleteMetadata`; a group kept registered
+   * starts again from its subscription.
+   * @returns cursors deleted, and the partitions of the queues it was registered on (their consumption point moved)
+   */
+  deleteGroup(tenant: string, group: string, queue: string | undefined, deleteMetadata: boolean, now: number):
+    Promise<{ cursorsDeleted: number; partitions: PartitionKey[] }>;
+  /**
+   * Moves a group's cursor on every partition of a queue (or one) to `target`, dropping its leases
+   * there; registers the group when new (subscribed from the target).
+   * @returns the partitions moved with the offset each cursor now has; undefined when the queue or the partition does not exist
+   */
+  seekGroup(queue: QueueKey, group: string, partition: string | undefined, target: SeekTarget, now: number):
+    Promise<{ partition: string; committedOffset: number }[] | undefined>;
+  /**
+   * Sets the subscription start (`from` `fromTime`, epoch ms) of a group on every queue of `tenant`
+   * it is registered on; partitions it has no cursor on yet start there.
+   * @returns how many queues' subscriptions changed
+   */
+  setSubscriptionFrom(tenant: string, group: string, fromTime: number, now: number): Promise<number>;
+  /**
+   * Removes the given prefixes of a queue's partitions (retention): messages below each `end`,
+   * the partition's first offset raised to it. A cut at or below the first offset does nothing.
+   * @returns per partition cut, the messages removed and the first offset before the cut
+   */
+  prune(queue: QueueKey, cuts: PruneCut[]): Promise<{ partition: string; removed: number; firstOffsetBefore: number }[]>;
 }
 
 /** Named differences between backends. */

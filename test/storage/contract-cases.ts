@@ -277,6 +277,47 @@ export const contractCases: ContractCase[] = [
     assert.equal(typeof await b.traces.add(Q, e), 'string');
     assert.equal((await b.traces.byName('n', 10, 0)).total, 1);
   } },
+  { name: 'seek moves a group\'s cursor to the end or to a time and drops its lease; unknown queue or partition is answered', cursorCommit: false, async run(b) {
+    await fill(b, 3);
+    await b.append({ key: P, items: [item('late1'), item('late2')], dedupWindowMs: 0, now: T0 + 10_000 });
+    await b.claim(claimReq({ now: T0 + 10_000 }));
+    assert.deepEqual(await b.admin.seekGroup(Q, 'g', undefined, { toEnd: true }, T0 + 20_000), [{ partition: 'p', committedOffset: 5 }]);
+    const c = await b.readCursor({ ...P, group: 'g' });
+    assert.deepEqual([c?.committedOffset, c?.leaseId], [5, null], 'at the end, lease dropped');
+    assert.deepEqual(await b.claim(claimReq({ leaseId: 'L2', now: T0 + 20_001 })), []);
+    assert.deepEqual(await b.admin.seekGroup(Q, 'g', 'p', { timestamp: T0 + 5_000 }, T0 + 20_002), [{ partition: 'p', committedOffset: 3 }]);
+    assert.deepEqual(offsets((await b.claim(claimReq({ leaseId: 'L3', now: T0 + 20_003 })))[0]), [3, 4]);
+    assert.deepEqual(await b.admin.seekGroup(Q, 'new', undefined, { timestamp: T0 }, T0 + 20_004), [{ partition: 'p', committedOffset: 0 }], 'a new group is registered');
+    assert.equal(await b.admin.seekGroup(Q, 'g', 'nope', { toEnd: true }, T0 + 20_005), undefined);
+    assert.equal(await b.admin.seekGroup({ ...Q, queue: 'nope' }, 'g', undefined, { toEnd: true }, T0 + 20_005), undefined);
+  } },
+  { name: 'deleting a group\'s cursors restarts it from its subscription; deleting its metadata too forgets it', cursorCommit: false, async run(b) {
+    await fill(b, 2);
+    assert.deepEqual(offsets((await b.claim(claimReq({ leaseId: null })))[0]), [0, 1]);
+    const r = await b.admin.deleteGroup(DEFAULT_TENANT, 'g', 'q', false, T0 + 1);
+    assert.deepEqual(r, { cursorsDeleted: 1, partitions: [P] });
+    assert.equal(await b.readCursor({ ...P, group: 'g' }), undefined);
+    assert.deepEqual(offsets((await b.claim(claimReq({ leaseId: null, now: T0 + 2 })))[0]), [0, 1], 'from the start again');
+    assert.equal((await b.admin.deleteGroup(DEFAULT_TENANT, 'g', undefined, true, T0 + 3)).cursorsDeleted, 1);
+    assert.deepEqual(await b.admin.deleteGroup(DEFAULT_TENANT, 'g', undefined, true, T0 + 4), { cursorsDeleted: 0, partitions: [] }, 'forgotten');
+  } },
+  { name: 'a group\'s subscription start changes where it starts on partitions it has no cursor on', cursorCommit: false, async run(b) {
+    await fill(b, 2);
+    assert.deepEqual(await b.claim(claimReq({ group: 'g2', seed: { mode: 'from', fromTime: T0 + 1 }, now: T0 + 2 })), [], 'registered after the messages');
+    assert.equal(await b.admin.setSubscriptionFrom(DEFAULT_TENANT, 'g2', T0 - 1, T0 + 3), 1);
+    assert.deepEqual(offsets((await b.claim(claimReq({ group: 'g2', seed: { mode: 'from', fromTime: T0 + 1 }, now: T0 + 4 })))[0]), [0, 1],
+      'the stored subscription wins over a later request\'s seed');
+    assert.equal(await b.admin.setSubscriptionFrom(DEFAULT_TENANT, 'nobody', T0, T0 + 5), 0);
+  } },
+  { name: 'prune removes a partition\'s prefix and raises its first offset; claims start after it', cursorCommit: false, async run(b) {
+    await fill(b, 5);
+    assert.deepEqual(await b.admin.prune(Q, [{ partition: 'p', end: 3 }, { partition: 'none', end: 1 }]), [{ partition: 'p', removed: 3, firstOffsetBefore: 0 }]);
+    assert.equal((await b.readPartition(P))?.firstOffset, 3);
+    assert.deepEqual(offsets((await b.claim(claimReq()))[0]), [3, 4]);
+    assert.deepEqual(await b.admin.prune(Q, [{ partition: 'p', end: 2 }]), [], 'below the first offset: nothing');
+    assert.deepEqual(await b.admin.prune(Q, [{ partition: 'p', end: 100 }]), [{ partition: 'p', removed: 2, firstOffsetBefore: 3 }], 'capped at the head');
+    assert.deepEqual(await b.readPartition(P).then((v) => [v?.firstOffset, v?.headOffset]), [5, 5]);
+  } },
   { name: 'KV rows: put, get, scan, delete, expiry prune; tenants do not see each other', cursorCommit: false, async run(b) {
     const other = '00000000-0000-0000-0000-000000000002';
     for (const [key, exp] of [['a', null], ['b', T0 + 5], ['c', null]] as const) {

@@ -122,6 +122,16 @@ export class SqliteBackend implements QueueBackend {
     return this.atomic((db, ready) => {
       const queuePk = this.queuePk(db, req.queue, undefined);
       if (queuePk === undefined) return [];
+      // The group's start: its stored subscription, registered from `req.seed` on first contact.
+      let sub = db.prepare('SELECT mode, from_time FROM subscriptions WHERE queue_pk = ? AND consumer_group = ?').get(queuePk, req.group) as Row | undefined;
+      if (!sub) {
+        const fromTime = req.seed.mode === 'from' ? req.seed.fromTime : null;
+        const label = req.seed.mode === 'from' ? req.seed.label ?? 'timestamp' : 'all';
+        db.prepare(`INSERT INTO subscriptions (queue_pk, consumer_group, mode, from_time, label, created_at, conflation) VALUES (?, ?, ?, ?, ?, ?, ?)`)
+          .run(queuePk, req.group, req.seed.mode, fromTime, label, req.now, req.conflation ? 1 : 0);
+        sub = { mode: req.seed.mode, from_time: fromTime };
+      }
+      const seedFrom = sub.mode === 'from' && sub.from_time !== null ? sub.from_time as number : undefined;
       // Candidates: something beyond the cursor (or the subscription starting point), lease free at `now`, oldest activity first.
       const rows = db.prepare(`
         SELECT p.pk, p.id, p.name, p.next_offset, p.first_offset, p.last_message_at,
@@ -145,8 +155,8 @@ export class SqliteBackend implements QueueBackend {
         const head = r.next_offset as number;
         let from = r.committed as number | null;
         if (from === null) {
-          from = req.seed.mode === 'all' ? r.first_offset as number
-            : ((db.prepare('SELECT min(offset) AS o FROM messages WHERE partition_pk = ? AND created_at > ?').get(pk, req.seed.fromTime) as Row).o as number | null) ?? head;
+          from = seedFrom === undefined ? r.first_offset as number
+            : ((db.prepare('SELECT min(offset) AS o FROM messages WHERE partition_pk = ? AND created_at > ?').get(pk, seedFrom) as Row).o as number | null) ?? head;
         }
         from = Math.max(from, r.first_offset as number);
         if (from >= head) continue;
@@ -435,6 +445,63 @@ export class SqliteBackend implements QueueBackend {
     }),
     setSetting: (key, value) => this.atomic((db) => {
       db.prepare('INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(key, value);
+    }),
+    deleteGroup: (tenant, group, queue, deleteMetadata) => this.atomic((db, ready) => {
+      const queues = db.prepare(`SELECT q.pk, q.name FROM queues q WHERE q.tenant_id = ? AND (? IS NULL OR q.name = ?)
+                                   AND (EXISTS (SELECT 1 FROM subscriptions s WHERE s.queue_pk = q.pk AND s.consumer_group = ?)
+                                     OR EXISTS (SELECT 1 FROM cursors c JOIN partitions p ON p.pk = c.partition_pk WHERE p.queue_pk = q.pk AND c.consumer_group = ?))`)
+        .all(tenant, queue ?? null, queue ?? null, group, group) as Row[];
+      let cursorsDeleted = 0;
+      const partitions: PartitionKey[] = [];
+      for (const q of queues) {
+        cursorsDeleted += this.store.ops.deleteGroupCursors(q.pk as number, group);
+        if (deleteMetadata) db.prepare('DELETE FROM subscriptions WHERE queue_pk = ? AND consumer_group = ?').run(q.pk, group);
+        const names = (db.prepare('SELECT name FROM partitions WHERE queue_pk = ? ORDER BY name').all(q.pk) as Row[]).map((r) => r.name as string);
+        for (const partition of names) partitions.push({ tenant, queue: q.name as string, partition });
+        if (!deleteMetadata && names.length > 0) ready.push({ queue: { tenant, queue: q.name as string }, partitions: names, visibleAt: null });
+      }
+      return { cursorsDeleted, partitions };
+    }),
+    seekGroup: (queue, group, partition, target, now) => this.atomic((db, ready) => {
+      const queuePk = this.queuePk(db, queue, undefined);
+      if (queuePk === undefined) return undefined;
+      const parts = db.prepare('SELECT * FROM partitions WHERE queue_pk = ? AND (? IS NULL OR name = ?) ORDER BY name')
+        .all(queuePk, partition ?? null, partition ?? null) as Row[];
+      if (partition !== undefined && parts.length === 0) return undefined;
+      const sub = 'toEnd' in target ? { mode: 'from', from: now - 1, label: 'new' } : { mode: 'from', from: target.timestamp - 1, label: 'timestamp' };
+      db.prepare(`INSERT OR IGNORE INTO subscriptions (queue_pk, consumer_group, mode, from_time, label, created_at, conflation)
+                  VALUES (?, ?, ?, ?, ?, ?, 0)`).run(queuePk, group, sub.mode, sub.from, sub.label, now);
+      const out = parts.map((p) => {
+        const head = p.next_offset as number;
+        const to = 'toEnd' in target ? head
+          : ((db.prepare('SELECT min(offset) AS o FROM messages WHERE partition_pk = ? AND offset >= ? AND created_at >= ?')
+            .get(p.pk, p.first_offset, target.timestamp) as Row).o as number | null) ?? head;
+        db.prepare(`INSERT INTO cursors (partition_pk, consumer_group, next_offset, lease_id, lease_expires_at, lease_end_offset, retry_count, delivery_count)
+          VALUES (?, ?, ?, NULL, NULL, NULL, 0, 0) ON CONFLICT (partition_pk, consumer_group) DO UPDATE SET next_offset = excluded.next_offset,
+          lease_id = NULL, lease_expires_at = NULL, lease_end_offset = NULL, retry_count = 0, delivery_count = 0`).run(p.pk, group, to);
+        return { partition: p.name as string, committedOffset: to, head };
+      });
+      const again = out.filter((o) => o.committedOffset < o.head).map((o) => o.partition);
+      if (again.length > 0) ready.push({ queue, partitions: again, visibleAt: null });
+      return out.map(({ partition: name, committedOffset }) => ({ partition: name, committedOffset }));
+    }),
+    setSubscriptionFrom: (tenant, group, fromTime) => this.atomic((db) => db.prepare(`
+      UPDATE subscriptions SET mode = 'from', from_time = ?, label = 'timestamp'
+       WHERE consumer_group = ? AND queue_pk IN (SELECT pk FROM queues WHERE tenant_id = ?)`).run(fromTime, group, tenant).changes),
+    prune: (queue, cuts) => this.atomic((db) => {
+      const queuePk = this.queuePk(db, queue, undefined);
+      if (queuePk === undefined) return [];
+      const out: { partition: string; removed: number; firstOffsetBefore: number }[] = [];
+      for (const cut of cuts) {
+        const p = db.prepare('SELECT pk, next_offset, first_offset FROM partitions WHERE queue_pk = ? AND name = ?').get(queuePk, cut.partition) as Row | undefined;
+        if (!p) continue;
+        const end = Math.min(cut.end, p.next_offset as number);
+        if (end <= (p.first_offset as number)) continue;
+        const removed = this.store.ops.deleteMessagesBelow(p.pk as number, end);
+        this.store.ops.setFirstOffset(p.pk as number, end);
+        out.push({ partition: cut.partition, removed, firstOffsetBefore: p.first_offset as number });
+      }
+      return out;
     }),
     setting: (key) => Promise.resolve((this.db().prepare('SELECT value FROM settings WHERE key = ?').get(key) as Row | undefined)?.value as string | undefined),
     queues: (tenant) => Promise.resolve((this.db().prepare(`

@@ -19,6 +19,7 @@ import type { SqliteBackend } from './backend.js';
 import type { MessageRow, StoreTx, SubscriptionRow } from '../store.js';
 import type { Engine } from './engine.js';
 import { UnitRefused } from './refused.js';
+import { deleteGroupOn, pruneOn, seekGroupOn, setSubscriptionFromOn } from './engine-admin.js';
 
 export { UnitRefused } from './refused.js';
 
@@ -390,6 +391,16 @@ export class EngineBackend implements QueueBackend {
     },
     setSetting: (key, value) => this.run((tx) => tx.setSetting(key, value)),
     setting: (key) => this.sql.admin.setting(key),
+    deleteGroup: (tenant, group, queue, deleteMetadata, now) => (tenant !== DEFAULT_TENANT
+      ? this.sql.admin.deleteGroup(tenant, group, queue, deleteMetadata, now)
+      : this.run((tx) => deleteGroupOn(this.engine, tx, group, queue, deleteMetadata, now))),
+    seekGroup: (queue, group, partition, target, now) => (!EngineBackend.local(queue)
+      ? this.sql.admin.seekGroup(queue, group, partition, target, now)
+      : this.run((tx) => seekGroupOn(this.engine, tx, queue, group, partition, target, now))),
+    setSubscriptionFrom: (tenant, group, fromTime, now) => (tenant !== DEFAULT_TENANT
+      ? this.sql.admin.setSubscriptionFrom(tenant, group, fromTime, now)
+      : this.run((tx) => setSubscriptionFromOn(this.engine, tx, group, fromTime, now))),
+    prune: (queue, cuts) => (!EngineBackend.local(queue) ? this.sql.admin.prune(queue, cuts) : this.run(() => pruneOn(this.engine, queue, cuts))),
     queues: (tenant) => this.sql.admin.queues(tenant),
     cursors: (queue, group) => this.sql.admin.cursors(queue, group),
     deleteQueue: (queue) => {
