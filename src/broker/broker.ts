@@ -5,8 +5,8 @@
  */
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
-import { isQueenError, QueenError } from '../errors.js';
-import type { StoreSnapshot, StoreTx } from '../storage/store.js';
+import { QueenError } from '../errors.js';
+import type { StoreSnapshot } from '../storage/store.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import { iso } from '../util/time.js';
 import { ackCommits, planAcks, type AckInput, type AckOutcome } from './messaging/ack.js';
@@ -17,9 +17,9 @@ import { applyOptions, type QueueOptions } from '../model/options.js';
 import { decodeForDelivery } from '../crypto/delivery.js';
 import { claimThrough, Parker, type PopRequest } from './messaging/pop.js';
 import { conflationEcho, emptyConflation, renderPop, type EmptyConflationResponse, type PopResponse } from './messaging/pop-answer.js';
-import { planPush, pushAppends, pushResults, type PushItem, type PushResult } from './messaging/push.js';
-import { EngineBackend, UnitRefused } from '../storage/sqlite/engine-backend.js';
-import type { AppendResult } from '../storage/contract.js';
+import { appendPush, planPush, type PushItem, type PushResult } from './messaging/push.js';
+import { EngineBackend } from '../storage/sqlite/engine-backend.js';
+import { EngineUnits } from '../storage/sqlite/engine-units.js';
 import { SqliteBackend } from '../storage/sqlite/backend.js';
 import type { SqliteStore } from '../storage/sqlite/store.js';
 import type { BrokerObserver, PushGate } from './messaging/observer.js';
@@ -136,7 +136,8 @@ export class Broker {
   readonly startedAt: number;
   private stopping = false;
   private popMaintenance = false;
-  private readonly inflight = new Set<Promise<unknown>>();
+  /** Runs the backend's units of work (group commit with the engine's undo log; the failure-containment tests drive it directly). */
+  readonly units: EngineUnits;
   /** Wake-up hints seen, in all and per queue name: a pop parks only when none arrived during its claim. */
   private hintsSeen = 0;
   private readonly hintsByQueue = new Map<string, number>();
@@ -151,7 +152,8 @@ export class Broker {
   constructor(readonly store: SqliteStore, readonly config: Config, codec: PayloadCodec, readonly log: Logger, clock: Clock = systemClock) {
     this.engine = new Engine(store, config, codec, log, clock);
     this.waiters = new Waiters(config.limits.maxWaitersPerQueue);
-    this.backend = new EngineBackend(this.engine, new SqliteBackend(store), (work) => this.run(work));
+    this.units = new EngineUnits(store, this.engine, log);
+    this.backend = new EngineBackend(this.engine, new SqliteBackend(store), (work) => this.units.run(work));
     this.engine.onPartitionsReady((key, partitions, visibleAt) => {
       if (visibleAt !== null) return; // the engine re-announces it when it is due
       this.hintsSeen++;
@@ -207,31 +209,6 @@ export class Broker {
     }
   }
 
-  /**
-   * Runs `work` as one unit in the next group commit (messaging calls here and operator work: admin
-   * routes, retention, maintenance, timers). Resolves with what `work` returned once the commit is durable.
-   * When the unit is rolled back, the in-memory index entries it changed are restored from its undo
-   * log (Engine.inUnit); nothing is reloaded from the store.
-   * @throws QueenError code=shutting_down while stopping; code=storage_error when the store failed;
-   * any QueenError (or the contract's UnitRefused refusal) that `work` threw.
-   */
-  async run<T>(work: (tx: StoreTx) => T): Promise<T> {
-    if (this.stopping) throw new QueenError('shutting_down');
-    const p = this.store.run((tx) => this.engine.inUnit(tx, () => work(tx)));
-    this.inflight.add(p);
-    try {
-      return await p;
-    } catch (e) {
-      if (!isQueenError(e) && !(e instanceof UnitRefused)) {
-        this.log.error({ err: e }, 'unit of work failed; its in-memory changes were undone');
-        throw new QueenError('storage_error', `storage error: ${(e as Error).message}`);
-      }
-      throw e;
-    } finally {
-      this.inflight.delete(p);
-    }
-  }
-
   // ------------------------------------------------------------------ configure
 
   /**
@@ -270,11 +247,7 @@ export class Broker {
     if (items.length === 0) return [];
     const diverted = this.pushGate?.(items, producerSub);
     if (diverted) return diverted;
-    const plan = planPush(this.engine, items, producerSub);
-    const appends = pushAppends(this.engine, plan, this.engine.clock.now());
-    const unit = await this.backend.unit(appends.ops);
-    if (!unit.committed) throw new QueenError('storage_error', 'a unit of appends was refused');
-    const results = pushResults(plan, appends, unit.results as AppendResult[]);
+    const results = await appendPush(this.engine, this.backend, planPush(this.engine, items, producerSub), this.engine.clock.now());
     for (const r of results) if (r.status === 'queued') this.counters.pushMessages++;
     this.notify((o) => o.pushed?.(results, this.engine.clock.now()));
     return results;
@@ -441,17 +414,14 @@ export class Broker {
   /** Stops taking new work and answers every parked pop (204). */
   stopAccepting(): void {
     this.stopping = true;
+    this.units.stop();
     this.waiters.wakeAll();
   }
 
   /** {@link stopAccepting}, then waits up to `graceMs` for in-flight commits and closes the store. */
   async shutdown(graceMs: number): Promise<void> {
     this.stopAccepting();
-    // Wall time on purpose: the grace period bounds a real wait for the disk, not a broker rule.
-    const deadline = Date.now() + graceMs;
-    while (this.inflight.size > 0 && Date.now() < deadline) {
-      await Promise.race([Promise.allSettled([...this.inflight]), new Promise((r) => setTimeout(r, 50))]);
-    }
+    await this.units.drain(graceMs);
     this.engine.stop();
     await this.store.close();
   }

@@ -42,7 +42,12 @@ const ROWS: Row[] = [
   { from: 'broker/i', to: 'main', rule: 'src-stays-in-src' },
   { from: 'broker/messaging/a', to: 'broker/admin/a', rule: 'messaging-not-to-admin-or-jobs' },
   { from: 'broker/messaging/b', to: 'broker/jobs/a', rule: 'messaging-not-to-admin-or-jobs', typeOnly: true },
+  { from: 'broker/messaging/e', to: 'storage/sqlite/engine-backend', rule: 'domain-writes-through-contract' },
+  { from: 'broker/admin/c', to: 'storage/sqlite/store', rule: 'domain-writes-through-contract', typeOnly: true },
+  { from: 'broker/jobs/b', to: 'storage/sqlite/engine-units', rule: 'domain-writes-through-contract' },
   // Allowed: downward, or into a leaf.
+  { from: 'broker/broker', to: 'storage/sqlite/engine-units', rule: null },
+  { from: 'broker/coordination/b', to: 'storage/contract', rule: null },
   { from: 'http/routes/b', to: 'broker/j', rule: null },
   { from: 'http/d', to: 'auth/e', rule: null },
   { from: 'broker/k', to: 'storage/g', rule: null },

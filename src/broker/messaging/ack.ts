@@ -9,8 +9,7 @@
  */
 import type { CursorCommit } from '../../storage/contract.js';
 import { DEFAULT_TENANT } from '../../storage/contract.js';
-import type { StoreReader, StoreTx } from '../../storage/store.js';
-import { commitOn } from '../../storage/sqlite/engine-backend.js';
+import type { StoreReader } from '../../storage/store.js';
 import { newId } from '../../util/ids.js';
 import type { Engine } from '../../storage/sqlite/engine.js';
 import { dlqEnabled } from '../../model/options.js';
@@ -191,9 +190,4 @@ export function ackCommits(plan: AckPlan, now: number): CursorCommit[] {
       now,
     };
   });
-}
-
-/** Applies a plan inside the running unit `tx` (a transaction): its cursor commits, DLQ rows first; wake-ups after the commit. */
-export function applyAcks(engine: Engine, tx: StoreTx, plan: AckPlan, now: number): void {
-  ackCommits(plan, now).forEach((c, i) => commitOn(engine, tx, c, i));
 }
