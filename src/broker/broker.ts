@@ -152,6 +152,7 @@ export class Broker {
   constructor(readonly store: SqliteStore, readonly config: Config, codec: PayloadCodec, readonly log: Logger, clock: Clock = systemClock) {
     this.engine = new Engine(store, config, codec, log, clock);
     this.waiters = new Waiters(config.limits.maxWaitersPerQueue);
+    store.useScheduler(this.engine.scheduler); // the idle WAL checkpoint joins the broker's one scheduler
     this.units = new EngineUnits(store, this.engine, log);
     this.backend = new EngineBackend(this.engine, new SqliteBackend(store), (work) => this.units.run(work));
     this.engine.onPartitionsReady((key, partitions, visibleAt) => {
