@@ -82,7 +82,7 @@ module.exports = {
       comment: 'The domain writes through the async operation contract (src/storage/contract.ts), never through the SQLite store\'s units of work, the backends\' unit code or their refusal type; only the composition files (broker.ts, services.ts) name the SQLite implementation they are given (docs/storage.md#operation-contract).',
       severity: 'error',
       from: { path: '^src/broker/', pathNot: '^src/broker/(broker|services)[.]ts$' },
-      to: { path: '^src/storage/sqlite/(store|backend|engine-backend|engine-units|engine-admin|refused)[.]ts$' },
+      to: { path: '^src/storage/sqlite/(store|sub-stores|engine-backend|engine-units|engine-admin|refused)[.]ts$' },
     },
     {
       name: 'storage-crypto-below-domain',

@@ -11,7 +11,7 @@ import { systemClock, type Clock } from '../util/clock.js';
 import { iso } from '../util/time.js';
 import { ackCommits, planAcks, type AckInput, type AckOutcome } from './messaging/ack.js';
 import type { PayloadCodec } from '../model/codec.js';
-import { Engine } from '../storage/sqlite/engine.js';
+import type { Engine } from '../storage/sqlite/engine.js';
 import { Waiters } from './messaging/waiters.js';
 import { applyOptions, type QueueOptions } from '../model/options.js';
 import { decodeForDelivery } from '../crypto/delivery.js';
@@ -19,8 +19,7 @@ import { claimThrough, Parker, type PopRequest } from './messaging/pop.js';
 import { conflationEcho, emptyConflation, renderPop, type EmptyConflationResponse, type PopResponse } from './messaging/pop-answer.js';
 import { appendPush, planPush, type PushItem, type PushResult } from './messaging/push.js';
 import { EngineBackend } from '../storage/sqlite/engine-backend.js';
-import { EngineUnits } from '../storage/sqlite/engine-units.js';
-import { SqliteBackend } from '../storage/sqlite/backend.js';
+import type { EngineUnits } from '../storage/sqlite/engine-units.js';
 import type { SqliteStore } from '../storage/sqlite/store.js';
 import type { BrokerObserver, PushGate } from './messaging/observer.js';
 import { optionsView } from './admin/resources.js';
@@ -150,16 +149,13 @@ export class Broker {
 
   /** @param clock the source of time for leases, delays, timers, retention and KV TTL (default: wall clock) */
   constructor(readonly store: SqliteStore, readonly config: Config, codec: PayloadCodec, readonly log: Logger, clock: Clock = systemClock) {
-    this.engine = new Engine(store, config, codec, log, clock);
+    ({ engine: this.engine, units: this.units, backend: this.backend } = EngineBackend.open(store, config, codec, log, clock));
     this.waiters = new Waiters(config.limits.maxWaitersPerQueue);
-    store.useScheduler(this.engine.scheduler); // the idle WAL checkpoint joins the broker's one scheduler
-    this.units = new EngineUnits(store, this.engine, log);
-    this.backend = new EngineBackend(this.engine, new SqliteBackend(store), (work) => this.units.run(work));
     this.engine.onPartitionsReady((key, partitions, visibleAt) => {
       if (visibleAt !== null) return; // the engine re-announces it when it is due
       this.hintsSeen++;
       this.hintsByQueue.set(key.queue, (this.hintsByQueue.get(key.queue) ?? 0) + 1);
-      const q = this.engine.queues.get(key.queue);
+      const q = this.engine.queue(key.tenant, key.queue);
       if (q) for (const p of partitions) this.waiters.partitionReady(q, p);
     });
     this.startedAt = clock.now();

@@ -4,7 +4,6 @@
  * Answers use the reference's snake_case keys.
  */
 import { QueenError } from '../../errors.js';
-import { DEFAULT_TENANT } from '../../storage/contract.js';
 import { checkNameText } from '../../util/names.js';
 import type { TraceRow } from '../../storage/ops.js';
 import { RawJson, stringifyClientJson } from '../../util/json.js';
@@ -62,7 +61,7 @@ export async function recordTrace(broker: Broker, input: TraceInput): Promise<{ 
   const live = p ? broker.store.findByTransactionId(p.pk, input.transactionId, 0) : undefined;
   const dead = p && !live ? await broker.backend.dlq.findByAddress(input.partitionId, input.transactionId) : undefined;
   if (!p || (!live && !dead)) throw new QueenError('message_not_found', undefined, { success: false });
-  const id = await broker.backend.traces.add({ tenant: DEFAULT_TENANT, queue: p.queue.name }, {
+  const id = await broker.backend.traces.add({ tenant: p.queue.tenant, queue: p.queue.name }, {
     partition: p.name, partitionId: p.id, transactionId: input.transactionId,
     messageId: live?.id ?? dead?.messageId ?? null, group, eventType: input.eventType || 'info', data,
     workerId: input.workerId ?? null, names: traceNames, createdAt: engine.clock.now(),

@@ -21,7 +21,7 @@ import type { Engine } from '../../storage/sqlite/engine.js';
 import { minGroupPosition } from '../messaging/positions.js';
 import type { PartitionState, QueueState } from '../../storage/sqlite/state.js';
 import { MinHeap } from '../../util/heap.js';
-import { DEFAULT_TENANT, type PruneCut } from '../../storage/contract.js';
+import type { PruneCut } from '../../storage/contract.js';
 
 /** Units of work per sweep for one rule on one queue (the rest waits for the next sweep). */
 const MAX_STEPS = 50;
@@ -175,7 +175,7 @@ export class Retention {
       unconsumedBelow.set(p.name, { end: Math.min(end, p.headOffset), consumedUpTo: minGroupPosition(engine, p) ?? p.firstOffset });
     }
     if (cuts.length === 0) return;
-    const done = await this.broker.backend.admin.prune({ tenant: DEFAULT_TENANT, queue: q.name }, cuts);
+    const done = await this.broker.backend.admin.prune({ tenant: q.tenant, queue: q.name }, cuts);
     for (const e of done) {
       const u = unconsumedBelow.get(e.partition)!;
       const unconsumed = Math.max(0, u.end - Math.max(e.firstOffsetBefore, u.consumedUpTo));

@@ -8,7 +8,6 @@
  * when any ack is rejected.
  */
 import type { CursorCommit } from '../../storage/contract.js';
-import { DEFAULT_TENANT } from '../../storage/contract.js';
 import type { StoreReader } from '../../storage/store.js';
 import { newId } from '../../util/ids.js';
 import type { Engine } from '../../storage/sqlite/engine.js';
@@ -183,7 +182,7 @@ export function ackCommits(plan: AckPlan, now: number): CursorCommit[] {
   return plan.cursors.map((cp) => {
     const { group: g, partition: p, cursor: c } = cp;
     return {
-      key: { tenant: DEFAULT_TENANT, queue: p.queue.name, partition: p.name, group: g.name },
+      key: { tenant: p.queue.tenant, queue: p.queue.name, partition: p.name, group: g.name },
       leaseId: cp.leaseId, ifCommittedOffset: c.committedOffset, committedOffset: cp.committedOffset, retryCount: cp.retryCount,
       release: cp.release,
       deadLetter: cp.deadLetter?.toDlq ? { id: newId(), offset: cp.deadLetter.offset, error: cp.deadLetter.error, retryCount: c.retryCount } : undefined,

@@ -5,13 +5,14 @@
  * changed with their undo records (Engine.inUnit), and parked consumers are told after the commit.
  */
 import { iso } from '../../util/time.js';
-import { DEFAULT_TENANT, type PartitionKey, type PruneCut, type QueueKey, type SeekTarget } from '../contract.js';
+import { type PartitionKey, type PruneCut, type QueueKey, type SeekTarget } from '../contract.js';
 import type { StoreTx } from '../store.js';
 import type { Engine } from './engine.js';
 import type { GroupState, PartitionState, QueueState } from './state.js';
 
-function groupsNamed(e: Engine, name: string, queue: string | undefined): GroupState[] {
-  const queues = queue === undefined ? [...e.queues.values()] : [e.queues.get(queue)].filter((q): q is QueueState => q !== undefined);
+function groupsNamed(e: Engine, tenant: string, name: string, queue: string | undefined): GroupState[] {
+  const queues = queue === undefined ? [...e.queues.values()].filter((q) => q.tenant === tenant)
+    : [e.queue(tenant, queue)].filter((q): q is QueueState => q !== undefined);
   return queues.map((q) => q.groups.get(name)).filter((g): g is GroupState => g !== undefined);
 }
 
@@ -28,15 +29,15 @@ function reseed(e: Engine, tx: StoreTx, g: GroupState, now: number): void {
 }
 
 function keysOf(q: QueueState): PartitionKey[] {
-  return [...q.partitions.values()].map((p) => ({ tenant: DEFAULT_TENANT, queue: q.name, partition: p.name }));
+  return [...q.partitions.values()].map((p) => ({ tenant: q.tenant, queue: q.name, partition: p.name }));
 }
 
-/** `AdminSubStore.deleteGroup` of the default tenant (see the contract). */
-export function deleteGroupOn(e: Engine, tx: StoreTx, group: string, queue: string | undefined, deleteMetadata: boolean, now: number):
+/** `AdminSubStore.deleteGroup` (see the contract). */
+export function deleteGroupOn(e: Engine, tx: StoreTx, tenant: string, group: string, queue: string | undefined, deleteMetadata: boolean, now: number):
   { cursorsDeleted: number; partitions: PartitionKey[] } {
   let n = 0;
   const partitions: PartitionKey[] = [];
-  for (const g of groupsNamed(e, group, queue)) {
+  for (const g of groupsNamed(e, tenant, group, queue)) {
     const q = g.queue;
     n += e.store.ops.deleteGroupCursors(q.pk, group);
     e.forgetGroupState(g);
@@ -75,10 +76,10 @@ function seekOne(e: Engine, tx: StoreTx, g: GroupState, p: PartitionState, targe
   return to;
 }
 
-/** `AdminSubStore.seekGroup` of the default tenant (see the contract). */
+/** `AdminSubStore.seekGroup` (see the contract). */
 export function seekGroupOn(e: Engine, tx: StoreTx, queue: QueueKey, group: string, partition: string | undefined, target: SeekTarget, now: number):
   { partition: string; committedOffset: number }[] | undefined {
-  const q = e.queues.get(queue.queue);
+  const q = e.queue(queue.tenant, queue.queue);
   if (!q) return undefined;
   if (partition !== undefined && !q.partitions.has(partition)) return undefined;
   const sub = 'toEnd' in target ? { mode: 'new' } : { from: iso(target.timestamp) };
@@ -87,9 +88,9 @@ export function seekGroupOn(e: Engine, tx: StoreTx, queue: QueueKey, group: stri
   return targets.map((p) => ({ partition: p.name, committedOffset: seekOne(e, tx, g, p, target) }));
 }
 
-/** `AdminSubStore.setSubscriptionFrom` of the default tenant (see the contract). */
-export function setSubscriptionFromOn(e: Engine, tx: StoreTx, group: string, fromTime: number, now: number): number {
-  const groups = groupsNamed(e, group, undefined);
+/** `AdminSubStore.setSubscriptionFrom` (see the contract). */
+export function setSubscriptionFromOn(e: Engine, tx: StoreTx, tenant: string, group: string, fromTime: number, now: number): number {
+  const groups = groupsNamed(e, tenant, group, undefined);
   for (const g of groups) {
     e.noteGroup(g);
     g.subscription = { ...g.subscription, mode: 'from', fromTime, label: 'timestamp' };
@@ -100,9 +101,9 @@ export function setSubscriptionFromOn(e: Engine, tx: StoreTx, group: string, fro
   return groups.length;
 }
 
-/** `AdminSubStore.prune` of the default tenant (see the contract). */
+/** `AdminSubStore.prune` (see the contract). */
 export function pruneOn(e: Engine, queue: QueueKey, cuts: PruneCut[]): { partition: string; removed: number; firstOffsetBefore: number }[] {
-  const q = e.queues.get(queue.queue);
+  const q = e.queue(queue.tenant, queue.queue);
   if (!q) return [];
   const out: { partition: string; removed: number; firstOffsetBefore: number }[] = [];
   for (const cut of cuts) {

@@ -12,12 +12,18 @@
  */
 import type {
   AdminSubStore, AppendRequest, AppendResult, BackendCapabilities, ClaimRequest, ClaimedBatch, CommitResult, CursorCommit,
-  CursorKey, CursorView, PartitionKey, PartitionView, QueueBackend, QueueKey, ReadyListener, UnitOp, UnitOpResult, UnitResult,
+  CursorKey, CursorView, PartitionKey, PartitionView, QueueBackend, ReadyListener, UnitOp, UnitOpResult, UnitResult,
 } from '../contract.js';
-import { DEFAULT_TENANT } from '../contract.js';
-import type { SqliteBackend } from './backend.js';
+
+import type { Logger } from 'pino';
+import type { Config } from '../../config/index.js';
+import type { PayloadCodec } from '../../model/codec.js';
+import { systemClock, type Clock } from '../../util/clock.js';
+import { SqliteSubStores } from './sub-stores.js';
+import type { SqliteStore } from './store.js';
+import { Engine } from './engine.js';
+import { EngineUnits } from './engine-units.js';
 import type { MessageRow, StoreTx, SubscriptionRow } from '../store.js';
-import type { Engine } from './engine.js';
 import { UnitRefused } from './refused.js';
 import { deleteGroupOn, pruneOn, seekGroupOn, setSubscriptionFromOn } from './engine-admin.js';
 
@@ -110,7 +116,7 @@ export function claimPartition(
  * @returns the claimed batches; empty when nothing is deliverable now (or the queue is unknown)
  */
 export function claimOn(e: Engine, tx: StoreTx, req: ClaimRequest): ClaimedBatch[] {
-  const q = e.queues.get(req.queue.queue);
+  const q = e.queue(req.queue.tenant, req.queue.queue);
   if (!q) return [];
   let g = q.groups.get(req.group);
   if (!g) {
@@ -157,7 +163,7 @@ function view(c: CursorState): CursorView {
  * on the store; parked consumers are told after the commit.
  */
 export function appendOn(e: Engine, tx: StoreTx, req: AppendRequest, index = 0): AppendResult {
-  const q = e.ensureQueue(tx, req.key.queue, req.now);
+  const q = e.ensureQueue(tx, req.key.queue, req.now, req.key.tenant);
   const p = e.ensurePartition(tx, q, req.key.partition, req.now);
   e.notePartition(p);
   const start = p.headOffset;
@@ -201,7 +207,7 @@ export function appendOn(e: Engine, tx: StoreTx, req: AppendRequest, index = 0):
  * @throws UnitRefused when the lease or offset condition fails (the caller rolls the unit back)
  */
 export function commitOn(e: Engine, tx: StoreTx, c: CursorCommit, index: number): CommitResult {
-  const q = e.queues.get(c.key.queue);
+  const q = e.queue(c.key.tenant, c.key.queue);
   const p = q?.partitions.get(c.key.partition);
   const g = q?.groups.get(c.key.group);
   const held = p && g ? g.cursors.get(p.pk) : undefined;
@@ -239,38 +245,43 @@ export class EngineBackend implements QueueBackend {
 
   /**
    * @param engine the in-memory indexes (loaded from the store)
-   * @param sql the SQL implementation on the same store: sub-stores, reads, other tenants
+   * @param sql the SQL part on the same store: sub-stores, riders, reads
    * @param run runs a unit of work in the store with the engine's undo log
    */
-  constructor(private readonly engine: Engine, private readonly sql: SqliteBackend, private readonly run: UnitRunner) {}
+  constructor(private readonly engine: Engine, private readonly sql: SqliteSubStores, private readonly run: UnitRunner) {}
 
-  private static local(k: QueueKey): boolean {
-    return k.tenant === DEFAULT_TENANT;
+  /**
+   * The SQLite backend over `store`: the engine (not loaded yet: call `engine.load()`), its unit
+   * runner, and the backend serving every tenant. The store's idle checkpoint joins the engine's scheduler.
+   * @param clock the source of time of the engine's rules and scheduler (default: wall clock)
+   */
+  static open(store: SqliteStore, config: Config, codec: PayloadCodec, log: Logger, clock: Clock = systemClock):
+    { engine: Engine; units: EngineUnits; backend: EngineBackend } {
+    const engine = new Engine(store, config, codec, log, clock);
+    store.useScheduler(engine.scheduler);
+    const units = new EngineUnits(store, engine, log);
+    return { engine, units, backend: new EngineBackend(engine, new SqliteSubStores(store), (work) => units.run(work)) };
   }
 
   onPartitionsReady(listener: ReadyListener): void {
     this.engine.onPartitionsReady(listener);
-    this.sql.onPartitionsReady(listener);
   }
 
   // ---------------------------------------------------------------- append
 
   append(req: AppendRequest): Promise<AppendResult> {
-    if (!EngineBackend.local(req.key)) return this.sql.append(req);
     return this.run((tx) => appendOn(this.engine, tx, { ...req, refuseDuplicates: false }));
   }
 
   // ---------------------------------------------------------------- claim
 
   claim(req: ClaimRequest): Promise<ClaimedBatch[]> {
-    if (!EngineBackend.local(req.queue)) return this.sql.claim(req);
     return this.run((tx) => claimOn(this.engine, tx, req));
   }
 
   // ---------------------------------------------------------------- cursors and leases
 
   async commitCursor(req: CursorCommit): Promise<CommitResult> {
-    if (!EngineBackend.local(req.key)) return this.sql.commitCursor(req);
     try {
       return await this.run((tx) => commitOn(this.engine, tx, req, 0));
     } catch (e) {
@@ -320,8 +331,6 @@ export class EngineBackend implements QueueBackend {
   // ---------------------------------------------------------------- units
 
   async unit(ops: UnitOp[]): Promise<UnitResult> {
-    const local = ops.every((o) => (o.op === 'append' ? EngineBackend.local(o.request.key) : o.op === 'commit' ? EngineBackend.local(o.request.key) : true));
-    if (!local) return this.sql.unit(ops);
     try {
       const results = await this.run((tx) => ops.map((o, i): UnitOpResult => {
         switch (o.op) {
@@ -373,14 +382,12 @@ export class EngineBackend implements QueueBackend {
 
   readonly admin: AdminSubStore = {
     readQueue: (queue) => {
-      if (!EngineBackend.local(queue)) return this.sql.admin.readQueue(queue);
-      const q = this.engine.queues.get(queue.queue);
+      const q = this.engine.queue(queue.tenant, queue.queue);
       return Promise.resolve(q ? { queueId: q.id, namespace: q.namespace, task: q.task, options: q.options } : undefined);
     },
     configureQueue: (queue, config, now) => {
-      if (!EngineBackend.local(queue)) return this.sql.admin.configureQueue(queue, config, now);
       return this.run((tx) => {
-        const q = this.engine.ensureQueue(tx, queue.queue, now);
+        const q = this.engine.ensureQueue(tx, queue.queue, now, queue.tenant);
         tx.updateQueue(q.pk, config.namespace, config.task, config.options);
         this.engine.noteQueue(q);
         q.options = config.options;
@@ -391,22 +398,15 @@ export class EngineBackend implements QueueBackend {
     },
     setSetting: (key, value) => this.run((tx) => tx.setSetting(key, value)),
     setting: (key) => this.sql.admin.setting(key),
-    deleteGroup: (tenant, group, queue, deleteMetadata, now) => (tenant !== DEFAULT_TENANT
-      ? this.sql.admin.deleteGroup(tenant, group, queue, deleteMetadata, now)
-      : this.run((tx) => deleteGroupOn(this.engine, tx, group, queue, deleteMetadata, now))),
-    seekGroup: (queue, group, partition, target, now) => (!EngineBackend.local(queue)
-      ? this.sql.admin.seekGroup(queue, group, partition, target, now)
-      : this.run((tx) => seekGroupOn(this.engine, tx, queue, group, partition, target, now))),
-    setSubscriptionFrom: (tenant, group, fromTime, now) => (tenant !== DEFAULT_TENANT
-      ? this.sql.admin.setSubscriptionFrom(tenant, group, fromTime, now)
-      : this.run((tx) => setSubscriptionFromOn(this.engine, tx, group, fromTime, now))),
-    prune: (queue, cuts) => (!EngineBackend.local(queue) ? this.sql.admin.prune(queue, cuts) : this.run(() => pruneOn(this.engine, queue, cuts))),
+    deleteGroup: (tenant, group, queue, deleteMetadata, now) => this.run((tx) => deleteGroupOn(this.engine, tx, tenant, group, queue, deleteMetadata, now)),
+    seekGroup: (queue, group, partition, target, now) => this.run((tx) => seekGroupOn(this.engine, tx, queue, group, partition, target, now)),
+    setSubscriptionFrom: (tenant, group, fromTime, now) => this.run((tx) => setSubscriptionFromOn(this.engine, tx, tenant, group, fromTime, now)),
+    prune: (queue, cuts) => this.run(() => pruneOn(this.engine, queue, cuts)),
     queues: (tenant) => this.sql.admin.queues(tenant),
     cursors: (queue, group) => this.sql.admin.cursors(queue, group),
     deleteQueue: (queue) => {
-      if (!EngineBackend.local(queue)) return this.sql.admin.deleteQueue(queue);
       return this.run((tx) => {
-        const q = this.engine.queues.get(queue.queue);
+        const q = this.engine.queue(queue.tenant, queue.queue);
         if (!q) return false;
         tx.deleteQueue(q.pk);
         this.engine.forgetQueue(q);

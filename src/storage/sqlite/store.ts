@@ -121,7 +121,7 @@ export class SqliteStore implements Store {
       savepoint: p('SAVEPOINT job'),
       release: p('RELEASE job'),
       rollbackTo: p('ROLLBACK TO job'),
-      insertQueue: p('INSERT INTO queues (id, name, namespace, task, options, created_at) VALUES (?, ?, ?, ?, ?, ?)'),
+      insertQueue: p('INSERT INTO queues (id, tenant_id, name, namespace, task, options, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)'),
       updateQueue: p('UPDATE queues SET namespace = ?, task = ?, options = ? WHERE pk = ?'),
       insertPartition: p(`INSERT INTO partitions (id, queue_pk, name, next_offset, first_offset, last_message_at, created_at)
                           VALUES (?, ?, ?, ?, ?, ?, ?)`),
@@ -165,7 +165,7 @@ export class SqliteStore implements Store {
       getDlq: (id) => self.getDlq(id),
       countDlq: (q) => self.countDlq(q),
       insertQueue: (q) =>
-        Number(self.s.insertQueue!.run(q.id, q.name, q.namespace, q.task, JSON.stringify(q.options), q.createdAt).lastInsertRowid),
+        Number(self.s.insertQueue!.run(q.id, q.tenant, q.name, q.namespace, q.task, JSON.stringify(q.options), q.createdAt).lastInsertRowid),
       updateQueue: (pk, ns, task, o: QueueOptions) => void self.s.updateQueue!.run(ns, task, JSON.stringify(o), pk),
       deleteQueue: (pk) => self.deleteQueueRows(pk),
       insertPartition: (p) =>
@@ -209,7 +209,7 @@ export class SqliteStore implements Store {
 
   loadSnapshot(): StoreSnapshot {
     const queues = (this.db.prepare('SELECT * FROM queues ORDER BY pk').all() as Row[]).map((r): QueueRow => ({
-      pk: r.pk as number, id: r.id as string, name: r.name as string, namespace: r.namespace as string,
+      pk: r.pk as number, id: r.id as string, tenant: r.tenant_id as string, name: r.name as string, namespace: r.namespace as string,
       task: r.task as string, options: JSON.parse(r.options as string) as QueueOptions, createdAt: r.created_at as number,
     }));
     const partitions = (this.db.prepare('SELECT * FROM partitions ORDER BY pk').all() as Row[]).map((r): PartitionRow => ({
