@@ -390,15 +390,14 @@ export class Broker {
   // ------------------------------------------------------------------ DLQ
 
   /** Dead letters, newest first, payloads decrypted (docs/http-api.md#dead-letters). */
-  listDlq(filter: { queue?: string; group?: string; from?: number; to?: number; limit: number; offset: number }): DeadLetterPage {
-    const rows = this.store.listDlq(filter);
+  async listDlq(filter: { queue?: string; group?: string; from?: number; to?: number; limit: number; offset: number }): Promise<DeadLetterPage> {
+    const { rows, total } = await this.backend.dlq.list(filter);
     const messages = rows.map((r): DeadLetterView => ({
       id: r.id, transactionId: r.transactionId, partitionId: r.partitionId, queue: r.queue, partition: r.partition,
       consumerGroup: r.group, errorMessage: r.error, retryCount: r.retryCount, data: decodeForDelivery(this.engine.codec, { ...r, id: r.messageId }, r, this.log, this.counters).data,
       messageId: r.messageId, traceId: r.traceId, producerSub: r.producerSub, createdAt: iso(r.createdAt), failedAt: iso(r.failedAt),
     }));
-    const { limit, offset, ...match } = filter;
-    const total = this.store.countDlqMatching(match);
+    const { limit, offset } = filter;
     return { messages, pagination: { limit, offset, total }, total };
   }
 

@@ -13,7 +13,7 @@
 import type { StoredPayload } from '../model/codec.js';
 import type { QueueOptions } from '../model/options.js';
 import type { KvRow, KvScan } from './kv.js';
-import type { TraceRow } from './ops.js';
+import type { TraceNameRow, TraceRow } from './ops.js';
 import type { CursorRow, DlqFilter, DlqRow, MessageRow } from './store.js';
 import type { TimerKey, TimerRow } from './timers.js';
 
@@ -249,6 +249,8 @@ export interface TraceSubStore {
   byMessage(partitionId: string, transactionId: string, limit: number): Promise<TraceRow[]>;
   /** Events carrying `name`, newest first, with the true total. */
   byName(name: string, limit: number, offset: number): Promise<{ rows: TraceRow[]; total: number }>;
+  /** Trace names with their event and message counts, by name, with the true total of names. */
+  names(limit: number, offset: number): Promise<{ rows: TraceNameRow[]; total: number }>;
 }
 
 /** Dead letters, listed with the true total. */

@@ -348,7 +348,7 @@ export const contractCases: ContractCase[] = [
     assert.equal(await b.timers.delete(DEFAULT_TENANT, 'q', 'early'), true);
     assert.equal(await b.timers.get(DEFAULT_TENANT, 'q', 'early'), undefined);
   } },
-  { name: 'traces by message and by name, with the true total', cursorCommit: false, async run(b) {
+  { name: 'traces by message and by name, trace names with counts, with the true totals', cursorCommit: false, async run(b) {
     const { partitionId } = await b.append({ key: P, items: [item('a')], dedupWindowMs: 0, now: T0 });
     for (let i = 0; i < 3; i++) {
       await b.traces.add(Q, { partition: 'p', partitionId, transactionId: 'a', messageId: 'm-a', group: 'g', eventType: 'info', data: `{"i":${i}}`, workerId: null, names: ['n'], createdAt: T0 + i });
@@ -357,6 +357,9 @@ export const contractCases: ContractCase[] = [
     const page = await b.traces.byName('n', 1, 0);
     assert.equal(page.total, 3);
     assert.equal(page.rows.length, 1);
+    const names = await b.traces.names(10, 0);
+    assert.deepEqual(names.rows.map((r) => [r.name, r.traceCount, r.messageCount, r.lastSeen]), [['n', 3, 1, T0 + 2]]);
+    assert.equal(names.total, 1);
   } },
   { name: 'admin views: queues per tenant, a group\'s cursors, queue deletion', cursorCommit: false, async run(b) {
     const other = '00000000-0000-0000-0000-000000000002';

@@ -112,27 +112,27 @@ function view(t: TraceRow): TraceView {
 }
 
 /** Events of one message, oldest first. */
-export function tracesOfMessage(broker: Broker, partitionId: string, transactionId: string): { traces: TraceView[] } {
-  return { traces: broker.store.ops.tracesByMessage(partitionId, transactionId, MAX_PER_MESSAGE).map(view) };
+export async function tracesOfMessage(broker: Broker, partitionId: string, transactionId: string): Promise<{ traces: TraceView[] }> {
+  return { traces: (await broker.backend.traces.byMessage(partitionId, transactionId, MAX_PER_MESSAGE)).map(view) };
 }
 
 /** Events carrying `name`, newest first. */
-export function tracesByName(broker: Broker, name: string, limit: number, offset: number): TracesByName {
-  const rows = broker.store.ops.tracesByName(name, limit, offset);
+export async function tracesByName(broker: Broker, name: string, limit: number, offset: number): Promise<TracesByName> {
+  const { rows, total } = await broker.backend.traces.byName(name, limit, offset);
   return {
     traces: rows.map((t) => ({
       ...view(t), transaction_id: t.transactionId, partition_id: t.partitionId, queue_name: t.queue, partition_name: t.partition,
       message_id: t.messageId,
     })),
-    total: broker.store.ops.countTracesByName(name), pagination: { limit, offset },
+    total, pagination: { limit, offset },
   };
 }
 
 /** Trace names with their counts. */
-export function traceNames(broker: Broker, limit: number, offset: number): TraceNamesPage {
-  const rows = broker.store.ops.traceNames(limit, offset);
+export async function traceNames(broker: Broker, limit: number, offset: number): Promise<TraceNamesPage> {
+  const { rows, total } = await broker.backend.traces.names(limit, offset);
   return {
     trace_names: rows.map((r) => ({ trace_name: r.name, trace_count: r.traceCount, message_count: r.messageCount, last_seen: iso(r.lastSeen) })),
-    total: broker.store.ops.countTraceNames(), pagination: { limit, offset },
+    total, pagination: { limit, offset },
   };
 }

@@ -207,6 +207,7 @@ export class SqliteSubStores {
     add: (queue: QueueKey, e: TraceEvent) => this.atomic(() => this.addTraceNow(queue, e)),
     byMessage: (partitionId, transactionId, limit) => Promise.resolve(this.store.ops.tracesByMessage(partitionId, transactionId, limit)),
     byName: (name, limit, offset) => Promise.resolve({ rows: this.store.ops.tracesByName(name, limit, offset), total: this.store.ops.countTracesByName(name) }),
+    names: (limit, offset) => Promise.resolve({ rows: this.store.ops.traceNames(limit, offset), total: this.store.ops.countTraceNames() }),
   };
 
   readonly dlq: DlqSubStore = {
