@@ -6,7 +6,7 @@
  * leases, admin writes) are the engine's (engine-backend.ts), which composes this part into the
  * one {@link import('../contract.js').QueueBackend} that serves every tenant.
  */
-import type { Database as Db } from 'better-sqlite3';
+import type { Database as Db, Statement } from 'better-sqlite3';
 import { randomUUID } from 'node:crypto';
 import type {
   CursorKey, CursorView, PartitionKey, PartitionView, QueueKey, UnitOp,
@@ -18,6 +18,17 @@ import type { KvRow, KvStore } from '../kv.js';
 import type { Row } from './rows.js';
 import type { SqliteStore } from './store.js';
 import { UnitRefused } from './refused.js';
+
+/** Prepared statements per connection, by SQL text (each is prepared once). */
+const statements = new WeakMap<Db, Map<string, Statement>>();
+
+function prep(db: Db, sql: string): Statement {
+  let m = statements.get(db);
+  if (!m) statements.set(db, (m = new Map<string, Statement>()));
+  let st = m.get(sql);
+  if (!st) m.set(sql, (st = db.prepare(sql)));
+  return st;
+}
 
 /** The operator reads and settings this part serves (the engine adds the admin writes). */
 export type SqlAdminReads = Pick<AdminSubStore, 'readQueue' | 'setSetting' | 'setting' | 'queues' | 'cursors'>;
@@ -45,19 +56,19 @@ export class SqliteSubStores {
   }
 
   private queuePk(db: Db, q: QueueKey): number | undefined {
-    const r = db.prepare('SELECT pk FROM queues WHERE tenant_id = ? AND name = ?').get(q.tenant, q.queue) as Row | undefined;
+    const r = prep(db, 'SELECT pk FROM queues WHERE tenant_id = ? AND name = ?').get(q.tenant, q.queue) as Row | undefined;
     return r ? r.pk as number : undefined;
   }
 
   private queueConfig(db: Db, q: QueueKey): QueueConfig | undefined {
-    const r = db.prepare('SELECT id, namespace, task, options FROM queues WHERE tenant_id = ? AND name = ?').get(q.tenant, q.queue) as Row | undefined;
+    const r = prep(db, 'SELECT id, namespace, task, options FROM queues WHERE tenant_id = ? AND name = ?').get(q.tenant, q.queue) as Row | undefined;
     if (!r) return undefined;
     const options = applyOptions({ ...QUEUE_DEFAULTS }, JSON.parse(r.options as string) as Record<string, unknown>);
     return { queueId: r.id as string, namespace: r.namespace as string, task: r.task as string, options };
   }
 
   private partitionRow(db: Db, k: PartitionKey): Row | undefined {
-    return db.prepare(`SELECT p.* FROM partitions p JOIN queues q ON q.pk = p.queue_pk
+    return prep(db, `SELECT p.* FROM partitions p JOIN queues q ON q.pk = p.queue_pk
                        WHERE q.tenant_id = ? AND q.name = ? AND p.name = ?`).get(k.tenant, k.queue, k.partition) as Row | undefined;
   }
 
@@ -73,19 +84,19 @@ export class SqliteSubStores {
     switch (o.op) {
       case 'kvPut': {
         const ns = scoped(o.tenant, o.row.ns);
-        const cur = db.prepare('SELECT version FROM kv WHERE ns = ? AND key = ?').get(ns, o.row.key) as Row | undefined;
+        const cur = prep(db, 'SELECT version FROM kv WHERE ns = ? AND key = ?').get(ns, o.row.key) as Row | undefined;
         if (o.row.version <= Math.max((cur?.version as number | undefined) ?? 0, this.store.kv.floor())) throw new UnitRefused(index);
         putKv(db, { ...o.row, ns });
         return { done: true };
       }
       case 'kvDelete': return { done: deleteKv(db, scoped(o.tenant, o.ns), o.key) };
       case 'kvExpect': {
-        const cur = db.prepare('SELECT version FROM kv WHERE ns = ? AND key = ?').get(scoped(o.tenant, o.ns), o.key) as Row | undefined;
+        const cur = prep(db, 'SELECT version FROM kv WHERE ns = ? AND key = ?').get(scoped(o.tenant, o.ns), o.key) as Row | undefined;
         if (((cur?.version as number | undefined) ?? null) !== o.version) throw new UnitRefused(index);
         return { done: true };
       }
       case 'timerPut': putTimerRow(db, { ...o.row, queue: scoped(o.tenant, o.row.queue) }); return { done: true };
-      case 'timerDelete': return { done: db.prepare('DELETE FROM timers WHERE queue = ? AND timer_key = ?').run(scoped(o.tenant, o.queue), o.timerKey).changes > 0 };
+      case 'timerDelete': return { done: prep(db, 'DELETE FROM timers WHERE queue = ? AND timer_key = ?').run(scoped(o.tenant, o.queue), o.timerKey).changes > 0 };
       case 'timerExpect': {
         const t = this.store.timers.getTimer(scoped(o.tenant, o.queue), o.timerKey);
         const e = o.expect;
@@ -101,7 +112,7 @@ export class SqliteSubStores {
         return { done: true };
       }
       case 'leaseHeld': {
-        const held = db.prepare('SELECT 1 FROM cursors WHERE lease_id = ? AND lease_expires_at > ? LIMIT 1').get(o.leaseId, o.now);
+        const held = prep(db, 'SELECT 1 FROM cursors WHERE lease_id = ? AND lease_expires_at > ? LIMIT 1').get(o.leaseId, o.now);
         if (!held) throw new UnitRefused(index);
         return { done: true };
       }
@@ -115,7 +126,7 @@ export class SqliteSubStores {
   readCursor(key: CursorKey): Promise<CursorView | undefined> {
     const db = this.db();
     const p = this.partitionRow(db, key);
-    const r = p ? db.prepare('SELECT * FROM cursors WHERE partition_pk = ? AND consumer_group = ?').get(p.pk, key.group) as Row | undefined : undefined;
+    const r = p ? prep(db, 'SELECT * FROM cursors WHERE partition_pk = ? AND consumer_group = ?').get(p.pk, key.group) as Row | undefined : undefined;
     return Promise.resolve(r ? cursorView(r) : undefined);
   }
 
@@ -151,16 +162,16 @@ export class SqliteSubStores {
     tryAcquire: (tenant, name, slot, owner, untilMs, now) => this.atomic((db) => {
       const ns = scoped(tenant, 'queen-locks');
       const key = `${name}#${slot}`;
-      const row = db.prepare('SELECT version, expires_at FROM kv WHERE ns = ? AND key = ?').get(ns, key) as Row | undefined;
+      const row = prep(db, 'SELECT version, expires_at FROM kv WHERE ns = ? AND key = ?').get(ns, key) as Row | undefined;
       if (row && (row.expires_at === null || (row.expires_at as number) > now)) return undefined;
-      const floor = (db.prepare('SELECT floor FROM kv_meta WHERE id = 0').get() as Row).floor as number;
+      const floor = (prep(db, 'SELECT floor FROM kv_meta WHERE id = 0').get() as Row).floor as number;
       const token = Math.max(floor, (row?.version as number | undefined) ?? 0) + 1;
       putKv(db, { ns, key, value: JSON.stringify({ owner, since: now, renewedAt: now }), version: token, expiresAt: untilMs, updatedAt: now });
       return token;
     }),
     release: (tenant, name, slot, token) => this.atomic((db) => {
       const ns = scoped(tenant, 'queen-locks');
-      const row = db.prepare('SELECT version FROM kv WHERE ns = ? AND key = ?').get(ns, `${name}#${slot}`) as Row | undefined;
+      const row = prep(db, 'SELECT version FROM kv WHERE ns = ? AND key = ?').get(ns, `${name}#${slot}`) as Row | undefined;
       return row?.version === token ? deleteKv(db, ns, `${name}#${slot}`) : false;
     }),
   };
@@ -169,7 +180,7 @@ export class SqliteSubStores {
     put: (tenant, row) => this.atomic((db) => putTimerRow(db, { ...row, queue: scoped(tenant, row.queue) })),
     get: (tenant, queue, timerKey) => Promise.resolve(this.store.timers.getTimer(scoped(tenant, queue), timerKey)),
     delete: (tenant, queue, timerKey) => this.atomic((db) =>
-      db.prepare('DELETE FROM timers WHERE queue = ? AND timer_key = ?').run(scoped(tenant, queue), timerKey).changes > 0),
+      prep(db, 'DELETE FROM timers WHERE queue = ? AND timer_key = ?').run(scoped(tenant, queue), timerKey).changes > 0),
     due: (now, limit) => Promise.resolve(this.store.timers.dueTimers(now, limit)),
     nextDueAt: () => Promise.resolve(this.store.timers.nextDueAt()),
     list: (tenant, queue, after, limit) => Promise.resolve(this.store.timers.listTimers(scoped(tenant, queue), after, limit)
@@ -200,7 +211,7 @@ export class SqliteSubStores {
 
   /** Deletes one dead letter inside the running store unit. */
   deleteDlqNow(id: string): boolean {
-    return this.db().prepare('DELETE FROM dlq WHERE id = ?').run(id).changes > 0;
+    return prep(this.db(), 'DELETE FROM dlq WHERE id = ?').run(id).changes > 0;
   }
 
   readonly traces: TraceSubStore = {
@@ -225,15 +236,15 @@ export class SqliteSubStores {
   readonly admin: SqlAdminReads = {
     readQueue: (queue) => Promise.resolve(this.queueConfig(this.db(), queue)),
     setSetting: (key, value) => this.atomic((db) => {
-      db.prepare('INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(key, value);
+      prep(db, 'INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(key, value);
     }),
-    setting: (key) => Promise.resolve((this.db().prepare('SELECT value FROM settings WHERE key = ?').get(key) as Row | undefined)?.value as string | undefined),
-    queues: (tenant) => Promise.resolve((this.db().prepare(`
+    setting: (key) => Promise.resolve((prep(this.db(), 'SELECT value FROM settings WHERE key = ?').get(key) as Row | undefined)?.value as string | undefined),
+    queues: (tenant) => Promise.resolve((prep(this.db(), `
       SELECT q.name AS queue, (SELECT count(*) FROM partitions p WHERE p.queue_pk = q.pk) AS partitions,
              (SELECT count(*) FROM messages m WHERE m.queue_pk = q.pk) AS messages
         FROM queues q WHERE q.tenant_id = ? ORDER BY q.name`).all(tenant) as Row[])
       .map((r) => ({ queue: r.queue as string, partitions: r.partitions as number, messages: r.messages as number }))),
-    cursors: (queue, group) => Promise.resolve((this.db().prepare(`
+    cursors: (queue, group) => Promise.resolve((prep(this.db(), `
       SELECT p.name AS partition, c.* FROM cursors c JOIN partitions p ON p.pk = c.partition_pk JOIN queues q ON q.pk = p.queue_pk
        WHERE q.tenant_id = ? AND q.name = ? AND c.consumer_group = ? ORDER BY p.name`).all(queue.tenant, queue.queue, group) as Row[])
       .map((r) => ({ partition: r.partition as string, cursor: cursorView(r) }))),
@@ -269,21 +280,21 @@ function tenantNamespaces(kv: KvStore, tenant: string, after: string, limit: num
 }
 
 function putKv(db: Db, r: KvRow): void {
-  db.prepare(`INSERT INTO kv (ns, key, value, version, expires_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)
+  prep(db, `INSERT INTO kv (ns, key, value, version, expires_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)
               ON CONFLICT (ns, key) DO UPDATE SET value = excluded.value, version = excluded.version,
               expires_at = excluded.expires_at, updated_at = excluded.updated_at`).run(r.ns, r.key, r.value, r.version, r.expiresAt, r.updatedAt);
 }
 
 function deleteKv(db: Db, ns: string, key: string): boolean {
-  const row = db.prepare('SELECT version FROM kv WHERE ns = ? AND key = ?').get(ns, key) as Row | undefined;
+  const row = prep(db, 'SELECT version FROM kv WHERE ns = ? AND key = ?').get(ns, key) as Row | undefined;
   if (!row) return false;
-  db.prepare('DELETE FROM kv WHERE ns = ? AND key = ?').run(ns, key);
-  db.prepare('UPDATE kv_meta SET floor = max(floor, ?) WHERE id = 0').run(row.version);
+  prep(db, 'DELETE FROM kv WHERE ns = ? AND key = ?').run(ns, key);
+  prep(db, 'UPDATE kv_meta SET floor = max(floor, ?) WHERE id = 0').run(row.version);
   return true;
 }
 
 function putTimerRow(db: Db, t: import('../timers.js').TimerRow): void {
-  db.prepare(`INSERT OR REPLACE INTO timers (queue, timer_key, partition, deliver_at, txn, message_id, payload, encrypted, producer_sub, attempts, last_error, created_at, updated_at)
+  prep(db, `INSERT OR REPLACE INTO timers (queue, timer_key, partition, deliver_at, txn, message_id, payload, encrypted, producer_sub, attempts, last_error, created_at, updated_at)
               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
     .run(t.queue, t.timerKey, t.partition, t.deliverAt, t.txn, t.messageId, t.payload, t.encrypted ? 1 : 0, t.producerSub, t.attempts, t.lastError, t.createdAt, t.updatedAt);
 }
