@@ -24,7 +24,7 @@ export type CursorMoved = (queue: string, partition: string) => void;
 
 function groupsNamed(engine: Engine, name: string): GroupState[] {
   const out: GroupState[] = [];
-  for (const q of engine.queues.values()) {
+  for (const q of engine.tenantQueues(DEFAULT_TENANT)) {
     const g = q.groups.get(name);
     if (g) out.push(g);
   }
@@ -116,7 +116,7 @@ function state(maxTimeLagSeconds: number, cursors: number): GroupHealth {
 export function listGroups(engine: Engine, now: number): GroupRow[] {
   const rows: GroupRow[] = [];
   let budget = TIME_LAG_READS;
-  for (const q of engine.queues.values()) {
+  for (const q of engine.tenantQueues(DEFAULT_TENANT)) {
     for (const g of q.groups.values()) {
       const s = groupLagSummary(engine, g, now, budget);
       budget = Math.max(0, budget - s.partitionsWithLag);
@@ -135,7 +135,7 @@ export function listGroups(engine: Engine, now: number): GroupRow[] {
 export function laggingPartitions(engine: Engine, minLagSeconds: number, now: number): LaggingRow[] {
   const rows: LaggingRow[] = [];
   const cutoff = now - minLagSeconds * 1000;
-  for (const q of engine.queues.values()) {
+  for (const q of engine.tenantQueues(DEFAULT_TENANT)) {
     for (const g of q.groups.values()) {
       for (const p of q.partitions.values()) {
         if (rows.length >= LAGGING_ROWS) return rows;

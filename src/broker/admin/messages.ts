@@ -210,7 +210,7 @@ function targetQueues(engine: Engine, q: MessageListQuery): QueueState[] {
     if (!queue) throw new QueenError('queue_not_found');
     return [queue];
   }
-  return [...engine.queues.values()].filter((x) => (!q.namespace || x.namespace === q.namespace) && (!q.task || x.task === q.task));
+  return [...engine.tenantQueues(DEFAULT_TENANT)].filter((x) => (!q.namespace || x.namespace === q.namespace) && (!q.task || x.task === q.task));
 }
 
 /**

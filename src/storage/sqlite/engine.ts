@@ -245,6 +245,11 @@ export class Engine {
 
   // ---------------------------------------------------------------- queues and partitions
 
+  /** The queues of `tenant` (every queue is the default tenant's until the proxy assigns others). */
+  *tenantQueues(tenant: string): IterableIterator<QueueState> {
+    for (const q of this.queues.values()) if (q.tenant === tenant) yield q;
+  }
+
   /** The queue `name` of `tenant`, or undefined. */
   queue(tenant: string, name: string): QueueState | undefined {
     return this.queues.get(queueMapKey(tenant, name));
