@@ -94,6 +94,13 @@ module.exports = {
       to: { path: '^src/broker/(admin|jobs)/' },
     },
     {
+      name: 'domain-writes-through-contract',
+      comment: 'The domain writes through the async operation contract (src/storage/contract.ts), never through the SQLite store\'s units of work, the backends\' unit code or their refusal type; only the composition files (broker.ts, services.ts) name the SQLite implementation they are given (docs/storage.md#operation-contract).',
+      severity: 'error',
+      from: { path: '^src/broker/', pathNot: '^src/broker/(broker|services)[.]ts$' },
+      to: { path: '^src/storage/sqlite/(store|sub-stores|engine-backend|engine-units|engine-admin|refused)[.]ts$' },
+    },
+    {
       name: 'storage-crypto-below-domain',
       comment: 'storage and crypto serve the domain; they never import it or a front door.',
       severity: 'error',

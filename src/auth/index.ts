@@ -15,6 +15,7 @@ import type { JwtConfig } from '../config/jwt.js';
 import { isQueenError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import { systemClock, type Clock } from '../util/clock.js';
+import type { Scheduler } from '../util/scheduler.js';
 import { JwksCache, safeUrl } from './jwks.js';
 import { loadKeyMaterial } from './keys.js';
 import { routerPath } from './request-path.js';
@@ -61,8 +62,9 @@ export function jwksInUse(cfg: JwtConfig): boolean {
  *
  * @param cfg from {@link import('../config/jwt.js').loadJwtConfig}, validated at boot
  * @param clock the instant tokens are judged at (`exp`, `nbf`, `iat` with JWT_CLOCK_SKEW) and the JWKS cache's throttle; default wall clock
+ * @param scheduler the broker's due-time scheduler (on the same clock), which arms the JWKS background refresh; default the cache's own
  */
-export async function registerAuth(app: FastifyInstance, cfg: JwtConfig, log: Logger, clock: Clock = systemClock): Promise<AuthHandle> {
+export async function registerAuth(app: FastifyInstance, cfg: JwtConfig, log: Logger, clock: Clock = systemClock, scheduler?: Scheduler): Promise<AuthHandle> {
   let jwks: JwksCache | undefined;
   if (!cfg.enabled) {
     log.info(JWT_DISABLED_LINE);
@@ -70,7 +72,7 @@ export async function registerAuth(app: FastifyInstance, cfg: JwtConfig, log: Lo
     log.info({ algorithm: cfg.algorithm, acceptedAlgs: [...cfg.acceptedAlgs], skipPaths: cfg.skipPaths }, 'JWT auth ENABLED');
     if (jwksInUse(cfg)) {
       if (/^http:\/\//i.test(cfg.jwksUrl)) log.warn({ url: safeUrl(cfg.jwksUrl) }, JWKS_HTTP_WARNING);
-      jwks = new JwksCache({ url: cfg.jwksUrl, timeoutMs: cfg.jwksTimeoutMs, refreshIntervalSec: cfg.jwksRefreshIntervalSec, log, now: () => clock.now() });
+      jwks = new JwksCache({ url: cfg.jwksUrl, timeoutMs: cfg.jwksTimeoutMs, refreshIntervalSec: cfg.jwksRefreshIntervalSec, log, now: () => clock.now(), scheduler });
       await jwks.prefetch();
       jwks.start();
     }

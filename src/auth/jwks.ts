@@ -15,6 +15,8 @@
 import { importJWK, type JWK } from 'jose';
 import type { Logger } from '../observability/logger.js';
 import { decodeB64url } from './token.js';
+import { Scheduler, type SchedulerLane } from '../util/scheduler.js';
+import { systemClock } from '../util/clock.js';
 
 /** Body cap, bytes (1 MiB, docs/security.md#jwks). */
 export const JWKS_MAX_BODY_BYTES = 1024 * 1024;
@@ -22,8 +24,9 @@ export const JWKS_MAX_BODY_BYTES = 1024 * 1024;
 export const JWKS_MISS_THROTTLE_MS = 5000;
 /** Background refresh failures are logged at most once per this many ms. */
 const REFRESH_FAILURE_LOG_MS = 60_000;
-/** Longest delay `setInterval` honours, ms. */
-const MAX_TIMER_MS = 2_147_483_647;
+/** The background refresh's lane and key in the scheduler. */
+const REFRESH_LANE = 'jwks-refresh';
+const REFRESH_KEY = 'refresh';
 
 /** One usable verification key from the document. */
 export interface JwksKey {
@@ -44,6 +47,11 @@ export interface JwksOptions {
   readonly log: Logger;
   /** Clock in ms (tests). */
   readonly now?: () => number;
+  /**
+   * The due-time scheduler the background refresh is armed on (the broker's one scheduler, on its
+   * injected clock); default: the cache's own, on the wall clock.
+   */
+  readonly scheduler?: Scheduler;
 }
 
 /** A fetch failure, with a message safe to log (no body, no credentials). */
@@ -175,7 +183,10 @@ export class JwksCache {
   private byKid = new Map<string, JwksKey>();
   private lastAttemptAt = Number.NEGATIVE_INFINITY;
   private inflight: Promise<boolean> | undefined;
-  private timer: NodeJS.Timeout | undefined;
+  /** The background refresh's scheduler and lane, and whether it runs. */
+  private readonly scheduler: Scheduler;
+  private readonly refreshLane: SchedulerLane<string>;
+  private refreshing = false;
   private lastFailureLogAt = Number.NEGATIVE_INFINITY;
   private suppressedFailures = 0;
   private attempts = 0;
@@ -183,6 +194,8 @@ export class JwksCache {
 
   constructor(private readonly opts: JwksOptions) {
     this.now = opts.now ?? Date.now;
+    this.scheduler = opts.scheduler ?? new Scheduler(systemClock);
+    this.refreshLane = this.scheduler.lane<string>(REFRESH_LANE);
   }
 
   /** Usable keys currently cached. */
@@ -208,18 +221,29 @@ export class JwksCache {
     return ok;
   }
 
-  /** Starts the background refresh every `refreshIntervalSec` (the timer never keeps the process alive). */
+  /**
+   * Starts the background refresh every `refreshIntervalSec`, as one entry of the scheduler re-armed
+   * on each run (a fixed cadence; the scheduler caps each wait, and its timer never keeps the process alive).
+   */
   start(): void {
-    if (this.timer !== undefined) return;
-    const ms = Math.min(MAX_TIMER_MS, Math.max(1, this.opts.refreshIntervalSec) * 1000);
-    this.timer = setInterval(() => void this.refresh((err) => this.logFailure(err)), ms);
-    this.timer.unref();
+    if (this.refreshing) return;
+    this.refreshing = true;
+    this.armRefresh();
+  }
+
+  private armRefresh(): void {
+    if (!this.refreshing) return;
+    const ms = Math.max(1, this.opts.refreshIntervalSec) * 1000;
+    this.refreshLane.schedule(REFRESH_KEY, this.scheduler.clock.now() + ms, () => {
+      this.armRefresh();
+      void this.refresh((err) => this.logFailure(err));
+    });
   }
 
   /** Stops the background refresh. */
   stop(): void {
-    if (this.timer !== undefined) clearInterval(this.timer);
-    this.timer = undefined;
+    this.refreshing = false;
+    this.refreshLane.cancel(REFRESH_KEY);
   }
 
   /**

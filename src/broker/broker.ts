@@ -5,26 +5,28 @@
  */
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
-import { isQueenError, QueenError } from '../errors.js';
-import type { StoreSnapshot, StoreTx } from '../storage/store.js';
+import { QueenError } from '../errors.js';
+import type { StoreSnapshot } from '../storage/store.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import { iso } from '../util/time.js';
 import { ackCommits, planAcks, type AckInput, type AckOutcome } from './messaging/ack.js';
 import type { PayloadCodec } from '../model/codec.js';
-import { Engine } from '../storage/sqlite/engine.js';
+import type { Engine } from '../storage/sqlite/engine.js';
 import { Waiters } from './messaging/waiters.js';
 import { applyOptions, type QueueOptions } from '../model/options.js';
 import { decodeForDelivery } from '../crypto/delivery.js';
 import { claimThrough, Parker, type PopRequest } from './messaging/pop.js';
 import { conflationEcho, emptyConflation, renderPop, type EmptyConflationResponse, type PopResponse } from './messaging/pop-answer.js';
-import { planPush, pushAppends, pushResults, type PushItem, type PushResult } from './messaging/push.js';
-import { EngineBackend, CommitRefused } from '../storage/sqlite/engine-backend.js';
-import type { AppendResult } from '../storage/contract.js';
-import { SqliteBackend } from '../storage/sqlite/backend.js';
+import { appendPush, planPush, type PushItem, type PushResult } from './messaging/push.js';
+import { EngineBackend } from '../storage/sqlite/engine-backend.js';
+import type { EngineUnits } from '../storage/sqlite/engine-units.js';
 import type { SqliteStore } from '../storage/sqlite/store.js';
 import type { BrokerObserver, PushGate } from './messaging/observer.js';
 import { optionsView } from './admin/resources.js';
-import { runTransaction, type TransactionRequest, type TransactionResult } from './messaging/transaction.js';
+import { decideTransaction, type TransactionRequest, type TransactionResult } from './messaging/transaction.js';
+import { KvView } from './coordination/kv.js';
+import { DEFAULT_TENANT } from '../storage/contract.js';
+import { newId } from '../util/ids.js';
 
 export { QUEUE_MODE } from '../storage/sqlite/state.js';
 export type { EmptyConflationResponse, PoppedMessage, PopResponse } from './messaging/pop-answer.js';
@@ -133,7 +135,8 @@ export class Broker {
   readonly startedAt: number;
   private stopping = false;
   private popMaintenance = false;
-  private readonly inflight = new Set<Promise<unknown>>();
+  /** Runs the backend's units of work (group commit with the engine's undo log; the failure-containment tests drive it directly). */
+  readonly units: EngineUnits;
   /** Wake-up hints seen, in all and per queue name: a pop parks only when none arrived during its claim. */
   private hintsSeen = 0;
   private readonly hintsByQueue = new Map<string, number>();
@@ -146,14 +149,13 @@ export class Broker {
 
   /** @param clock the source of time for leases, delays, timers, retention and KV TTL (default: wall clock) */
   constructor(readonly store: SqliteStore, readonly config: Config, codec: PayloadCodec, readonly log: Logger, clock: Clock = systemClock) {
-    this.engine = new Engine(store, config, codec, log, clock);
+    ({ engine: this.engine, units: this.units, backend: this.backend } = EngineBackend.open(store, config, codec, log, clock));
     this.waiters = new Waiters(config.limits.maxWaitersPerQueue);
-    this.backend = new EngineBackend(this.engine, new SqliteBackend(store), (work) => this.run(work));
     this.engine.onPartitionsReady((key, partitions, visibleAt) => {
       if (visibleAt !== null) return; // the engine re-announces it when it is due
       this.hintsSeen++;
       this.hintsByQueue.set(key.queue, (this.hintsByQueue.get(key.queue) ?? 0) + 1);
-      const q = this.engine.queues.get(key.queue);
+      const q = this.engine.queue(key.tenant, key.queue);
       if (q) for (const p of partitions) this.waiters.partitionReady(q, p);
     });
     this.startedAt = clock.now();
@@ -189,7 +191,7 @@ export class Broker {
 
   /** Turns pop maintenance on or off (persisted, settings key `maintenance.pop`); parked pops are answered. */
   async setPopMaintenance(enabled: boolean): Promise<void> {
-    await this.run((tx) => tx.setSetting('maintenance.pop', String(enabled)));
+    await this.backend.admin.setSetting('maintenance.pop', String(enabled));
     this.popMaintenance = enabled;
     if (enabled) this.waiters.wakeAll();
   }
@@ -204,31 +206,6 @@ export class Broker {
     }
   }
 
-  /**
-   * Runs `work` as one unit in the next group commit (messaging calls here and operator work: admin
-   * routes, retention, maintenance, timers). Resolves with what `work` returned once the commit is durable.
-   * When the unit is rolled back, the in-memory index entries it changed are restored from its undo
-   * log (Engine.inUnit); nothing is reloaded from the store.
-   * @throws QueenError code=shutting_down while stopping; code=storage_error when the store failed;
-   * any QueenError (or the contract's CommitRefused refusal) that `work` threw.
-   */
-  async run<T>(work: (tx: StoreTx) => T): Promise<T> {
-    if (this.stopping) throw new QueenError('shutting_down');
-    const p = this.store.run((tx) => this.engine.inUnit(tx, () => work(tx)));
-    this.inflight.add(p);
-    try {
-      return await p;
-    } catch (e) {
-      if (!isQueenError(e) && !(e instanceof CommitRefused)) {
-        this.log.error({ err: e }, 'unit of work failed; its in-memory changes were undone');
-        throw new QueenError('storage_error', `storage error: ${(e as Error).message}`);
-      }
-      throw e;
-    } finally {
-      this.inflight.delete(p);
-    }
-  }
-
   // ------------------------------------------------------------------ configure
 
   /**
@@ -240,26 +217,18 @@ export class Broker {
     for (const [kind, v] of [['namespace', req.namespace], ['task', req.task], ['namespace', req.options.namespace], ['task', req.options.task]] as const) {
       if (typeof v === 'string') this.engine.checkName(kind, v);
     }
-    const q = await this.run((tx) => {
-      const now = this.engine.clock.now();
-      const existing = this.engine.queues.get(req.queue);
-      const base = req.mode === 'merge' && existing ? existing.options : undefined;
-      const options = applyOptions(base, req.options);
-      if (options.encryptionEnabled && !this.engine.codec.canEncrypt) throw new QueenError('encryption_key_missing');
-      const q = this.engine.ensureQueue(tx, req.queue, now);
-      const namespace = typeof req.namespace === 'string' && req.namespace !== '' ? req.namespace
-        : typeof req.options.namespace === 'string' ? req.options.namespace : req.mode === 'replace' || !existing ? '' : q.namespace;
-      const task = typeof req.task === 'string' && req.task !== '' ? req.task
-        : typeof req.options.task === 'string' ? req.options.task : req.mode === 'replace' || !existing ? '' : q.task;
-      tx.updateQueue(q.pk, namespace, task, options);
-      this.engine.noteQueue(q);
-      q.options = options;
-      q.namespace = namespace;
-      q.task = task;
-      return q;
-    });
+    const key = { tenant: DEFAULT_TENANT, queue: req.queue };
+    const existing = await this.backend.admin.readQueue(key);
+    const base = req.mode === 'merge' && existing ? existing.options : undefined;
+    const options = applyOptions(base, req.options);
+    if (options.encryptionEnabled && !this.engine.codec.canEncrypt) throw new QueenError('encryption_key_missing');
+    const namespace = typeof req.namespace === 'string' && req.namespace !== '' ? req.namespace
+      : typeof req.options.namespace === 'string' ? req.options.namespace : req.mode === 'replace' || !existing ? '' : existing.namespace;
+    const task = typeof req.task === 'string' && req.task !== '' ? req.task
+      : typeof req.options.task === 'string' ? req.options.task : req.mode === 'replace' || !existing ? '' : existing.task;
+    const q = await this.backend.admin.configureQueue(key, { namespace, task, options }, this.engine.clock.now());
     return {
-      configured: true, queueId: q.id, partitionId: null, queue: q.name, namespace: q.namespace, task: q.task,
+      configured: true, queueId: q.queueId, partitionId: null, queue: req.queue, namespace: q.namespace, task: q.task,
       storage: 'sqlite', options: optionsView(q.options),
     };
   }
@@ -275,11 +244,7 @@ export class Broker {
     if (items.length === 0) return [];
     const diverted = this.pushGate?.(items, producerSub);
     if (diverted) return diverted;
-    const plan = planPush(this.engine, items, producerSub);
-    const appends = pushAppends(this.engine, plan, this.engine.clock.now());
-    const unit = await this.backend.unit(appends.ops);
-    if (!unit.committed) throw new QueenError('storage_error', 'a unit of appends was refused');
-    const results = pushResults(plan, appends, unit.results as AppendResult[]);
+    const results = await appendPush(this.engine, this.backend, planPush(this.engine, items, producerSub), this.engine.clock.now());
     for (const r of results) if (r.status === 'queued') this.counters.pushMessages++;
     this.notify((o) => o.pushed?.(results, this.engine.clock.now()));
     return results;
@@ -368,10 +333,31 @@ export class Broker {
       throw new QueenError('maintenance_mode', 'push maintenance is on: transactions that push are refused until it is off',
         { success: false, reason: 'maintenance', results: [] });
     }
-    const result = await this.run((tx) => runTransaction(this.engine, tx, req, this.engine.clock.now()));
+    const result = await this.decideAndRun(req);
     if (result.success) for (const r of result.results) if (r.type === 'ack' && r.dlq) this.counters.dlqMessages++;
     this.notify((o) => o.transacted?.(req, result, this.engine.clock.now()));
     return result;
+  }
+
+  /**
+   * Decides a transaction on committed state and runs it as one unit, deciding again when the
+   * unit is refused because what it was decided on changed (at most {@link ACK_ATTEMPTS} times).
+   */
+  private async decideAndRun(req: TransactionRequest): Promise<TransactionResult> {
+    const transactionId = newId();
+    for (let attempt = 1; ; attempt++) {
+      const now = this.engine.clock.now();
+      const d = await decideTransaction(this.engine, this.backend.timers, this.store, req, transactionId, new KvView(this.backend.kv, DEFAULT_TENANT, now), now);
+      if (d.refusal) return d.refusal;
+      const unit = await this.backend.unit(d.ops);
+      if (unit.committed) {
+        if (d.kvView) req.kv?.committed?.(d.kvView);
+        return d.answer(unit.results);
+      }
+      const answer = d.refused(unit.failedIndex, unit.failedItem);
+      if (answer) return answer;
+      if (attempt >= ACK_ATTEMPTS) throw new QueenError('storage_error', `transaction kept racing other commits (${ACK_ATTEMPTS} attempts)`);
+    }
   }
 
   // ------------------------------------------------------------------ leases
@@ -391,17 +377,11 @@ export class Broker {
 
   /** Deletes a queue and everything under it; answers `existed:false` when there was none. */
   async deleteQueue(name: string): Promise<QueueDeletion> {
-    const existed = await this.run((tx) => {
-      const q = this.engine.queues.get(name);
-      if (!q) return false;
-      tx.deleteQueue(q.pk);
-      this.engine.forgetQueue(q);
-      tx.afterCommit(() => {
-        this.hintsByQueue.delete(name); // a pop that read the old count claims once more, nothing else
-        this.notify((o) => o.queueDeleted?.(q));
-      });
-      return true;
-    });
+    const existed = await this.backend.admin.deleteQueue({ tenant: DEFAULT_TENANT, queue: name });
+    if (existed) {
+      this.hintsByQueue.delete(name); // a pop that read the old count claims once more, nothing else
+      this.notify((o) => o.queueDeleted?.(name));
+    }
     return existed
       ? { deleted: true, queue: name, existed: true }
       : { deleted: false, queue: name, existed: false, message: 'Queue not found, nothing was deleted' };
@@ -410,15 +390,14 @@ export class Broker {
   // ------------------------------------------------------------------ DLQ
 
   /** Dead letters, newest first, payloads decrypted (docs/http-api.md#dead-letters). */
-  listDlq(filter: { queue?: string; group?: string; from?: number; to?: number; limit: number; offset: number }): DeadLetterPage {
-    const rows = this.store.listDlq(filter);
+  async listDlq(filter: { queue?: string; group?: string; from?: number; to?: number; limit: number; offset: number }): Promise<DeadLetterPage> {
+    const { rows, total } = await this.backend.dlq.list(filter);
     const messages = rows.map((r): DeadLetterView => ({
       id: r.id, transactionId: r.transactionId, partitionId: r.partitionId, queue: r.queue, partition: r.partition,
       consumerGroup: r.group, errorMessage: r.error, retryCount: r.retryCount, data: decodeForDelivery(this.engine.codec, { ...r, id: r.messageId }, r, this.log, this.counters).data,
       messageId: r.messageId, traceId: r.traceId, producerSub: r.producerSub, createdAt: iso(r.createdAt), failedAt: iso(r.failedAt),
     }));
-    const { limit, offset, ...match } = filter;
-    const total = this.store.countDlqMatching(match);
+    const { limit, offset } = filter;
     return { messages, pagination: { limit, offset, total }, total };
   }
 
@@ -431,17 +410,14 @@ export class Broker {
   /** Stops taking new work and answers every parked pop (204). */
   stopAccepting(): void {
     this.stopping = true;
+    this.units.stop();
     this.waiters.wakeAll();
   }
 
   /** {@link stopAccepting}, then waits up to `graceMs` for in-flight commits and closes the store. */
   async shutdown(graceMs: number): Promise<void> {
     this.stopAccepting();
-    // Wall time on purpose: the grace period bounds a real wait for the disk, not a broker rule.
-    const deadline = Date.now() + graceMs;
-    while (this.inflight.size > 0 && Date.now() < deadline) {
-      await Promise.race([Promise.allSettled([...this.inflight]), new Promise((r) => setTimeout(r, 50))]);
-    }
+    await this.units.drain(graceMs);
     this.engine.stop();
     await this.store.close();
   }

@@ -11,8 +11,9 @@
  * A backend with its own clock (PostgreSQL `now()`) may follow the caller's test clock instead.
  */
 import type { StoredPayload } from '../model/codec.js';
+import type { QueueOptions } from '../model/options.js';
 import type { KvRow, KvScan } from './kv.js';
-import type { TraceRow } from './ops.js';
+import type { TraceNameRow, TraceRow } from './ops.js';
 import type { CursorRow, DlqFilter, DlqRow, MessageRow } from './store.js';
 import type { TimerKey, TimerRow } from './timers.js';
 
@@ -54,6 +55,11 @@ export interface AppendRequest {
    * (or earlier in `items`) is a duplicate, takes no offset and is answered with the original. 0 = off.
    */
   dedupWindowMs: number;
+  /**
+   * Inside a unit: a duplicate (stored or earlier in `items`) refuses the whole unit instead of
+   * being answered (transactions, docs/http-api.md#transaction); the refusal names the item.
+   */
+  refuseDuplicates?: boolean | undefined;
   now: number;
 }
 
@@ -135,21 +141,50 @@ export interface CommitResult {
   cursor: CursorView | undefined;
 }
 
-/** One operation of a transaction unit. */
+/** What a `timerExpect` op requires of a stored timer: the fields a decision was made on. */
+export interface TimerExpectation {
+  deliverAt: number;
+  messageId: string;
+  attempts: number;
+  updatedAt: number;
+}
+
+/**
+ * One operation of a transaction unit. Writes and preconditions: a domain decision made on rows
+ * read before the unit (KV rows, timers, leases) carries the state it read as an `…Expect` /
+ * `leaseHeld` op, so a unit whose reads went stale is refused and decided again
+ * (docs/storage.md#operation-contract).
+ */
 export type UnitOp =
   | { op: 'append'; request: AppendRequest }
   | { op: 'commit'; request: CursorCommit }
+  /** Refused unless `row.version` is above both the key's stored version and the version floor (fencing, src/storage/kv.ts). */
   | { op: 'kvPut'; tenant: string; row: KvRow }
+  /** Removes the row (raising the floor to its version); `done` false when there was none. */
   | { op: 'kvDelete'; tenant: string; ns: string; key: string }
+  /** Refused unless the key's stored row (expired or not) has this version; null = no row. */
+  | { op: 'kvExpect'; tenant: string; ns: string; key: string; version: number | null }
   | { op: 'timerPut'; tenant: string; row: TimerRow }
-  | { op: 'timerDelete'; tenant: string; queue: string; timerKey: string };
+  | { op: 'timerDelete'; tenant: string; queue: string; timerKey: string }
+  /** Refused unless the stored timer matches `expect`; null = no timer. */
+  | { op: 'timerExpect'; tenant: string; queue: string; timerKey: string; expect: TimerExpectation | null }
+  /** Records a failed firing (attempts + 1, `error`, next attempt at `retryAt`); `done` false when the timer is gone. */
+  | { op: 'timerFailed'; tenant: string; queue: string; timerKey: string; error: string; retryAt: number; now: number }
+  /** Refused unless `leaseId` holds at least one cursor whose lease is live at `now`. */
+  | { op: 'leaseHeld'; leaseId: string; now: number }
+  /** Deletes a dead letter; refused when it is gone (another replay moved it). */
+  | { op: 'dlqDelete'; id: string };
 
 export type UnitOpResult = AppendResult | CommitResult | { done: boolean };
 
-/** All or nothing: `committed` false (and nothing written) when any commit op's lease or offset condition failed. */
+/**
+ * All or nothing: `committed` false (and nothing written) when a commit op's lease or offset
+ * condition, a precondition op, or a `refuseDuplicates` append failed; `failedItem` is the
+ * duplicate item's index in that append.
+ */
 export type UnitResult =
   | { committed: true; results: UnitOpResult[] }
-  | { committed: false; failedIndex: number };
+  | { committed: false; failedIndex: number; failedItem?: number };
 
 /** A partition's log bounds. */
 export interface PartitionView {
@@ -174,6 +209,12 @@ export interface KvSubStore {
   scan(tenant: string, q: KvScan): Promise<KvRow[]>;
   /** Removes up to `limit` rows expired at `now`; returns how many. */
   pruneExpired(now: number, limit: number): Promise<number>;
+  /** The version floor: the highest version any removed row had (src/storage/kv.ts). */
+  floor(): Promise<number>;
+  /** Earliest expiry of any stored row (every tenant); undefined when none expires. */
+  nextExpiry(): Promise<number | undefined>;
+  /** A tenant's namespaces with their row counts, ascending, after `after`, at most `limit`. */
+  namespaces(tenant: string, after: string, limit: number): Promise<{ ns: string; keys: number }[]>;
 }
 
 /** Lock permits: one row per (name, slot), free when missing or expired; the token only grows. */
@@ -191,6 +232,10 @@ export interface TimerSubStore {
   delete(tenant: string, queue: string, timerKey: string): Promise<boolean>;
   /** Keys due at `now`, earliest first. */
   due(now: number, limit: number): Promise<TimerKey[]>;
+  /** The earliest deliverAt of any timer; undefined when there is none. */
+  nextDueAt(): Promise<number | undefined>;
+  /** A queue's timers with key > `after` (all when undefined), ascending by key, at most `limit`. */
+  list(tenant: string, queue: string, after: string | undefined, limit: number): Promise<TimerRow[]>;
 }
 
 /** A trace event to record; the backend resolves the queue and assigns the id. */
@@ -198,11 +243,14 @@ export type TraceEvent = Omit<TraceRow, 'id' | 'queuePk' | 'queue'>;
 
 /** Trace events on messages (docs/http-api.md#traces). */
 export interface TraceSubStore {
-  add(queue: QueueKey, e: TraceEvent): Promise<void>;
+  /** Records the event; returns its id, or undefined when the queue does not exist. */
+  add(queue: QueueKey, e: TraceEvent): Promise<string | undefined>;
   /** Events of one message, oldest first. */
   byMessage(partitionId: string, transactionId: string, limit: number): Promise<TraceRow[]>;
   /** Events carrying `name`, newest first, with the true total. */
   byName(name: string, limit: number, offset: number): Promise<{ rows: TraceRow[]; total: number }>;
+  /** Trace names with their event and message counts, by name, with the true total of names. */
+  names(limit: number, offset: number): Promise<{ rows: TraceNameRow[]; total: number }>;
 }
 
 /** Dead letters, listed with the true total. */
@@ -210,16 +258,75 @@ export interface DlqSubStore {
   list(filter: DlqFilter): Promise<{ rows: DlqRow[]; total: number }>;
   get(id: string): Promise<DlqRow | undefined>;
   delete(id: string): Promise<boolean>;
+  /** The newest dead letter of a message address; undefined when none. */
+  findByAddress(partitionId: string, transactionId: string): Promise<DlqRow | undefined>;
+  /** Deletes every dead letter of a message address; returns how many and their queue's name. */
+  deleteByAddress(partitionId: string, transactionId: string): Promise<{ queue: string | undefined; deleted: number }>;
+  /** Deletes up to `limit` dead letters of a queue (of one group when given); returns how many. */
+  purge(queue: QueueKey, group: string | undefined, limit: number): Promise<number>;
 }
 
-/** Operator views. */
+/** A queue's configuration as stored (options with their defaults applied). */
+export interface QueueConfig {
+  /** Public id of the queue. */
+  queueId: string;
+  namespace: string;
+  task: string;
+  options: QueueOptions;
+}
+
+/** Where a seek moves a group's cursor: the log's end, or the first message created at or after `timestamp` (epoch ms). */
+export type SeekTarget = { toEnd: true } | { timestamp: number };
+
+/** A partition's prefix to remove: every offset below `end` (capped at the head). */
+export interface PruneCut {
+  partition: string;
+  end: number;
+}
+
+/** Operator views and writes. */
 export interface AdminSubStore {
+  /** A queue's configuration; undefined when the queue does not exist. */
+  readQueue(queue: QueueKey): Promise<QueueConfig | undefined>;
+  /** Creates the queue when missing and sets its namespace, task and options (as given: the domain merges); returns it as stored. */
+  configureQueue(queue: QueueKey, config: Omit<QueueConfig, 'queueId'>, now: number): Promise<QueueConfig>;
+  /** Sets a broker-wide setting (maintenance flags; docs/operations.md#maintenance-mode). */
+  setSetting(key: string, value: string): Promise<void>;
+  /** A broker-wide setting; undefined when never set. */
+  setting(key: string): Promise<string | undefined>;
   /** Queues of a tenant, by name. */
   queues(tenant: string): Promise<{ queue: string; partitions: number; messages: number }[]>;
   /** Cursors of a group on a queue, by partition name. */
   cursors(queue: QueueKey, group: string): Promise<{ partition: string; cursor: CursorView }[]>;
   /** Deletes a queue and everything under it; returns whether it existed. */
   deleteQueue(queue: QueueKey): Promise<boolean>;
+  /**
+   * Deletes a group's cursors (dropping its leases) on one queue of `tenant`, or on every queue
+   * when `queue` is undefined, and its subscription when `deleteMetadata`; a group kept registered
+   * starts again from its subscription.
+   * @returns cursors deleted, and the partitions of the queues it was registered on (their consumption point moved)
+   */
+  deleteGroup(tenant: string, group: string, queue: string | undefined, deleteMetadata: boolean, now: number):
+    Promise<{ cursorsDeleted: number; partitions: PartitionKey[] }>;
+  /**
+   * Moves a group's cursor on every partition of a queue (or one) to `target`, dropping its leases
+   * there; registers the group when new (subscribed from the target).
+   * @returns the partitions moved with the offset each cursor now has; undefined when the queue or the partition does not exist
+   */
+  seekGroup(queue: QueueKey, group: string, partition: string | undefined, target: SeekTarget, now: number):
+    Promise<{ partition: string; committedOffset: number }[] | undefined>;
+  /**
+   * Sets the subscription start (`from` `fromTime`, epoch ms) of a group on every queue of `tenant`
+   * it is registered on; partitions it has no cursor on yet start there.
+   * @returns how many queues' subscriptions changed
+   */
+  setSubscriptionFrom(tenant: string, group: string, fromTime: number, now: number): Promise<number>;
+  /**
+   * Removes the given prefixes of a queue's partitions (retention): messages below each `end`,
+   * the partition's first offset raised to it. A cut at or below the first offset does nothing.
+   * @returns per partition cut, the messages removed and the first offset before the cut
+   */
+  prune(queue: QueueKey, cuts: PruneCut[]): Promise<{ partition: string; removed: number; firstOffsetBefore: number }[]>;
 }
 
 /** Named differences between backends. */

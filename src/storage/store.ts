@@ -20,6 +20,8 @@ import type { TimerStore } from './timers.js';
 export interface QueueRow {
   pk: number;
   id: string;
+  /** The tenant the queue belongs to (src/storage/contract.ts `DEFAULT_TENANT` until the proxy assigns others); names are unique per tenant. */
+  tenant: string;
   name: string;
   namespace: string;
   task: string;

@@ -10,6 +10,8 @@ import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { JwksCache } from '../../src/auth/jwks.js';
 import { createLogger } from '../../src/observability/logger.js';
+import { TestClock } from '../../src/util/clock.js';
+import { Scheduler } from '../../src/util/scheduler.js';
 import {
   bearer, edKeys, JwksServer, mint, publicJwk, request, rsaKeys, spawnBroker, type HttpAnswer, type SpawnedBroker,
 } from '../helpers/jwt.js';
@@ -252,6 +254,32 @@ describe('JWKS transport failures (each a fresh broker)', () => {
 
 describe('JwksCache (module level, fake clock)', () => {
   const log = createLogger('silent');
+  it('the background refresh runs on the scheduler it is given, every interval of its clock, until stopped', async () => {
+    const s = new JwksServer();
+    await s.start();
+    s.doc = { keys: [await publicJwk(rsaKeys(), 'a')] };
+    const clock = new TestClock(3_000_000);
+    const scheduler = new Scheduler(clock);
+    const c = new JwksCache({ url: s.url, timeoutMs: 2000, refreshIntervalSec: 600, log, now: () => clock.now(), scheduler });
+    try {
+      c.start();
+      assert.equal(scheduler.lane('jwks-refresh').size, 1, 'one entry, no timer of its own');
+      clock.advance(599_999);
+      assert.equal(s.fetches, 0, 'not before the interval');
+      clock.advance(1);
+      await waitFor(() => s.fetches === 1, { what: 'the first background refresh' });
+      assert.equal(c.size, 1);
+      clock.advance(600_000);
+      await waitFor(() => s.fetches === 2, { what: 'the second background refresh' });
+      c.stop();
+      assert.equal(scheduler.size, 0, 'stopped: nothing left scheduled');
+      clock.advance(600_000);
+      assert.equal(s.fetches, 2);
+    } finally {
+      c.stop();
+      await s.close();
+    }
+  });
   it('a successful fetch replaces the whole cache; misses are throttled to one fetch per 5 s and shared', async () => {
     const s = new JwksServer();
     await s.start();

@@ -23,8 +23,10 @@ test('start arms the jobs from the store (KV expiry, timers, retention); stop ca
   // A restart: only Services.start() runs, no route, no KV or timer call.
   const again = startTestServices({ RETENTION_INTERVAL: '60000' }, { dataDir: first.dataDir, clock });
   try {
-    const lanes = ['kv-ttl', 'timers', 'retention'].map((l) => [l, again.services.scheduler.lane(l).size]);
-    assert.deepEqual(lanes, [['kv-ttl', 1], ['timers', 1], ['retention', 1]], 'each job armed by start()');
+    // The jobs read their due times through the (async) operation contract: armed once those reads answer.
+    const lanes = () => ['kv-ttl', 'timers', 'retention'].map((l) => [l, again.services.scheduler.lane(l).size]);
+    await waitFor(() => lanes().every(([, n]) => n === 1), { what: 'each job armed by start()', intervalMs: 1 });
+    assert.deepEqual(lanes(), [['kv-ttl', 1], ['timers', 1], ['retention', 1]], 'each job armed by start()');
     assert.throws(() => again.services.start(), /already started/);
     clock.advance(20_000);
     await waitFor(() => again.services.kv.sweeper.pruned === 1 && again.services.timers.fired === 1, { what: 'the KV sweep and the timer after the restart', intervalMs: 1 });

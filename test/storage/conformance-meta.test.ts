@@ -6,17 +6,16 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { test } from 'node:test';
-import { SqliteBackend } from '../../src/storage/sqlite/backend.js';
-import { SqliteStore } from '../../src/storage/sqlite/store.js';
 import { tempDir } from '../helpers/broker.js';
 import { contractCases } from './contract-cases.js';
 import { droppingCursorCommits } from './wrong-backend.js';
+import { openSqliteBackend } from './sqlite-backend.js';
 
 test('the conformance cases fail on a backend that drops cursor commits', async () => {
   const failed: string[] = [];
   const passed: string[] = [];
   for (const c of contractCases) {
-    const b = droppingCursorCommits(new SqliteBackend(SqliteStore.open({ dataDir: path.join(tempDir(), 'data'), sync: 'off' })));
+    const b = droppingCursorCommits(openSqliteBackend(path.join(tempDir(), 'data'), 'off'));
     try {
       await c.run(b);
       passed.push(c.name);

@@ -9,41 +9,13 @@ import { QUEUE_DEFAULTS } from '../../src/model/options.js';
 import { SqliteStore } from '../../src/storage/sqlite/store.js';
 import type { MessageRow, Store, StoreTx } from '../../src/storage/store.js';
 import { tempDir } from '../helpers/broker.js';
-import type { AppendRequest, ClaimRequest, CursorCommit, QueueBackend, UnitOp } from '../../src/storage/contract.js';
-import { pino } from 'pino';
-import { Broker } from '../../src/broker/broker.js';
-import { loadConfig } from '../../src/config/index.js';
-import { plainCodec } from '../../src/model/codec.js';
-import { TestClock } from '../../src/util/clock.js';
-import { SqliteBackend } from '../../src/storage/sqlite/backend.js';
+import { DEFAULT_TENANT, type QueueBackend } from '../../src/storage/contract.js';
+import { openSqliteBackend } from './sqlite-backend.js';
 import { contractCases } from './contract-cases.js';
-
-/**
- * The broker's backend: the contract on the engine's indexes (src/broker/messaging/engine-backend.ts),
- * on a test clock that follows the `now` of each call (as the contract allows a backend with its
- * own clock to do), so lease expiry and delays fire through the broker's one scheduler.
- */
-function engineBackend(dir: string): QueueBackend {
-  const clock = new TestClock(1_600_000_000_000);
-  const broker = new Broker(SqliteStore.open({ dataDir: dir, sync: 'normal' }), loadConfig({ QUEEN_DATA_DIR: dir }), plainCodec, pino({ level: 'silent' }), clock);
-  broker.start();
-  const follow = (now: number | undefined) => { if (now !== undefined && now > clock.now()) clock.set(now); };
-  const b = broker.backend;
-  return Object.assign(Object.create(b) as QueueBackend, {
-    append: (r: AppendRequest) => { follow(r.now); return b.append(r); },
-    claim: (r: ClaimRequest) => { follow(r.now); return b.claim(r); },
-    commitCursor: (r: CursorCommit) => { follow(r.now); return b.commitCursor(r); },
-    extendLease: (id: string, until: number, now: number) => { follow(now); return b.extendLease(id, until, now); },
-    releaseLease: (id: string, now: number) => { follow(now); return b.releaseLease(id, now); },
-    unit: (ops: UnitOp[]) => { for (const o of ops) if (o.op === 'append' || o.op === 'commit') follow(o.request.now); return b.unit(ops); },
-    close: () => broker.shutdown(1000),
-  });
-}
 
 /** Backends of the operation contract (src/storage/contract.ts); each case gets a fresh one. */
 const contractBackends: { name: string; open(dir: string): QueueBackend }[] = [
-  { name: 'sqlite (SQL only)', open: (dir) => new SqliteBackend(SqliteStore.open({ dataDir: dir, sync: 'normal' })) },
-  { name: 'sqlite (broker: engine indexes)', open: engineBackend },
+  { name: 'sqlite (engine indexes over SQL, every tenant)', open: (dir) => openSqliteBackend(dir) },
 ];
 
 for (const backend of contractBackends) {
@@ -89,7 +61,7 @@ async function withStore(b: Backend, fn: (s: Store, dir: string) => Promise<void
 
 async function seedQueue(s: Store): Promise<{ queuePk: number; partitionPk: number }> {
   return s.run((tx: StoreTx) => {
-    const queuePk = tx.insertQueue({ id: 'q-1', name: 'q', namespace: '', task: '', options: { ...QUEUE_DEFAULTS }, createdAt: 1 });
+    const queuePk = tx.insertQueue({ id: 'q-1', tenant: DEFAULT_TENANT, name: 'q', namespace: '', task: '', options: { ...QUEUE_DEFAULTS }, createdAt: 1 });
     const partitionPk = tx.insertPartition({ id: 'p-1', queuePk, name: 'Default', headOffset: 0, firstOffset: 0, lastMessageAt: null, createdAt: 1 });
     return { queuePk, partitionPk };
   });

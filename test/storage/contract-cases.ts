@@ -4,7 +4,8 @@
  * conformance-meta.test.ts runs them on a deliberately wrong double to prove they can fail.
  */
 import assert from 'node:assert/strict';
-import { DEFAULT_TENANT, type ClaimRequest, type QueueBackend, type QueueKey } from '../../src/storage/contract.js';
+import { QUEUE_DEFAULTS } from '../../src/model/options.js';
+import { DEFAULT_TENANT, type AppendResult, type ClaimRequest, type QueueBackend, type QueueKey, type UnitOp } from '../../src/storage/contract.js';
 
 export interface ContractCase {
   name: string;
@@ -148,6 +149,175 @@ export const contractCases: ContractCase[] = [
     assert.equal((await b.kv.get(DEFAULT_TENANT, 'n', 'k'))?.value, '"v"');
     assert.equal((await b.timers.get(DEFAULT_TENANT, 'q', 't1'))?.deliverAt, T0 + 10);
   } },
+  { name: 'unit preconditions: a KV row, a timer or a lease that changed refuses the unit and writes nothing', cursorCommit: false, async run(b) {
+    const T = DEFAULT_TENANT;
+    await b.kv.put(T, { ns: 'n', key: 'k', value: '1', version: 3, expiresAt: null, updatedAt: T0 });
+    await b.timers.put(T, timer('t1', T0 + 10));
+    await fill(b, 1);
+    await b.claim(claimReq());
+    const t1 = { deliverAt: T0 + 10, messageId: 'm-t1', attempts: 0, updatedAt: T0 };
+    const marker = { op: 'kvPut' as const, tenant: T, row: { ns: 'n', key: 'marker', value: '1', version: 9, expiresAt: null, updatedAt: T0 } };
+    const refusals: [string, UnitOp][] = [
+      ['kv version', { op: 'kvExpect', tenant: T, ns: 'n', key: 'k', version: 2 }],
+      ['kv absent', { op: 'kvExpect', tenant: T, ns: 'n', key: 'k', version: null }],
+      ['kv fencing', { op: 'kvPut', tenant: T, row: { ns: 'n', key: 'k', value: '2', version: 3, expiresAt: null, updatedAt: T0 } }],
+      ['timer changed', { op: 'timerExpect', tenant: T, queue: 'q', timerKey: 't1', expect: { ...t1, attempts: 1 } }],
+      ['timer absent', { op: 'timerExpect', tenant: T, queue: 'q', timerKey: 'nope', expect: t1 }],
+      ['lease not held', { op: 'leaseHeld', leaseId: 'L1', now: T0 + 30_000 }], // last: a backend's clock may follow `now`
+    ];
+    assert.deepEqual(await b.unit([{ op: 'leaseHeld', leaseId: 'L1', now: T0 + 1 }]), { committed: true, results: [{ done: true }] }, 'a live lease');
+    for (const [what, op] of refusals) {
+      assert.deepEqual(await b.unit([marker, op]), { committed: false, failedIndex: 1 }, what);
+      assert.equal(await b.kv.get(T, 'n', 'marker'), undefined, `${what}: nothing written`);
+    }
+    const ok = await b.unit([
+      { op: 'kvExpect', tenant: T, ns: 'n', key: 'k', version: 3 },
+      { op: 'kvExpect', tenant: T, ns: 'n', key: 'none', version: null },
+      { op: 'timerExpect', tenant: T, queue: 'q', timerKey: 't1', expect: t1 },
+      { op: 'timerExpect', tenant: T, queue: 'q', timerKey: 'nope', expect: null },
+      { op: 'kvPut', tenant: T, row: { ns: 'n', key: 'k', value: '2', version: 4, expiresAt: null, updatedAt: T0 } },
+    ]);
+    assert.equal(ok.committed, true);
+    assert.equal((await b.kv.get(T, 'n', 'k'))?.version, 4);
+  } },
+  { name: 'KV versions: a removed row raises the floor; a re-created key must be written above it', cursorCommit: false, async run(b) {
+    const T = DEFAULT_TENANT;
+    const put = (key: string, version: number) => b.unit([{ op: 'kvPut', tenant: T, row: { ns: 'n', key, value: '1', version, expiresAt: null, updatedAt: T0 } }]);
+    assert.equal((await put('a', 5)).committed, true);
+    assert.equal(await b.kv.floor(), 0);
+    const del = await b.unit([{ op: 'kvDelete', tenant: T, ns: 'n', key: 'a' }, { op: 'kvDelete', tenant: T, ns: 'n', key: 'gone' }]);
+    assert.deepEqual(del.committed && del.results, [{ done: true }, { done: false }]);
+    assert.equal(await b.kv.floor(), 5);
+    assert.equal((await put('a', 5)).committed, false, 'a version at the floor is refused');
+    assert.equal((await put('b', 6)).committed, true);
+  } },
+  { name: 'KV listings: namespaces per tenant with counts, the next expiry', cursorCommit: false, async run(b) {
+    const other = '00000000-0000-0000-0000-000000000002';
+    await b.kv.put(DEFAULT_TENANT, { ns: 'a', key: 'k1', value: '1', version: 1, expiresAt: T0 + 50, updatedAt: T0 });
+    await b.kv.put(DEFAULT_TENANT, { ns: 'a', key: 'k2', value: '1', version: 1, expiresAt: null, updatedAt: T0 });
+    await b.kv.put(other, { ns: 'z', key: 'k', value: '1', version: 1, expiresAt: T0 + 20, updatedAt: T0 });
+    assert.deepEqual(await b.kv.namespaces(DEFAULT_TENANT, '', 10), [{ ns: 'a', keys: 2 }]);
+    assert.deepEqual(await b.kv.namespaces(other, '', 10), [{ ns: 'z', keys: 1 }]);
+    assert.equal(await b.kv.nextExpiry(), T0 + 20);
+  } },
+  { name: 'a refuseDuplicates append refuses its unit and names the item; a plain one answers the duplicate', cursorCommit: false, async run(b) {
+    await b.append({ key: P, items: [item('a')], dedupWindowMs: 60_000, now: T0 });
+    const r = await b.unit([
+      { op: 'append', request: { key: { ...Q, partition: 'other' }, items: [item('x')], dedupWindowMs: 60_000, now: T0 } },
+      { op: 'append', request: { key: P, items: [item('b'), item('a')], dedupWindowMs: 60_000, refuseDuplicates: true, now: T0 } },
+    ]);
+    assert.deepEqual(r, { committed: false, failedIndex: 1, failedItem: 1 });
+    assert.equal((await b.readPartition(P))?.headOffset, 1);
+    assert.equal(await b.readPartition({ ...Q, partition: 'other' }), undefined, 'the whole unit was rolled back');
+    const plain = await b.unit([{ op: 'append', request: { key: P, items: [item('a')], dedupWindowMs: 60_000, now: T0 } }]);
+    assert.equal(plain.committed && (plain.results[0] as AppendResult).outcomes[0]?.status, 'duplicate');
+  } },
+  { name: 'timer firing as one unit: delete the timer and append its message; a failed firing is recorded', cursorCommit: false, async run(b) {
+    const T = DEFAULT_TENANT;
+    await b.timers.put(T, timer('t1', T0 + 10));
+    await b.timers.put(T, timer('t2', T0 + 20));
+    assert.equal(await b.timers.nextDueAt(), T0 + 10);
+    assert.deepEqual((await b.timers.list(T, 'q', undefined, 10)).map((t) => t.timerKey), ['t1', 't2']);
+    assert.deepEqual((await b.timers.list(T, 'q', 't1', 10)).map((t) => t.timerKey), ['t2']);
+    const fired = await b.unit([
+      { op: 'timerExpect', tenant: T, queue: 'q', timerKey: 't1', expect: { deliverAt: T0 + 10, messageId: 'm-t1', attempts: 0, updatedAt: T0 } },
+      { op: 'timerDelete', tenant: T, queue: 'q', timerKey: 't1' },
+      { op: 'append', request: { key: P, items: [item('t1')], dedupWindowMs: 0, now: T0 + 10 } },
+    ]);
+    assert.equal(fired.committed, true);
+    assert.equal(await b.timers.get(T, 'q', 't1'), undefined);
+    assert.equal((await b.readPartition(P))?.headOffset, 1);
+    const failed = await b.unit([{ op: 'timerFailed', tenant: T, queue: 'q', timerKey: 't2', error: 'boom', retryAt: T0 + 2_000, now: T0 + 20 }]);
+    assert.deepEqual(failed.committed && failed.results, [{ done: true }]);
+    const t2 = await b.timers.get(T, 'q', 't2');
+    assert.deepEqual([t2?.attempts, t2?.lastError, t2?.deliverAt], [1, 'boom', T0 + 2_000]);
+    const gone = await b.unit([{ op: 'timerFailed', tenant: T, queue: 'q', timerKey: 't1', error: 'x', retryAt: T0, now: T0 }]);
+    assert.deepEqual(gone.committed && gone.results, [{ done: false }]);
+  } },
+  { name: 'queue configuration: created when missing, options as given, per tenant; settings', cursorCommit: false, async run(b) {
+    const other = '00000000-0000-0000-0000-000000000002';
+    assert.equal(await b.admin.readQueue(Q), undefined);
+    const options = { ...QUEUE_DEFAULTS, leaseTime: 7, retryLimit: 2 };
+    const made = await b.admin.configureQueue(Q, { namespace: 'ns', task: 't', options }, T0);
+    assert.deepEqual([made.namespace, made.task, made.options.leaseTime, made.options.retryLimit], ['ns', 't', 7, 2]);
+    await fill(b, 1);
+    const again = await b.admin.configureQueue(Q, { namespace: '', task: '', options: { ...options, leaseTime: 9 } }, T0 + 1);
+    assert.equal(again.queueId, made.queueId, 'the same queue, reconfigured');
+    assert.deepEqual(await b.admin.readQueue(Q), again);
+    assert.equal((await b.readPartition(P))?.headOffset, 1, 'its messages stay');
+    assert.equal(await b.admin.readQueue({ tenant: other, queue: 'q' }), undefined, 'another tenant has no such queue');
+    assert.equal(await b.admin.setting('maintenance.pop'), undefined);
+    await b.admin.setSetting('maintenance.pop', 'true');
+    assert.equal(await b.admin.setting('maintenance.pop'), 'true');
+  } },
+  { name: 'dead letters: by address, deleted by address, purged per queue and group, deleted in a unit only while present', cursorCommit: true, async run(b) {
+    await fill(b, 3);
+    const dead = async (group: string, id: string, offset: number) => {
+      await b.claim(claimReq({ group, leaseId: `L-${id}` }));
+      await b.commitCursor({ key: { ...P, group }, leaseId: `L-${id}`, committedOffset: offset + 1, retryCount: 0, release: true, now: T0 + 1,
+        deadLetter: { id, offset, error: 'x', retryCount: 0 } });
+    };
+    await dead('g1', 'd1', 0);
+    await dead('g2', 'd2', 0);
+    await dead('g3', 'd3', 0);
+    const { partitionId } = (await b.readPartition(P))!;
+    assert.equal((await b.dlq.findByAddress(partitionId, 't0'))?.transactionId, 't0');
+    assert.deepEqual(await b.unit([{ op: 'dlqDelete', id: 'd1' }]), { committed: true, results: [{ done: true }] });
+    assert.deepEqual(await b.unit([{ op: 'dlqDelete', id: 'd1' }]), { committed: false, failedIndex: 0 }, 'gone: refused');
+    assert.equal(await b.dlq.purge(Q, 'g2', 10), 1);
+    assert.equal((await b.dlq.list({ queue: 'q', limit: 10, offset: 0 })).total, 1);
+    assert.deepEqual(await b.dlq.deleteByAddress(partitionId, 't0'), { queue: 'q', deleted: 1 });
+    assert.deepEqual(await b.dlq.deleteByAddress(partitionId, 't0'), { queue: undefined, deleted: 0 });
+    assert.equal(await b.dlq.purge({ ...Q, queue: 'none' }, undefined, 10), 0);
+  } },
+  { name: 'a trace event on a queue that does not exist is not recorded', cursorCommit: false, async run(b) {
+    const e = { partition: 'p', partitionId: 'x', transactionId: 'a', messageId: null, group: 'g', eventType: 'info', data: '1', workerId: null, names: ['n'], createdAt: T0 };
+    assert.equal(await b.traces.add(Q, e), undefined);
+    await fill(b, 1);
+    assert.equal(typeof await b.traces.add(Q, e), 'string');
+    assert.equal((await b.traces.byName('n', 10, 0)).total, 1);
+  } },
+  { name: 'seek moves a group\'s cursor to the end or to a time and drops its lease; unknown queue or partition is answered', cursorCommit: false, async run(b) {
+    await fill(b, 3);
+    await b.append({ key: P, items: [item('late1'), item('late2')], dedupWindowMs: 0, now: T0 + 10_000 });
+    await b.claim(claimReq({ now: T0 + 10_000 }));
+    assert.deepEqual(await b.admin.seekGroup(Q, 'g', undefined, { toEnd: true }, T0 + 20_000), [{ partition: 'p', committedOffset: 5 }]);
+    const c = await b.readCursor({ ...P, group: 'g' });
+    assert.deepEqual([c?.committedOffset, c?.leaseId], [5, null], 'at the end, lease dropped');
+    assert.deepEqual(await b.claim(claimReq({ leaseId: 'L2', now: T0 + 20_001 })), []);
+    assert.deepEqual(await b.admin.seekGroup(Q, 'g', 'p', { timestamp: T0 + 5_000 }, T0 + 20_002), [{ partition: 'p', committedOffset: 3 }]);
+    assert.deepEqual(offsets((await b.claim(claimReq({ leaseId: 'L3', now: T0 + 20_003 })))[0]), [3, 4]);
+    assert.deepEqual(await b.admin.seekGroup(Q, 'new', undefined, { timestamp: T0 }, T0 + 20_004), [{ partition: 'p', committedOffset: 0 }], 'a new group is registered');
+    assert.equal(await b.admin.seekGroup(Q, 'g', 'nope', { toEnd: true }, T0 + 20_005), undefined);
+    assert.equal(await b.admin.seekGroup({ ...Q, queue: 'nope' }, 'g', undefined, { toEnd: true }, T0 + 20_005), undefined);
+  } },
+  { name: 'deleting a group\'s cursors restarts it from its subscription; deleting its metadata too forgets it', cursorCommit: false, async run(b) {
+    await fill(b, 2);
+    assert.deepEqual(offsets((await b.claim(claimReq({ leaseId: null })))[0]), [0, 1]);
+    const r = await b.admin.deleteGroup(DEFAULT_TENANT, 'g', 'q', false, T0 + 1);
+    assert.deepEqual(r, { cursorsDeleted: 1, partitions: [P] });
+    assert.equal(await b.readCursor({ ...P, group: 'g' }), undefined);
+    assert.deepEqual(offsets((await b.claim(claimReq({ leaseId: null, now: T0 + 2 })))[0]), [0, 1], 'from the start again');
+    assert.equal((await b.admin.deleteGroup(DEFAULT_TENANT, 'g', undefined, true, T0 + 3)).cursorsDeleted, 1);
+    assert.deepEqual(await b.admin.deleteGroup(DEFAULT_TENANT, 'g', undefined, true, T0 + 4), { cursorsDeleted: 0, partitions: [] }, 'forgotten');
+  } },
+  { name: 'a group\'s subscription start changes where it starts on partitions it has no cursor on', cursorCommit: false, async run(b) {
+    await fill(b, 2);
+    assert.deepEqual(await b.claim(claimReq({ group: 'g2', seed: { mode: 'from', fromTime: T0 + 1 }, now: T0 + 2 })), [], 'registered after the messages');
+    assert.equal(await b.admin.setSubscriptionFrom(DEFAULT_TENANT, 'g2', T0 - 1, T0 + 3), 1);
+    assert.deepEqual(offsets((await b.claim(claimReq({ group: 'g2', seed: { mode: 'from', fromTime: T0 + 1 }, now: T0 + 4 })))[0]), [0, 1],
+      'the stored subscription wins over a later request\'s seed');
+    assert.equal(await b.admin.setSubscriptionFrom(DEFAULT_TENANT, 'nobody', T0, T0 + 5), 0);
+  } },
+  { name: 'prune removes a partition\'s prefix and raises its first offset; claims start after it', cursorCommit: false, async run(b) {
+    await fill(b, 5);
+    assert.deepEqual(await b.admin.prune(Q, [{ partition: 'p', end: 3 }, { partition: 'none', end: 1 }]), [{ partition: 'p', removed: 3, firstOffsetBefore: 0 }]);
+    assert.equal((await b.readPartition(P))?.firstOffset, 3);
+    assert.deepEqual(offsets((await b.claim(claimReq()))[0]), [3, 4]);
+    assert.deepEqual(await b.admin.prune(Q, [{ partition: 'p', end: 2 }]), [], 'below the first offset: nothing');
+    assert.deepEqual(await b.admin.prune(Q, [{ partition: 'p', end: 100 }]), [{ partition: 'p', removed: 2, firstOffsetBefore: 3 }], 'capped at the head');
+    assert.deepEqual(await b.readPartition(P).then((v) => [v?.firstOffset, v?.headOffset]), [5, 5]);
+  } },
   { name: 'KV rows: put, get, scan, delete, expiry prune; tenants do not see each other', cursorCommit: false, async run(b) {
     const other = '00000000-0000-0000-0000-000000000002';
     for (const [key, exp] of [['a', null], ['b', T0 + 5], ['c', null]] as const) {
@@ -178,7 +348,7 @@ export const contractCases: ContractCase[] = [
     assert.equal(await b.timers.delete(DEFAULT_TENANT, 'q', 'early'), true);
     assert.equal(await b.timers.get(DEFAULT_TENANT, 'q', 'early'), undefined);
   } },
-  { name: 'traces by message and by name, with the true total', cursorCommit: false, async run(b) {
+  { name: 'traces by message and by name, trace names with counts, with the true totals', cursorCommit: false, async run(b) {
     const { partitionId } = await b.append({ key: P, items: [item('a')], dedupWindowMs: 0, now: T0 });
     for (let i = 0; i < 3; i++) {
       await b.traces.add(Q, { partition: 'p', partitionId, transactionId: 'a', messageId: 'm-a', group: 'g', eventType: 'info', data: `{"i":${i}}`, workerId: null, names: ['n'], createdAt: T0 + i });
@@ -187,6 +357,9 @@ export const contractCases: ContractCase[] = [
     const page = await b.traces.byName('n', 1, 0);
     assert.equal(page.total, 3);
     assert.equal(page.rows.length, 1);
+    const names = await b.traces.names(10, 0);
+    assert.deepEqual(names.rows.map((r) => [r.name, r.traceCount, r.messageCount, r.lastSeen]), [['n', 3, 1, T0 + 2]]);
+    assert.equal(names.total, 1);
   } },
   { name: 'admin views: queues per tenant, a group\'s cursors, queue deletion', cursorCommit: false, async run(b) {
     const other = '00000000-0000-0000-0000-000000000002';

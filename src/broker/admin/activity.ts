@@ -13,7 +13,6 @@ import type { Engine } from '../../storage/sqlite/engine.js';
 import type { BrokerObserver } from '../messaging/observer.js';
 import type { ClaimedPartition, PopRequest } from '../messaging/pop.js';
 import type { PushResult } from '../messaging/push.js';
-import type { QueueState } from '../../storage/sqlite/state.js';
 import type { TransactionRequest, TransactionResult } from '../messaging/transaction.js';
 
 /** Minutes of history per queue. */
@@ -234,9 +233,9 @@ export class Activity implements BrokerObserver {
     if (queues.size === 0) this.total.at(now).transactions++;
   }
 
-  queueDeleted(q: QueueState): void {
-    this.queues.delete(q.name);
-    this.dlqDepth.delete(q.name);
-    for (const [k, e] of this.removed) if (e.queue === q.name) this.removed.delete(k);
+  queueDeleted(queue: string): void {
+    this.queues.delete(queue);
+    this.dlqDepth.delete(queue);
+    for (const [k, e] of this.removed) if (e.queue === queue) this.removed.delete(k);
   }
 }

@@ -1,18 +1,18 @@
 /**
  * Consumer-group administration (docs/http-api.md#consumer-group-administration): listings with lag, group detail, delete
  * (cursors and, by default, subscription metadata), seek (to the end or to a time; a whole queue
- * or one partition) and subscription-timestamp changes. Every change updates the store and the
- * engine's in-memory state (cursors, ready sets, leases) in the same unit of work; parked consumers
- * are woken after the commit.
+ * or one partition) and subscription-timestamp changes. Every change is one operation of the
+ * storage contract (src/storage/contract.ts `AdminSubStore`); parked consumers are woken by its
+ * wake-up hints after the commit.
  */
 import { QueenError } from '../../errors.js';
-import type { StoreTx } from '../../storage/store.js';
+import { DEFAULT_TENANT, type SeekTarget } from '../../storage/contract.js';
 import { iso, isoOrNull } from '../../util/time.js';
 import type { Broker } from '../broker.js';
 import { lagView, type LagView } from './resources.js';
 import type { Engine } from '../../storage/sqlite/engine.js';
 import { groupLagSummary, partitionLag } from '../messaging/positions.js';
-import type { GroupState, PartitionState, QueueState } from '../../storage/sqlite/state.js';
+import type { GroupState } from '../../storage/sqlite/state.js';
 
 /** Reads of the age of the oldest unconsumed message per listing (one indexed point read each). */
 const TIME_LAG_READS = 10_000;
@@ -20,11 +20,11 @@ const TIME_LAG_READS = 10_000;
 const LAGGING_ROWS = 10_000;
 
 /** Called with the partitions whose consumption point moved (retention candidates). */
-export type CursorMoved = (p: PartitionState) => void;
+export type CursorMoved = (queue: string, partition: string) => void;
 
 function groupsNamed(engine: Engine, name: string): GroupState[] {
   const out: GroupState[] = [];
-  for (const q of engine.queues.values()) {
+  for (const q of engine.tenantQueues(DEFAULT_TENANT)) {
     const g = q.groups.get(name);
     if (g) out.push(g);
   }
@@ -116,7 +116,7 @@ function state(maxTimeLagSeconds: number, cursors: number): GroupHealth {
 export function listGroups(engine: Engine, now: number): GroupRow[] {
   const rows: GroupRow[] = [];
   let budget = TIME_LAG_READS;
-  for (const q of engine.queues.values()) {
+  for (const q of engine.tenantQueues(DEFAULT_TENANT)) {
     for (const g of q.groups.values()) {
       const s = groupLagSummary(engine, g, now, budget);
       budget = Math.max(0, budget - s.partitionsWithLag);
@@ -135,7 +135,7 @@ export function listGroups(engine: Engine, now: number): GroupRow[] {
 export function laggingPartitions(engine: Engine, minLagSeconds: number, now: number): LaggingRow[] {
   const rows: LaggingRow[] = [];
   const cutoff = now - minLagSeconds * 1000;
-  for (const q of engine.queues.values()) {
+  for (const q of engine.tenantQueues(DEFAULT_TENANT)) {
     for (const g of q.groups.values()) {
       for (const p of q.partitions.values()) {
         if (rows.length >= LAGGING_ROWS) return rows;
@@ -183,85 +183,23 @@ export function groupDetail(engine: Engine, name: string, now: number): GroupDet
   return { name, queues };
 }
 
-/** Drops every lease of `g` and forgets its cursors in memory (rows deleted by the caller). */
-function resetGroup(engine: Engine, g: GroupState): void {
-  engine.forgetGroupState(g);
-}
-
-/** Re-fills `g`'s ready set from the subscription (cursors were dropped) and wakes consumers after commit. */
-function reseed(engine: Engine, tx: StoreTx, g: GroupState, now: number): void {
-  const ready: PartitionState[] = [];
-  for (const p of g.queue.partitions.values()) {
-    if (engine.maybeReady(g, p, now)) {
-      g.ready.add(p);
-      ready.push(p);
-    }
-  }
-  if (ready.length > 0) tx.afterCommit(() => { for (const p of ready) engine.markReady(g, p); });
-}
-
 /**
  * Deletes a group's cursors (and leases) on one queue or all, and its subscription metadata when
  * `deleteMetadata`; the next pop registers it afresh.
+ * @throws QueenError `queue_not_found`
  */
 export async function deleteGroup(
   broker: Broker, name: string, queue: string | undefined, deleteMetadata: boolean, moved: CursorMoved,
 ): Promise<DeleteGroupResult> {
-  const engine = broker.engine;
-  if (queue !== undefined && !engine.queues.has(queue)) throw new QueenError('queue_not_found');
-  const deleted = await broker.run((tx) => {
-    const now = broker.engine.clock.now();
-    let n = 0;
-    const targets = queue === undefined ? groupsNamed(engine, name) : [engine.queues.get(queue)!.groups.get(name)].filter((g): g is GroupState => !!g);
-    for (const g of targets) {
-      const q = g.queue;
-      n += engine.store.ops.deleteGroupCursors(q.pk, name);
-      resetGroup(engine, g);
-      if (deleteMetadata) {
-        tx.deleteSubscription(q.pk, name);
-        q.groups.delete(name);
-      } else {
-        reseed(engine, tx, g, now);
-      }
-      tx.afterCommit(() => { for (const p of q.partitions.values()) moved(p); });
-    }
-    return n;
-  });
-  const base: DeleteGroupResult = { success: true, consumerGroup: name, deletedPartitions: deleted, metadataDeleted: deleteMetadata };
+  if (queue !== undefined && !await broker.backend.admin.readQueue({ tenant: DEFAULT_TENANT, queue })) throw new QueenError('queue_not_found');
+  const r = await broker.backend.admin.deleteGroup(DEFAULT_TENANT, name, queue, deleteMetadata, broker.engine.clock.now());
+  for (const p of r.partitions) moved(p.queue, p.partition);
+  const base: DeleteGroupResult = { success: true, consumerGroup: name, deletedPartitions: r.cursorsDeleted, metadataDeleted: deleteMetadata };
   return queue === undefined ? base : { ...base, queueName: queue };
 }
 
 /** Where to move a group's cursor. */
-export type SeekTarget = { toEnd: true } | { timestamp: number };
-
-function seekOne(engine: Engine, tx: StoreTx, g: GroupState, p: PartitionState, target: SeekTarget): number {
-  const c = engine.ensureCursor(g, p);
-  const to = 'toEnd' in target
-    ? p.headOffset
-    : engine.store.firstOffsetAfter(p.pk, p.firstOffset, target.timestamp - 1) ?? p.headOffset;
-  if (c.leaseId) engine.untrackLease(c.leaseId, g, p);
-  c.leaseId = null;
-  c.leaseExpiresAt = null;
-  c.deliveredUpTo = null;
-  c.retryCount = 0;
-  c.deliveryCount = 0;
-  c.committedOffset = to;
-  tx.upsertCursor(c);
-  c.materialized = true;
-  engine.noteReady(g, p);
-  if (to < p.headOffset) {
-    g.ready.add(p);
-    tx.afterCommit(() => engine.markReady(g, p));
-  } else {
-    g.ready.delete(p);
-  }
-  return to;
-}
-
-function seekGroup(engine: Engine, tx: StoreTx, q: QueueState, name: string, target: SeekTarget, now: number): GroupState {
-  const sub = 'toEnd' in target ? { mode: 'new' } : { from: iso(target.timestamp) };
-  return engine.ensureGroup(tx, q, name, sub, now);
-}
+export type { SeekTarget } from '../../storage/contract.js';
 
 /**
  * Moves `group`'s cursor on every partition of `queue` (or on `partition` only) to the tail or to
@@ -271,29 +209,15 @@ function seekGroup(engine: Engine, tx: StoreTx, q: QueueState, name: string, tar
 export async function seek(
   broker: Broker, group: string, queue: string, partition: string | undefined, target: SeekTarget, moved: CursorMoved,
 ): Promise<SeekResult> {
-  const engine = broker.engine;
-  const q = engine.queues.get(queue);
-  if (!q) throw new QueenError('queue_not_found');
-  if (partition !== undefined && !q.partitions.has(partition)) {
-    throw new QueenError('partition_not_found', undefined, { success: false });
+  const key = { tenant: DEFAULT_TENANT, queue };
+  if (!await broker.backend.admin.readQueue(key)) throw new QueenError('queue_not_found');
+  const moves = await broker.backend.admin.seekGroup(key, group, partition, target, broker.engine.clock.now());
+  if (!moves) {
+    if (partition !== undefined) throw new QueenError('partition_not_found', undefined, { success: false });
+    throw new QueenError('queue_not_found');
   }
-  const result = await broker.run((tx) => {
-    const now = broker.engine.clock.now();
-    const g = seekGroup(engine, tx, q, group, target, now);
-    if (partition !== undefined) {
-      const p = q.partitions.get(partition)!;
-      const to = seekOne(engine, tx, g, p, target);
-      tx.afterCommit(() => moved(p));
-      return { updated: 1, to };
-    }
-    let n = 0;
-    for (const p of q.partitions.values()) {
-      seekOne(engine, tx, g, p, target);
-      n++;
-    }
-    tx.afterCommit(() => { for (const p of q.partitions.values()) moved(p); });
-    return { updated: n, to: undefined };
-  });
+  for (const m of moves) moved(queue, m.partition);
+  const result = partition !== undefined ? { updated: moves.length, to: moves[0]?.committedOffset } : { updated: moves.length, to: undefined };
   const base: SeekResult = {
     success: true, consumerGroup: group, queueName: queue,
     seekToEnd: 'toEnd' in target, targetTimestamp: 'timestamp' in target ? iso(target.timestamp) : null,
@@ -307,18 +231,6 @@ export async function seek(
  * partitions the group has no cursor on yet (existing cursors are never re-seeded, docs/http-api.md#subscription-modes).
  */
 export async function setSubscriptionTimestamp(broker: Broker, group: string, timestamp: number): Promise<SubscriptionResult> {
-  const engine = broker.engine;
-  const updated = await broker.run((tx) => {
-    const now = broker.engine.clock.now();
-    const groups = groupsNamed(engine, group);
-    for (const g of groups) {
-      engine.noteGroup(g);
-      g.subscription = { ...g.subscription, mode: 'from', fromTime: timestamp, label: 'timestamp' };
-      tx.upsertSubscription(g.subscription);
-      for (const [pk, c] of g.cursors) if (!c.materialized) g.cursors.delete(pk); // recomputed from the new cut-off
-      reseed(engine, tx, g, now);
-    }
-    return groups.length;
-  });
+  const updated = await broker.backend.admin.setSubscriptionFrom(DEFAULT_TENANT, group, timestamp, broker.engine.clock.now());
   return { success: true, consumerGroup: group, newTimestamp: iso(timestamp), rowsUpdated: updated };
 }

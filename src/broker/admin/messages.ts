@@ -17,7 +17,8 @@ import type { Broker } from '../broker.js';
 import { optionsView } from './resources.js';
 import type { Engine } from '../../storage/sqlite/engine.js';
 import { groupPosition, partitionLag } from '../messaging/positions.js';
-import { applyPush, planPush, type PushResult } from '../messaging/push.js';
+import { hasStoredDuplicate, planPush, probeStored, pushAppends, pushResults, type PushResult } from '../messaging/push.js';
+import { DEFAULT_TENANT, type AppendResult } from '../../storage/contract.js';
 import type { QueueOptions } from '../../model/options.js';
 import { QUEUE_MODE, type GroupState, type PartitionState, type QueueState } from '../../storage/sqlite/state.js';
 
@@ -209,7 +210,7 @@ function targetQueues(engine: Engine, q: MessageListQuery): QueueState[] {
     if (!queue) throw new QueenError('queue_not_found');
     return [queue];
   }
-  return [...engine.queues.values()].filter((x) => (!q.namespace || x.namespace === q.namespace) && (!q.task || x.task === q.task));
+  return [...engine.tenantQueues(DEFAULT_TENANT)].filter((x) => (!q.namespace || x.namespace === q.namespace) && (!q.task || x.task === q.task));
 }
 
 /**
@@ -317,14 +318,10 @@ export function getMessage(engine: Engine, partitionId: string, transactionId: s
  * @throws QueenError `message_not_found` (with `success:false`)
  */
 export async function deleteDeadLetter(broker: Broker, activity: Activity, partitionId: string, transactionId: string): Promise<DeadLetterDeleted> {
-  const r = await broker.run(() => {
-    const row = broker.store.ops.findDlqByAddress(partitionId, transactionId);
-    if (!row) return undefined;
-    return { queue: row.queue, n: broker.store.ops.deleteDlqByAddress(partitionId, transactionId) };
-  });
-  if (!r) throw new QueenError('message_not_found', undefined, { success: false, partitionId, transactionId });
-  activity.dlqChanged(r.queue, -r.n);
-  return { success: true, partitionId, transactionId, deleted: r.n, message: 'Dead letter deleted' };
+  const r = await broker.backend.dlq.deleteByAddress(partitionId, transactionId);
+  if (r.deleted === 0 || r.queue === undefined) throw new QueenError('message_not_found', undefined, { success: false, partitionId, transactionId });
+  activity.dlqChanged(r.queue, -r.deleted);
+  return { success: true, partitionId, transactionId, deleted: r.deleted, message: 'Dead letter deleted' };
 }
 
 /** Where a replay puts the message (defaults: the dead letter's own queue and partition). */
@@ -334,33 +331,48 @@ export interface ReplayTarget {
 }
 
 /**
+ * Decides and runs a replay as one unit of the operation contract: the push (refusing a
+ * duplicate) and the dead letter's deletion (refused when another replay took it); a replay
+ * already stored is answered as the duplicate without a unit.
+ */
+async function moveDeadLetter(
+  broker: Broker, find: () => Promise<DlqRow | undefined>, target: ReplayTarget,
+): Promise<{ row: DlqRow; result: PushResult; dlqRowRemoved: boolean } | undefined> {
+  const engine = broker.engine;
+  for (let attempt = 1; ; attempt++) {
+    const row = await find();
+    if (!row) return undefined;
+    const now = engine.clock.now();
+    const decoded = decodePayload(engine, row.payload, row.encrypted);
+    if (decoded.error) throw new QueenError('payload_integrity_failed', undefined, { success: false, dlqRowRemoved: false });
+    const queue = target.queue ?? row.queue;
+    const partition = target.partition ?? row.partition;
+    const plan = planPush(engine, [{ queue, partition, payload: decoded.data, transactionId: `dlq:${row.id}`, traceId: row.traceId }], row.producerSub);
+    probeStored(engine, broker.store, plan, now);
+    if (hasStoredDuplicate(plan)) return { row, result: pushResults(plan, { ops: [], slots: [undefined] }, [])[0]!, dlqRowRemoved: false };
+    const appends = pushAppends(engine, plan, now);
+    for (const a of appends.ops) a.request.refuseDuplicates = true;
+    const unit = await broker.backend.unit([...appends.ops, { op: 'dlqDelete', id: row.id }]);
+    if (unit.committed) return { row, result: pushResults(plan, appends, unit.results.slice(0, appends.ops.length) as AppendResult[])[0]!, dlqRowRemoved: true };
+    if (unit.failedIndex === appends.ops.length) return undefined; // another replay took it
+    if (attempt >= 8) throw new QueenError('storage_error', 'replay kept racing other commits (8 attempts)');
+  }
+}
+
+/**
  * Moves a dead letter back into a live partition in one unit of work: push with transactionId
  * `dlq:<id>` (so a second replay dedupes) and delete the dead letter. Exactly once: the row and
  * the push commit together.
  * @throws QueenError `dlq_not_found` (`result:"gone"`), `maintenance_mode`
  */
 export async function replayDeadLetter(
-  broker: Broker, activity: Activity, find: () => DlqRow | undefined, target: ReplayTarget, pushBlocked: boolean,
+  broker: Broker, activity: Activity, find: () => Promise<DlqRow | undefined>, target: ReplayTarget, pushBlocked: boolean,
 ): Promise<ReplayResult> {
   if (pushBlocked) {
     throw new QueenError('maintenance_mode', 'push maintenance is on: replay refused, try again when it is off', { success: false, result: 'maintenance' });
   }
   const engine = broker.engine;
-  const out = await broker.run((tx) => {
-    const row = find();
-    if (!row) return undefined;
-    const now = engine.clock.now();
-    const decoded = decodePayload(engine, row.payload, row.encrypted);
-    if (decoded.error) throw new QueenError('payload_integrity_failed', undefined, { success: false, dlqRowRemoved: false });
-    const payload = decoded.data;
-    const queue = target.queue ?? row.queue;
-    const partition = target.partition ?? row.partition;
-    const plan = planPush(engine, [{ queue, partition, payload, transactionId: `dlq:${row.id}`, traceId: row.traceId }], row.producerSub);
-    const [result] = applyPush(engine, tx, plan, now) as [PushResult];
-    let dlqRowRemoved = false;
-    if (result.status === 'queued') dlqRowRemoved = tx.deleteDlq(row.id);
-    return { row, result, dlqRowRemoved };
-  });
+  const out = await moveDeadLetter(broker, find, target);
   if (!out) throw new QueenError('dlq_not_found', undefined, { success: false, result: 'gone' });
   const { row, result, dlqRowRemoved } = out;
   if (dlqRowRemoved) activity.dlqChanged(row.queue, -1);
@@ -385,11 +397,11 @@ export async function replayDeadLetter(
  * @throws QueenError `queue_not_found`
  */
 export async function purgeDeadLetters(broker: Broker, activity: Activity, queue: string, group: string | undefined): Promise<PurgeResult> {
-  const q = broker.engine.queues.get(queue);
-  if (!q) throw new QueenError('queue_not_found', undefined, { success: false });
+  const key = { tenant: DEFAULT_TENANT, queue };
+  if (!await broker.backend.admin.readQueue(key)) throw new QueenError('queue_not_found', undefined, { success: false });
   let deleted = 0;
   for (;;) {
-    const n = await broker.run(() => broker.store.ops.purgeDlq(q.pk, group, PURGE_STEP));
+    const n = await broker.backend.dlq.purge(key, group, PURGE_STEP);
     deleted += n;
     activity.dlqChanged(queue, -n);
     if (n < PURGE_STEP) break;

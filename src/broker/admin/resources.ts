@@ -11,6 +11,7 @@ import type { Engine } from '../../storage/sqlite/engine.js';
 import { OPTION_NAMES, type QueueOptions } from '../../model/options.js';
 import { groupLagSummary, partitionLag, type GroupLagSummary } from '../messaging/positions.js';
 import { QUEUE_MODE, type PartitionState, type QueueState } from '../../storage/sqlite/state.js';
+import { DEFAULT_TENANT } from '../../storage/contract.js';
 
 /** Point reads at most per overview for time lags. */
 const LAG_READS = 1000;
@@ -200,7 +201,7 @@ export function overview(engine: Engine, activity: Activity, now: number): Overv
   const offsetLags: number[] = [];
   const timeLags: number[] = [];
   let reads = 0;
-  for (const q of engine.queues.values()) {
+  for (const q of engine.tenantQueues(DEFAULT_TENANT)) {
     partitions += q.partitions.size;
     if (q.namespace) namespaces.add(q.namespace);
     if (q.task) tasks.add(q.task);
@@ -220,7 +221,7 @@ export function overview(engine: Engine, activity: Activity, now: number): Overv
   }
   const last = activity.total.lastComplete(now);
   return {
-    queues: engine.queues.size, partitions, namespaces: namespaces.size, tasks: tasks.size, messages,
+    queues: [...engine.tenantQueues(DEFAULT_TENANT)].length, partitions, namespaces: namespaces.size, tasks: tasks.size, messages,
     lag: { time: stats(timeLags), offset: stats(offsetLags), ...(reads > LAG_READS ? { timeSampled: true } : {}) },
     throughput: { ingestedPerSecond: last.pushMessages / 60, processedPerSecond: last.popMessages / 60 },
     timestamp: iso(now), statsAge: 0,
@@ -229,7 +230,7 @@ export function overview(engine: Engine, activity: Activity, now: number): Overv
 
 function groupBy(engine: Engine, activity: Activity, key: 'namespace' | 'task', now: number): [string, GroupedCounts][] {
   const m = new Map<string, { queues: number; partitions: number; total: number; pending: number }>();
-  for (const q of engine.queues.values()) {
+  for (const q of engine.tenantQueues(DEFAULT_TENANT)) {
     const k = q[key];
     if (!k) continue;
     const e = m.get(k) ?? { queues: 0, partitions: 0, total: 0, pending: 0 };
@@ -274,7 +275,7 @@ function partitionView(engine: Engine, p: PartitionState, now: number): Partitio
  */
 export function allPartitions(engine: Engine, limit: number, after: string | undefined, now: number): PartitionPage {
   const keys: [string, PartitionState][] = [];
-  for (const q of engine.queues.values()) {
+  for (const q of engine.tenantQueues(DEFAULT_TENANT)) {
     for (const p of q.partitions.values()) {
       const k = `${q.name}\u0000${p.name}`;
       if (after === undefined || k > after) keys.push([k, p]);
@@ -347,7 +348,7 @@ export function lagView(s: GroupLagSummary, now: number): LagView {
 /** `GET /api/v1/resources/queues`: every queue with counts, options and lag per group (from memory). */
 export function listQueues(engine: Engine, activity: Activity, now: number): QueueList {
   return {
-    queues: [...engine.queues.values()].map((q) => {
+    queues: [...engine.tenantQueues(DEFAULT_TENANT)].map((q) => {
       const c = queueCounts(engine, activity, q, now);
       return {
         id: q.id, name: q.name, namespace: q.namespace, task: q.task, createdAt: iso(q.createdAt),

@@ -11,6 +11,7 @@ import type { Engine } from '../../storage/sqlite/engine.js';
 import { partitionLag } from '../messaging/positions.js';
 import { queueCounts, type QueueCounts, type QueueIdentityView } from './resources.js';
 import type { QueueState } from '../../storage/sqlite/state.js';
+import { DEFAULT_TENANT } from '../../storage/contract.js';
 
 export interface StatusFilter {
   from?: number | undefined;
@@ -26,7 +27,7 @@ function selectQueues(engine: Engine, f: StatusFilter): QueueState[] {
     if (!q) throw new QueenError('queue_not_found');
     return [q];
   }
-  return [...engine.queues.values()].filter((q) => (!f.namespace || q.namespace === f.namespace) && (!f.task || q.task === f.task));
+  return [...engine.tenantQueues(DEFAULT_TENANT)].filter((q) => (!f.namespace || q.namespace === f.namespace) && (!f.task || q.task === f.task));
 }
 
 /** Window of the series when `from` is absent. */

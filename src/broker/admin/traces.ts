@@ -6,7 +6,6 @@
 import { QueenError } from '../../errors.js';
 import { checkNameText } from '../../util/names.js';
 import type { TraceRow } from '../../storage/ops.js';
-import { newId } from '../../util/ids.js';
 import { RawJson, stringifyClientJson } from '../../util/json.js';
 import { iso } from '../../util/time.js';
 import type { Broker } from '../broker.js';
@@ -58,19 +57,16 @@ export async function recordTrace(broker: Broker, input: TraceInput): Promise<{ 
   engine.checkName('consumerGroup', group);
   if (input.workerId) engine.checkName('workerId', input.workerId);
   if (input.eventType) engine.checkName('eventType', input.eventType);
-  const id = newId();
-  await broker.run(() => {
-    const p = engine.partitionsById.get(input.partitionId);
-    const live = p ? engine.store.findByTransactionId(p.pk, input.transactionId, 0) : undefined;
-    const dead = p && !live ? engine.store.ops.findDlqByAddress(input.partitionId, input.transactionId) : undefined;
-    if (!p || (!live && !dead)) throw new QueenError('message_not_found', undefined, { success: false });
-    const row: TraceRow = {
-      id, queuePk: p.queue.pk, queue: p.queue.name, partition: p.name, partitionId: p.id, transactionId: input.transactionId,
-      messageId: live?.id ?? dead?.messageId ?? null, group, eventType: input.eventType || 'info', data,
-      workerId: input.workerId ?? null, names: traceNames, createdAt: engine.clock.now(),
-    };
-    engine.store.ops.insertTrace(row);
+  const p = engine.partitionsById.get(input.partitionId);
+  const live = p ? broker.store.findByTransactionId(p.pk, input.transactionId, 0) : undefined;
+  const dead = p && !live ? await broker.backend.dlq.findByAddress(input.partitionId, input.transactionId) : undefined;
+  if (!p || (!live && !dead)) throw new QueenError('message_not_found', undefined, { success: false });
+  const id = await broker.backend.traces.add({ tenant: p.queue.tenant, queue: p.queue.name }, {
+    partition: p.name, partitionId: p.id, transactionId: input.transactionId,
+    messageId: live?.id ?? dead?.messageId ?? null, group, eventType: input.eventType || 'info', data,
+    workerId: input.workerId ?? null, names: traceNames, createdAt: engine.clock.now(),
   });
+  if (id === undefined) throw new QueenError('message_not_found', undefined, { success: false }); // its queue was deleted meanwhile
   return { success: true, traceId: id };
 }
 
@@ -116,27 +112,27 @@ function view(t: TraceRow): TraceView {
 }
 
 /** Events of one message, oldest first. */
-export function tracesOfMessage(broker: Broker, partitionId: string, transactionId: string): { traces: TraceView[] } {
-  return { traces: broker.store.ops.tracesByMessage(partitionId, transactionId, MAX_PER_MESSAGE).map(view) };
+export async function tracesOfMessage(broker: Broker, partitionId: string, transactionId: string): Promise<{ traces: TraceView[] }> {
+  return { traces: (await broker.backend.traces.byMessage(partitionId, transactionId, MAX_PER_MESSAGE)).map(view) };
 }
 
 /** Events carrying `name`, newest first. */
-export function tracesByName(broker: Broker, name: string, limit: number, offset: number): TracesByName {
-  const rows = broker.store.ops.tracesByName(name, limit, offset);
+export async function tracesByName(broker: Broker, name: string, limit: number, offset: number): Promise<TracesByName> {
+  const { rows, total } = await broker.backend.traces.byName(name, limit, offset);
   return {
     traces: rows.map((t) => ({
       ...view(t), transaction_id: t.transactionId, partition_id: t.partitionId, queue_name: t.queue, partition_name: t.partition,
       message_id: t.messageId,
     })),
-    total: broker.store.ops.countTracesByName(name), pagination: { limit, offset },
+    total, pagination: { limit, offset },
   };
 }
 
 /** Trace names with their counts. */
-export function traceNames(broker: Broker, limit: number, offset: number): TraceNamesPage {
-  const rows = broker.store.ops.traceNames(limit, offset);
+export async function traceNames(broker: Broker, limit: number, offset: number): Promise<TraceNamesPage> {
+  const { rows, total } = await broker.backend.traces.names(limit, offset);
   return {
     trace_names: rows.map((r) => ({ trace_name: r.name, trace_count: r.traceCount, message_count: r.messageCount, last_seen: iso(r.lastSeen) })),
-    total: broker.store.ops.countTraceNames(), pagination: { limit, offset },
+    total, pagination: { limit, offset },
   };
 }

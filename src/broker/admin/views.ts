@@ -64,7 +64,7 @@ export class AdminViews {
   listMessages(q: MessageListQuery): MessagePage { return listMessages(this.engine, q); }
   getMessage(partitionId: string, transactionId: string): MessageDetail { return getMessage(this.engine, partitionId, transactionId); }
   /** A dead letter by its id, or undefined. */
-  deadLetter(id: string): DlqRow | undefined { return this.broker.store.getDlq(id); }
+  deadLetter(id: string): Promise<DlqRow | undefined> { return this.broker.backend.dlq.get(id); }
   /** The dead letter of a message by its address, or undefined. */
-  deadLetterAt(partitionId: string, transactionId: string): DlqRow | undefined { return this.broker.store.ops.findDlqByAddress(partitionId, transactionId); }
+  deadLetterAt(partitionId: string, transactionId: string): Promise<DlqRow | undefined> { return this.broker.backend.dlq.findByAddress(partitionId, transactionId); }
 }

@@ -9,8 +9,8 @@
  * results, never errors. Expired rows are invisible at once; {@link KvSweeper} prunes them later.
  */
 import { QueenError } from '../../errors.js';
-import type { KvRow, KvStore } from '../../storage/kv.js';
-import type { StoreTx } from '../../storage/store.js';
+import { DEFAULT_TENANT, type KvSubStore, type UnitOp } from '../../storage/contract.js';
+import type { KvRow } from '../../storage/kv.js';
 import { RawJson, stringifyClientJson } from '../../util/json.js';
 import { isoOrNull } from '../../util/time.js';
 import type { Broker } from '../broker.js';
@@ -151,40 +151,107 @@ export function isWrite(op: KvOp): boolean {
   return op.op !== 'get' && op.op !== 'getMany' && op.op !== 'getPrefix';
 }
 
+/** Key of a (namespace, key) pair in the view's maps. */
+function slot(ns: string, key: string): string {
+  return `${ns}\u0000${key}`;
+}
+
 /**
- * The rows one unit of work sees and writes, at one instant `now`. Locks build on it too.
- * Write methods are only valid inside a unit of work.
+ * The rows one call sees and writes, at one instant `now`, over the operation contract's KV
+ * sub-store (src/storage/contract.ts): reads come from the committed rows (each key read once and
+ * remembered) with this call's own writes on top; writes are collected as the unit's ops. Every
+ * committed row a decision was made on is expected unchanged (`kvExpect`), and a written version
+ * must still be above the key's and the floor (`kvPut` fencing), so a unit decided on rows that
+ * changed meanwhile is refused and the call decides again (docs/storage.md#operation-contract).
+ * Locks build on it too.
  */
 export class KvView {
-  /** Expiry instants written by this unit (the sweep is re-armed after commit). */
+  /** Expiry instants written by this call (the sweep is re-armed after commit). */
   readonly expiries: number[] = [];
+  /**
+   * Committed rows as first seen (null: no row); `used` once a decision read it (a key read, not a
+   * scan), and only those are expected unchanged.
+   */
+  private readonly read = new Map<string, { ns: string; key: string; row: KvRow | null; used: boolean }>();
+  /** This call's writes on top of them (null: removed). */
+  private readonly own = new Map<string, KvRow | null>();
+  private readonly writes: UnitOp[] = [];
+  private floorSeen: number | undefined;
 
-  constructor(private readonly kv: KvStore, readonly now: number) {}
+  /** @param tenant whose rows; @param now the call's instant, epoch ms */
+  constructor(private readonly kv: KvSubStore, private readonly tenant: string, readonly now: number) {}
+
+  /** The stored row of a key, expired or not (this call's writes included). */
+  private async raw(ns: string, key: string): Promise<KvRow | undefined> {
+    const k = slot(ns, key);
+    const mine = this.own.get(k);
+    if (mine !== undefined) return mine ?? undefined;
+    let seen = this.read.get(k);
+    if (!seen) {
+      seen = { ns, key, row: (await this.kv.get(this.tenant, ns, key)) ?? null, used: true };
+      this.read.set(k, seen);
+    }
+    seen.used = true;
+    return seen.row ?? undefined;
+  }
+
+  private async floor(): Promise<number> {
+    this.floorSeen ??= await this.kv.floor();
+    return this.floorSeen;
+  }
 
   /** The live row of a key (expired rows are absent). */
-  live(ns: string, key: string): KvRow | undefined {
-    const r = this.kv.getRow(ns, key);
+  async live(ns: string, key: string): Promise<KvRow | undefined> {
+    const r = await this.raw(ns, key);
     return r && (r.expiresAt === null || r.expiresAt > this.now) ? r : undefined;
   }
 
-  /** Live rows of a namespace after `after`, in key order. */
-  scan(ns: string, prefix: string, after: string | undefined, limit: number): KvRow[] {
-    return this.kv.scan({ ns, prefix, after, limit, now: this.now });
+  /** Live rows of a namespace after `after`, in key order (committed rows with this call's writes on top). */
+  async scan(ns: string, prefix: string, after: string | undefined, limit: number): Promise<KvRow[]> {
+    const inRange = (key: string) => key.startsWith(prefix) && (after === undefined || key > after);
+    const mine = [...this.own.entries()].filter(([k]) => k.startsWith(`${ns}\u0000`) && inRange(k.slice(ns.length + 1)));
+    const committed = await this.kv.scan(this.tenant, { ns, prefix, after, limit: limit + mine.length, now: this.now });
+    // A later key read sees the row this scan decided on (lock renewals check the scanned token).
+    for (const r of committed) if (!this.read.has(slot(ns, r.key))) this.read.set(slot(ns, r.key), { ns, key: r.key, row: r, used: false });
+    const byKey = new Map(committed.map((r) => [r.key, this.read.get(slot(ns, r.key))?.row ?? r]));
+    for (const [k, r] of mine) {
+      const key = k.slice(ns.length + 1);
+      if (r && (r.expiresAt === null || r.expiresAt > this.now)) byKey.set(key, r);
+      else byKey.delete(key);
+    }
+    return [...byKey.values()].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)).slice(0, limit);
   }
 
   /** Writes a row with the next version (fencing: above the key's old one and the floor). */
-  write(ns: string, key: string, valueText: string, expiry: KvExpiry): KvRow {
-    const old = this.kv.getRow(ns, key);
-    const version = Math.max(old?.version ?? 0, this.kv.floor()) + 1;
+  async write(ns: string, key: string, valueText: string, expiry: KvExpiry): Promise<KvRow> {
+    const old = await this.raw(ns, key);
+    const version = Math.max(old?.version ?? 0, await this.floor()) + 1;
     const row: KvRow = { ns, key, value: valueText, version, expiresAt: expiry === null ? null : this.now + expiry, updatedAt: this.now };
-    this.kv.putRow(row);
+    this.own.set(slot(ns, key), row);
+    this.writes.push({ op: 'kvPut', tenant: this.tenant, row });
     if (row.expiresAt !== null) this.expiries.push(row.expiresAt);
     return row;
   }
 
-  /** Removes a row (live or expired). */
-  remove(ns: string, key: string): boolean {
-    return this.kv.deleteRow(ns, key);
+  /** Removes a row (live or expired); the floor rises to its version. */
+  async remove(ns: string, key: string): Promise<boolean> {
+    const old = await this.raw(ns, key);
+    if (!old) return false;
+    this.floorSeen = Math.max(await this.floor(), old.version);
+    this.own.set(slot(ns, key), null);
+    this.writes.push({ op: 'kvDelete', tenant: this.tenant, ns, key });
+    return true;
+  }
+
+  /** True when this call wrote something. */
+  get wrote(): boolean {
+    return this.writes.length > 0;
+  }
+
+  /** The unit's ops: the committed rows read, expected unchanged, then the writes in call order. */
+  ops(): UnitOp[] {
+    const expect: UnitOp[] = [...this.read.values()].filter((r) => r.used).map((r) => ({ op: 'kvExpect', tenant: this.tenant, ns: r.ns, key: r.key, version: r.row?.version ?? null }));
+    return [...expect, ...this.writes];
   }
 }
 
@@ -201,14 +268,17 @@ function expectation(row: KvRow | undefined, expect: number | undefined): KvReas
  * for riders whose indexes continue another list).
  * @throws KvPreconditionLost when a `required` op does not apply (the caller's unit rolls back)
  */
-export function applyKvOps(view: KvView, ops: readonly KvOp[], base = 0): KvResult[] {
-  return ops.map((op, i) => {
-    const r = applyOne(view, op, base + i);
+export async function applyKvOps(view: KvView, ops: readonly KvOp[], base = 0): Promise<KvResult[]> {
+  const out: KvResult[] = [];
+  for (let i = 0; i < ops.length; i++) {
+    const op = ops[i]!;
+    const r = await applyOne(view, op, base + i);
     if ('applied' in r && !r.applied && 'required' in op && op.required) {
       throw new KvPreconditionLost(base + i, r.reason, r.version, r.value);
     }
-    return r;
-  });
+    out.push(r);
+  }
+  return out;
 }
 
 function verdict(index: number, op: KvRefused['op'], key: string, row: KvRow | undefined, reason: KvReason): KvRefused {
@@ -219,10 +289,10 @@ function written(index: number, op: KvApplied['op'], row: KvRow, value: unknown)
   return { index, op, applied: true, key: row.key, value, version: row.version, expiresAt: isoOrNull(row.expiresAt) };
 }
 
-function applyOne(view: KvView, op: KvOp, index: number): KvResult {
+async function applyOne(view: KvView, op: KvOp, index: number): Promise<KvResult> {
   switch (op.op) {
     case 'get': {
-      const r = view.live(op.ns, op.key);
+      const r = await view.live(op.ns, op.key);
       return r
         ? { index, op: op.op, found: true, ...rowOut(r) }
         : { index, op: op.op, found: false, key: op.key, value: null, version: 0, expiresAt: null, updatedAt: null };
@@ -231,14 +301,14 @@ function applyOne(view: KvView, op: KvOp, index: number): KvResult {
       const rows: KvRowOut[] = [];
       const missing: string[] = [];
       for (const k of op.keys) {
-        const r = view.live(op.ns, k);
+        const r = await view.live(op.ns, k);
         if (r) rows.push(rowOut(r));
         else missing.push(k);
       }
       return { index, op: op.op, rows, missing };
     }
     case 'getPrefix': {
-      const got = view.scan(op.ns, op.prefix, op.after, op.limit + 1);
+      const got = await view.scan(op.ns, op.prefix, op.after, op.limit + 1);
       const truncated = got.length > op.limit;
       const page = truncated ? got.slice(0, op.limit) : got;
       return {
@@ -248,20 +318,20 @@ function applyOne(view: KvView, op: KvOp, index: number): KvResult {
     }
     case 'put':
     case 'putIfAbsent': {
-      const cur = view.live(op.ns, op.key);
+      const cur = await view.live(op.ns, op.key);
       const lost = expectation(cur, op.op === 'putIfAbsent' ? 0 : op.expect);
       if (lost) return verdict(index, op.op, op.key, cur, lost);
-      return written(index, op.op, view.write(op.ns, op.key, stringifyClientJson(op.value), op.expiry), op.value);
+      return written(index, op.op, await view.write(op.ns, op.key, stringifyClientJson(op.value), op.expiry), op.value);
     }
     case 'delete': {
-      const cur = view.live(op.ns, op.key);
+      const cur = await view.live(op.ns, op.key);
       const lost = cur ? expectation(cur, op.expect) : 'absent';
       if (lost) return verdict(index, op.op, op.key, cur, lost);
-      view.remove(op.ns, op.key);
+      await view.remove(op.ns, op.key);
       return { index, op: op.op, applied: true, key: op.key, value: null, version: cur!.version };
     }
     case 'incr': {
-      const cur = view.live(op.ns, op.key);
+      const cur = await view.live(op.ns, op.key);
       const lost = expectation(cur, op.expect);
       if (lost) return verdict(index, op.op, op.key, cur, lost);
       const old = cur ? counterValue(cur.value) : 0;
@@ -270,16 +340,19 @@ function applyOne(view: KvView, op: KvOp, index: number): KvResult {
       if (!Number.isSafeInteger(next) || (op.max !== undefined && next > op.max) || (op.min !== undefined && next < op.min)) {
         return verdict(index, op.op, op.key, cur, 'limit');
       }
-      return written(index, op.op, view.write(op.ns, op.key, JSON.stringify(next), op.expiry), next);
+      return written(index, op.op, await view.write(op.ns, op.key, JSON.stringify(next), op.expiry), next);
     }
     case 'check': {
-      const cur = view.live(op.ns, op.key);
+      const cur = await view.live(op.ns, op.key);
       const lost = expectation(cur, op.expect);
       if (lost) return verdict(index, op.op, op.key, cur, lost);
       return { index, op: op.op, applied: true, key: op.key, value: cur ? parseValue(cur.value) : null, version: cur?.version ?? 0 };
     }
   }
 }
+
+/** Decisions a KV call is made on at most (a refused unit means its rows changed meanwhile). */
+export const KV_UNIT_ATTEMPTS = 8;
 
 /** Namespaces listed by {@link Kv.namespaces} at most. */
 export const MAX_KV_NAMESPACES = 1000;
@@ -298,7 +371,7 @@ export class Kv {
 
   /** Arms the expiry sweep for the earliest stored expiry. */
   start(): void {
-    this.sweeper.start();
+    this.sweeper.start().catch((e: unknown) => this.broker.log.error({ err: e }, 'kv expiry sweep could not be armed'));
   }
 
   /** The broker's current instant, epoch ms. */
@@ -306,19 +379,19 @@ export class Kv {
     return this.broker.engine.clock.now();
   }
 
-  /** A view for work inside a unit (`tx` only proves the caller holds one); `now` in epoch ms. */
-  view(_tx: StoreTx, now = this.now()): KvView {
-    return new KvView(this.broker.store.kv, now);
+  /** A fresh view for one decision at the broker's clock (`now` in epoch ms). */
+  view(now = this.now()): KvView {
+    return new KvView(this.broker.backend.kv, DEFAULT_TENANT, now);
   }
 
-  /** A read-only view of committed rows at the broker's clock (reads outside a unit of work). */
+  /** A read-only view of committed rows at the broker's clock. */
   reader(): KvView {
-    return new KvView(this.broker.store.kv, this.now());
+    return this.view();
   }
 
   /** Namespaces with their key counts, by name, at most `limit` (default {@link MAX_KV_NAMESPACES}). */
-  namespaces(limit = MAX_KV_NAMESPACES): { ns: string; keys: number }[] {
-    return this.broker.store.kv.namespaces('', limit);
+  namespaces(limit = MAX_KV_NAMESPACES): Promise<{ ns: string; keys: number }[]> {
+    return this.broker.backend.kv.namespaces(DEFAULT_TENANT, '', limit);
   }
 
   /** Re-arms the sweep for what `view` wrote (call once its unit is durable). */
@@ -327,21 +400,36 @@ export class Kv {
   }
 
   /**
+   * Decides with `decide` on a fresh view and commits its writes as one unit of the operation
+   * contract, deciding again when the rows it read changed before the unit ran.
+   * @returns what `decide` returned for the committed view
+   * @throws QueenError `storage_error` when the rows kept changing ({@link KV_UNIT_ATTEMPTS} decisions);
+   *   whatever `decide` throws (KvPreconditionLost: nothing is written)
+   */
+  async decided<T>(decide: (view: KvView) => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      const view = this.view();
+      const out = await decide(view);
+      if (!view.wrote) return out;
+      const unit = await this.broker.backend.unit(view.ops());
+      if (unit.committed) {
+        this.committed(view);
+        return out;
+      }
+      if (attempt >= KV_UNIT_ATTEMPTS) throw new QueenError('storage_error', `KV rows kept changing under the call (${KV_UNIT_ATTEMPTS} attempts)`);
+    }
+  }
+
+  /**
    * Runs one batch: reads only → answered from committed state without a commit; otherwise one
    * unit of work. @throws QueenError `shutting_down`, `storage_error`
    */
   async batch(ops: readonly KvOp[]): Promise<KvAnswer> {
     if (!ops.some(isWrite)) {
-      return { ok: true, results: applyKvOps(this.reader(), ops) };
+      return { ok: true, results: await applyKvOps(this.reader(), ops) };
     }
-    let view: KvView | undefined;
     try {
-      const results = await this.broker.run((tx) => {
-        view = this.view(tx);
-        return applyKvOps(view, ops);
-      });
-      this.committed(view!);
-      return { ok: true, results };
+      return { ok: true, results: await this.decided((view) => applyKvOps(view, ops)) };
     } catch (e) {
       if (e instanceof KvPreconditionLost) return e.answer();
       throw e;

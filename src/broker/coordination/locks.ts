@@ -5,7 +5,8 @@
  * renew hands out a new one, and a `guard` (a required KV `check` on that version) put in a
  * transaction makes the transaction fail once the permit was lost.
  *
- * A call's operations apply in order in one unit of work. Verdicts are results, never errors.
+ * A call's operations apply in order and commit as one unit of the operation contract (decided
+ * again when the permits it read changed meanwhile, see {@link Kv.decided}). Verdicts are results, never errors.
  */
 import type { KvRow } from '../../storage/kv.js';
 import { isoOrNull } from '../../util/time.js';
@@ -118,12 +119,12 @@ function keyOf(name: string, slot: number): string {
   return `${name}#${slot}`;
 }
 
-function permits(view: KvView, name: string): Permit[] {
+async function permits(view: KvView, name: string): Promise<Permit[]> {
   const prefix = `${name}#`;
   const out: Permit[] = [];
   let after: string | undefined;
   for (;;) {
-    const rows = view.scan(LOCKS_NS, prefix, after, 1000);
+    const rows = await view.scan(LOCKS_NS, prefix, after, 1000);
     for (const row of rows) {
       const rest = row.key.slice(prefix.length);
       if (!/^(0|[1-9][0-9]{0,3})$/.test(rest)) continue; // another lock whose name continues with '#'
@@ -141,33 +142,33 @@ function permits(view: KvView, name: string): Permit[] {
   return out.sort((a, b) => a.slot - b.slot);
 }
 
-function holders(view: KvView, name: string): Holder[] {
-  return permits(view, name).map((p) => ({
+async function holders(view: KvView, name: string): Promise<Holder[]> {
+  return (await permits(view, name)).map((p) => ({
     slot: p.slot, owner: p.owner, since: isoOrNull(p.since), expiresAt: isoOrNull(p.row.expiresAt), renewedAt: isoOrNull(p.renewedAt),
   }));
 }
 
-function granted(index: number, op: LockGranted['op'], name: string, p: { slot: number; row: KvRow; owner: string | null }, view: KvView, already = false): LockGranted {
+async function granted(index: number, op: LockGranted['op'], name: string, p: { slot: number; row: KvRow; owner: string | null }, view: KvView, already = false): Promise<LockGranted> {
   return {
     index, op, name, ...(op === 'acquire' ? { acquired: true } : { renewed: true }), ...(already ? { already: true } : {}), slot: p.slot, token: p.row.version, owner: p.owner,
-    expiresAt: isoOrNull(p.row.expiresAt), guard: guardOf(p.row.key, p.row.version), holders: holders(view, name),
+    expiresAt: isoOrNull(p.row.expiresAt), guard: guardOf(p.row.key, p.row.version), holders: await holders(view, name),
   };
 }
 
-function refused(index: number, op: LockRefused['op'], name: string, reason: 'held' | 'lost', view: KvView): LockRefused {
+async function refused(index: number, op: LockRefused['op'], name: string, reason: 'held' | 'lost', view: KvView): Promise<LockRefused> {
   const verdict = op === 'acquire' ? { acquired: false as const } : op === 'renew' ? { renewed: false as const } : { released: false as const };
-  return { index, op, name, ...verdict, reason, slot: null, token: null, owner: null, guard: null, holders: holders(view, name) };
+  return { index, op, name, ...verdict, reason, slot: null, token: null, owner: null, guard: null, holders: await holders(view, name) };
 }
 
 /** Applies one lock operation on `view`. */
-export function applyLockOp(view: KvView, op: LockOp, index: number): LockResult {
+export async function applyLockOp(view: KvView, op: LockOp, index: number): Promise<LockResult> {
   switch (op.op) {
     case 'get': {
-      const h = holders(view, op.name);
+      const h = await holders(view, op.name);
       return { index, op: op.op, name: op.name, held: h.length > 0, holders: h };
     }
     case 'acquire': {
-      const held = permits(view, op.name);
+      const held = await permits(view, op.name);
       if (op.owner !== null) {
         const mine = held.find((p) => p.owner === op.owner && p.slot < op.limit);
         if (mine) return granted(index, op.op, op.name, mine, view, true);
@@ -175,23 +176,23 @@ export function applyLockOp(view: KvView, op: LockOp, index: number): LockResult
       const taken = new Set(held.map((p) => p.slot));
       for (let slot = 0; slot < op.limit; slot++) {
         if (taken.has(slot)) continue;
-        const row = view.write(LOCKS_NS, keyOf(op.name, slot), JSON.stringify({ owner: op.owner, since: view.now }), op.ttlMs);
+        const row = await view.write(LOCKS_NS, keyOf(op.name, slot), JSON.stringify({ owner: op.owner, since: view.now }), op.ttlMs);
         return granted(index, op.op, op.name, { slot, row, owner: op.owner }, view);
       }
       return refused(index, op.op, op.name, 'held', view);
     }
     case 'renew': {
-      const p = permits(view, op.name).find((x) => x.row.version === op.token && (op.slot === undefined || x.slot === op.slot));
+      const p = (await permits(view, op.name)).find((x) => x.row.version === op.token && (op.slot === undefined || x.slot === op.slot));
       if (!p) return refused(index, op.op, op.name, 'lost', view);
       const owner = op.owner ?? p.owner;
-      const row = view.write(LOCKS_NS, p.row.key, JSON.stringify({ owner, since: p.since ?? view.now, renewedAt: view.now }), op.ttlMs);
+      const row = await view.write(LOCKS_NS, p.row.key, JSON.stringify({ owner, since: p.since ?? view.now, renewedAt: view.now }), op.ttlMs);
       return granted(index, op.op, op.name, { slot: p.slot, row, owner }, view);
     }
     case 'release': {
-      const p = permits(view, op.name).find((x) => x.row.version === op.token && (op.slot === undefined || x.slot === op.slot));
+      const p = (await permits(view, op.name)).find((x) => x.row.version === op.token && (op.slot === undefined || x.slot === op.slot));
       if (!p) return refused(index, op.op, op.name, 'lost', view);
-      view.remove(LOCKS_NS, p.row.key);
-      return { index, op: op.op, name: op.name, released: true, slot: p.slot, token: op.token, owner: p.owner, guard: null, holders: holders(view, op.name) };
+      await view.remove(LOCKS_NS, p.row.key);
+      return { index, op: op.op, name: op.name, released: true, slot: p.slot, token: op.token, owner: p.owner, guard: null, holders: await holders(view, op.name) };
     }
   }
 }
@@ -202,16 +203,11 @@ export function applyLockOp(view: KvView, op: LockOp, index: number): LockResult
  * @throws QueenError `shutting_down`, `storage_error`
  */
 export async function runLocks(kv: Kv, ops: readonly LockOp[]): Promise<LockResult[]> {
-  const broker = kv.broker;
-  if (ops.every((o) => o.op === 'get')) {
-    const view = kv.reader();
-    return ops.map((o, i) => applyLockOp(view, o, i));
-  }
-  let view: KvView | undefined;
-  const results = await broker.run((tx) => {
-    view = kv.view(tx);
-    return ops.map((o, i) => applyLockOp(view!, o, i));
-  });
-  kv.committed(view!);
-  return results;
+  const all = async (view: KvView) => {
+    const out: LockResult[] = [];
+    for (let i = 0; i < ops.length; i++) out.push(await applyLockOp(view, ops[i]!, i));
+    return out;
+  };
+  if (ops.every((o) => o.op === 'get')) return all(kv.reader());
+  return kv.decided(all);
 }

@@ -1,20 +1,20 @@
 /**
  * Timer rules (scheduled messages, docs/http-api.md#timers): what schedule, reschedule and cancel do
  * to the stored timers, and what firing one does. No HTTP, no clock of its own: every function
- * takes `now` and runs inside one unit of work, so a batch of operations, or a firing (delete the
- * timer + push its message), commits all or nothing.
+ * takes `now` and decides the ops of one unit of the operation contract (src/storage/contract.ts),
+ * so a batch of operations, or a firing (delete the timer + push its message), commits all or nothing.
  *
  * Payloads travel as base64 of the JSON bytes; they are stored through the broker's payload codec,
  * so a queue with `encryptionEnabled` keeps its timers' payloads encrypted at rest.
  */
 import { QueenError } from '../../errors.js';
-import type { StoreTx } from '../../storage/store.js';
+import { DEFAULT_TENANT, type AppendResult, type TimerSubStore, type UnitOp, type UnitOpResult } from '../../storage/contract.js';
 import type { TimerRow } from '../../storage/timers.js';
 import { newId } from '../../util/ids.js';
 import { RawJson } from '../../util/json.js';
 import { iso } from '../../util/time.js';
 import type { Engine } from '../../storage/sqlite/engine.js';
-import { applyPush, planPush, type PushResult } from '../messaging/push.js';
+import { planPush, pushAppends, pushResults, type PushResult } from '../messaging/push.js';
 
 /** Longest delay a timer may be scheduled with: 90 days (docs/http-api.md#timers). */
 export const TIMER_HORIZON_MS = 90 * 24 * 3600 * 1000;
@@ -117,34 +117,53 @@ function encodeFor(engine: Engine, queue: string, json: string): { payload: stri
 }
 
 /**
- * Applies checked operations in order inside `tx` (later operations see earlier ones).
+ * Decides checked operations in order (later operations see earlier ones) on the timers read
+ * through the operation contract, as one unit's ops: each timer read is expected unchanged
+ * (`timerExpect`), so a unit decided on a timer that changed meanwhile is refused and decided again.
  * A timer already due is being delivered: cancel, reschedule and schedule of its key answer
  * `too_late` and change nothing.
  * @param producerSub the scheduler's JWT `sub`, stamped on the delivered message
- * @returns one verdict per operation, and the earliest deliverAt written (to arm the firing timer)
- * @throws QueenError `encryption_unavailable` (the whole unit rolls back)
+ * @returns one verdict per operation, the unit's ops, and the earliest deliverAt written (to arm the firing timer)
+ * @throws QueenError `encryption_unavailable` (nothing is written)
  */
-export function applyTimerOps(engine: Engine, tx: StoreTx, ops: readonly TimerOp[], producerSub: string | null, now: number): { results: TimerResult[]; earliest: number | undefined } {
-  void tx; // timers are written through the store's timer module, inside this unit of work
-  const timers = engine.store.timers;
+export async function decideTimerOps(
+  engine: Engine, timers: TimerSubStore, ops: readonly TimerOp[], producerSub: string | null, now: number,
+): Promise<{ results: TimerResult[]; ops: UnitOp[]; earliest: number | undefined }> {
   const results: TimerResult[] = [];
+  const expects: UnitOp[] = [];
+  const writes: UnitOp[] = [];
+  const seen = new Map<string, TimerRow | null>();
+  const current = async (queue: string, timerKey: string): Promise<TimerRow | undefined> => {
+    const k = `${queue}\u0000${timerKey}`;
+    if (!seen.has(k)) {
+      const t = (await timers.get(DEFAULT_TENANT, queue, timerKey)) ?? null;
+      seen.set(k, t);
+      expects.push({
+        op: 'timerExpect', tenant: DEFAULT_TENANT, queue, timerKey,
+        expect: t ? { deliverAt: t.deliverAt, messageId: t.messageId, attempts: t.attempts, updatedAt: t.updatedAt } : null,
+      });
+    }
+    return seen.get(k) ?? undefined;
+  };
   let earliest: number | undefined;
-  ops.forEach((o, index) => {
+  for (let index = 0; index < ops.length; index++) {
+    const o = ops[index]!;
     const base = { index, op: o.op, queue: o.queue, timerKey: o.timerKey };
-    const existing = timers.getTimer(o.queue, o.timerKey);
+    const existing = await current(o.queue, o.timerKey);
     if (existing && existing.deliverAt <= now) {
       results.push({ ...base, ok: false, status: 'too_late', txn: existing.txn, messageId: existing.messageId, deliverAt: iso(existing.deliverAt) });
-      return;
+      continue;
     }
     if (o.op === 'cancel' || o.op === 'reschedule') {
       if (!existing) {
         results.push({ ...base, ok: false, status: 'absent' });
-        return;
+        continue;
       }
       if (o.op === 'cancel') {
-        timers.deleteTimer(o.queue, o.timerKey);
+        writes.push({ op: 'timerDelete', tenant: DEFAULT_TENANT, queue: o.queue, timerKey: o.timerKey });
+        seen.set(`${o.queue}\u0000${o.timerKey}`, null);
         results.push({ ...base, ok: true, status: 'cancelled', txn: existing.txn, messageId: existing.messageId, deliverAt: iso(existing.deliverAt) });
-        return;
+        continue;
       }
     }
     const deliverAt = now + Math.max(0, o.delayMs!);
@@ -164,30 +183,41 @@ export function applyTimerOps(engine: Engine, tx: StoreTx, ops: readonly TimerOp
       createdAt: existing?.createdAt ?? now,
       updatedAt: now,
     };
-    timers.putTimer(row);
+    writes.push({ op: 'timerPut', tenant: DEFAULT_TENANT, row });
+    seen.set(`${o.queue}\u0000${o.timerKey}`, row);
     earliest = earliest === undefined ? deliverAt : Math.min(earliest, deliverAt);
     results.push({ ...base, ok: true, status: existing ? 'rescheduled' : 'scheduled', txn: row.txn, messageId: row.messageId, deliverAt: iso(deliverAt) });
-  });
-  return { results, earliest };
+  }
+  return { results, ops: [...expects, ...writes], earliest };
 }
 
 /**
- * Fires one timer if it is still there and due: deletes it and pushes its message in the same unit
- * of work (dedup on the timer's `txn` in the partition's window, like any push with a
- * transactionId). Parked consumers are woken after the commit (applyPush).
- * @returns the push result, or undefined when the timer was cancelled or rescheduled meanwhile
- * @throws PayloadIntegrityError when the stored payload cannot be opened; QueenError from the push
+ * The unit that fires one timer, if it is still there and due: the timer expected as read, its
+ * deletion and its message's append, all or nothing (dedup on the timer's `txn` in the
+ * partition's window, like any push with a transactionId). Parked consumers are woken after the
+ * commit (the append's wake-up hint).
+ * @returns the unit's ops and how to answer from its results, or undefined when the timer was
+ *   cancelled or rescheduled meanwhile
+ * @throws PayloadIntegrityError when the stored payload cannot be opened; QueenError from the push plan
  */
-export function fireTimer(engine: Engine, tx: StoreTx, queue: string, timerKey: string, now: number): PushResult | undefined {
-  const timers = engine.store.timers;
-  const t = timers.getTimer(queue, timerKey);
+export async function timerFiring(
+  engine: Engine, timers: TimerSubStore, queue: string, timerKey: string, now: number,
+): Promise<{ ops: UnitOp[]; answer: (results: readonly UnitOpResult[]) => PushResult } | undefined> {
+  const t = await timers.get(DEFAULT_TENANT, queue, timerKey);
   if (!t || t.deliverAt > now) return undefined;
   const json = engine.codec.decode(t.payload, t.encrypted);
-  timers.deleteTimer(queue, timerKey);
   const plan = planPush(engine, [{ queue, partition: t.partition, payload: new RawJson(json), transactionId: t.txn }], t.producerSub);
   // The message carries the id announced when the timer was scheduled.
   plan.items[0]!.messageId = t.messageId;
-  return applyPush(engine, tx, plan, now)[0];
+  const appends = pushAppends(engine, plan, now);
+  const head: UnitOp[] = [
+    { op: 'timerExpect', tenant: DEFAULT_TENANT, queue, timerKey, expect: { deliverAt: t.deliverAt, messageId: t.messageId, attempts: t.attempts, updatedAt: t.updatedAt } },
+    { op: 'timerDelete', tenant: DEFAULT_TENANT, queue, timerKey },
+  ];
+  return {
+    ops: [...head, ...appends.ops],
+    answer: (results) => pushResults(plan, appends, results.slice(head.length) as AppendResult[])[0]!,
+  };
 }
 
 /** A stored timer in the wire shape (payload opened and base64-encoded). */

@@ -9,11 +9,12 @@
  * Built once by `Services` (src/broker/services.ts), which starts and stops it and hands it to
  * the routes.
  */
-import { isQueenError } from '../../errors.js';
+import { isQueenError, QueenError } from '../../errors.js';
+import { DEFAULT_TENANT } from '../../storage/contract.js';
 import type { TimerRow } from '../../storage/timers.js';
 import type { SchedulerLane } from '../../util/scheduler.js';
 import type { Broker } from '../broker.js';
-import { applyTimerOps, checkTimerOps, fireTimer, timerView, type TimerOp, type TimerResult, type TimerView } from './timer-ops.js';
+import { checkTimerOps, decideTimerOps, timerFiring, timerView, type TimerOp, type TimerResult, type TimerView } from './timer-ops.js';
 import type { PushResult } from '../messaging/push.js';
 
 /** Timers fired per wake-up; more due ones are fired by an immediate next round. */
@@ -25,6 +26,8 @@ const NEXT = 'next';
  * than overtake the spool) or after a failure could not even be recorded (no hot loop).
  */
 const RETRY_LATER_MS = 1_000;
+/** Decisions a batch of operations is made on at most (a refused unit means a timer it read changed meanwhile). */
+const UNIT_ATTEMPTS = 8;
 
 /** Backoff before retrying a timer whose firing failed: 1 s doubling, at most 60 s. */
 function retryDelay(attempts: number): number {
@@ -47,7 +50,7 @@ export class Timers {
     // a committed transaction with a `timers` rider may have scheduled the earliest timer
     broker.observers.push({
       transacted: (req, result) => {
-        if (result.success && req.timers && req.timers.length > 0) this.arm(broker.store.timers.nextDueAt());
+        if (result.success && req.timers && req.timers.length > 0) this.rearm();
       },
     });
   }
@@ -56,7 +59,22 @@ export class Timers {
   start(): void {
     if (this.started) return;
     this.started = true;
-    this.arm(this.broker.store.timers.nextDueAt());
+    this.rearm();
+  }
+
+  /**
+   * Arms for the earliest stored deliverAt (read through the contract); one already due (the
+   * clock may have moved on while the read ran) starts a round at once.
+   */
+  private rearm(): void {
+    this.broker.backend.timers.nextDueAt().then((at) => {
+      if (at !== undefined && at <= this.broker.engine.clock.now() && this.started && !this.stopped && !this.firing) {
+        this.next.cancel(NEXT);
+        this.wake();
+      } else {
+        this.arm(at);
+      }
+    }, (e: unknown) => this.broker.log.error({ err: e }, 'timer re-arm failed'));
   }
 
   /** Stops firing and waits for a round in progress (before the broker closes its store). */
@@ -82,25 +100,29 @@ export class Timers {
    *   `encryption_unavailable`
    */
   async apply(ops: TimerOp[], producerSub: string | null): Promise<TimerResult[]> {
-    const engine = this.broker.engine;
+    const { engine, backend } = this.broker;
     checkTimerOps(engine, ops);
     if (ops.length === 0) return [];
-    return this.broker.run((tx) => {
-      const { results, earliest } = applyTimerOps(engine, tx, ops, producerSub, engine.clock.now());
-      if (earliest !== undefined) tx.afterCommit(() => this.arm(earliest));
-      return results;
-    });
+    for (let attempt = 1; ; attempt++) {
+      const d = await decideTimerOps(engine, backend.timers, ops, producerSub, engine.clock.now());
+      const unit = await backend.unit(d.ops);
+      if (unit.committed) {
+        if (d.earliest !== undefined) this.arm(d.earliest);
+        return d.results;
+      }
+      if (attempt >= UNIT_ATTEMPTS) throw new QueenError('storage_error', `timers kept changing under the call (${UNIT_ATTEMPTS} attempts)`);
+    }
   }
 
   /** One timer in the wire shape, or undefined. */
-  peek(queue: string, timerKey: string): TimerView | undefined {
-    const t = this.broker.store.timers.getTimer(queue, timerKey);
+  async peek(queue: string, timerKey: string): Promise<TimerView | undefined> {
+    const t = await this.broker.backend.timers.get(DEFAULT_TENANT, queue, timerKey);
     return t ? timerView(this.broker.engine, t, this.broker.engine.clock.now()) : undefined;
   }
 
   /** A keyset page of a queue's timers by key: `{rows, truncated, nextAfter}`. */
-  list(queue: string, after: string | undefined, limit: number): { rows: TimerView[]; truncated: boolean; nextAfter: string | null } {
-    const rows: TimerRow[] = this.broker.store.timers.listTimers(queue, after, limit + 1);
+  async list(queue: string, after: string | undefined, limit: number): Promise<{ rows: TimerView[]; truncated: boolean; nextAfter: string | null }> {
+    const rows: TimerRow[] = await this.broker.backend.timers.list(DEFAULT_TENANT, queue, after, limit + 1);
     const truncated = rows.length > limit;
     const page = truncated ? rows.slice(0, limit) : rows;
     const now = this.broker.engine.clock.now();
@@ -129,10 +151,24 @@ export class Timers {
         const now = this.broker.engine.clock.now();
         if (again === 'more') this.arm(now);
         else if (again === 'later') this.arm(now + RETRY_LATER_MS);
-        else {
-          try { this.arm(this.broker.store.timers.nextDueAt()); } catch (e) { this.broker.log.error({ err: e }, 'timer re-arm failed'); }
-        }
+        else this.rearm();
       });
+  }
+
+  /**
+   * Fires one timer as one unit (delete it + append its message), decided again when the timer
+   * changed between the read and the unit.
+   * @returns the push result, or undefined when the timer was cancelled or rescheduled meanwhile
+   */
+  private async fire(queue: string, timerKey: string): Promise<PushResult | undefined> {
+    const { engine, backend } = this.broker;
+    for (let attempt = 1; ; attempt++) {
+      const f = await timerFiring(engine, backend.timers, queue, timerKey, engine.clock.now());
+      if (!f) return undefined;
+      const unit = await backend.unit(f.ops);
+      if (unit.committed) return f.answer(unit.results);
+      if (attempt >= UNIT_ATTEMPTS) throw new QueenError('storage_error', `timer ${timerKey} kept changing while firing (${UNIT_ATTEMPTS} attempts)`);
+    }
   }
 
   /**
@@ -144,24 +180,25 @@ export class Timers {
     const broker = this.broker;
     const clock = broker.engine.clock;
     const now = clock.now();
-    const due = broker.store.timers.dueTimers(now, FIRE_BATCH);
+    const due = await broker.backend.timers.due(now, FIRE_BATCH);
     if (due.length === 0) return 'idle';
     if (broker.pushesDiverted?.()) return 'later';
     let unrecorded = false;
     const fired: PushResult[] = [];
     await Promise.all(due.map(async ({ queue, timerKey }) => {
       try {
-        const r = await broker.run((tx) => fireTimer(broker.engine, tx, queue, timerKey, clock.now()));
+        const r = await this.fire(queue, timerKey);
         if (r) fired.push(r);
       } catch (e) {
         if (this.stopped || (isQueenError(e) && e.code === 'shutting_down')) return;
         const msg = (e as Error)?.message ?? String(e);
         broker.log.warn({ queue, timerKey, err: msg }, 'timer firing failed; retrying later');
         try {
-          await broker.run(() => {
-            const t = broker.store.timers.getTimer(queue, timerKey);
-            if (t) broker.store.timers.timerFailed(queue, timerKey, msg, clock.now() + retryDelay(t.attempts), clock.now());
-          });
+          const t = await broker.backend.timers.get(DEFAULT_TENANT, queue, timerKey);
+          if (t) {
+            const at = clock.now();
+            await broker.backend.unit([{ op: 'timerFailed', tenant: DEFAULT_TENANT, queue, timerKey, error: msg, retryAt: at + retryDelay(t.attempts), now: at }]);
+          }
         } catch (e2) {
           unrecorded = true;
           broker.log.error({ err: e2 }, 'cannot record a failed timer firing');

@@ -31,7 +31,10 @@ export class AdminJobs {
     this.maintenance = new Maintenance(broker, this.activity);
     this.metrics = new PromMetrics(broker, this.activity, this.maintenance, this.retention);
     this.views = new AdminViews(broker, this.activity);
-    this.cursorMoved = (p) => this.retention.touched(p);
+    this.cursorMoved = (queue, partition) => {
+      const p = broker.engine.queues.get(queue)?.partitions.get(partition);
+      if (p) this.retention.touched(p);
+    };
     const engine = broker.engine;
     const retention = this.retention;
     broker.observers.push(this.activity, {

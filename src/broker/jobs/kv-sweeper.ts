@@ -28,10 +28,13 @@ export class KvSweeper {
   }
 
   /** Arms the timer for the earliest stored expiry. */
-  start(): void {
+  async start(): Promise<void> {
     this.stopped = false;
-    const t = this.broker.store.kv.nextExpiry();
-    if (t !== undefined) this.due(t);
+    const t = await this.broker.backend.kv.nextExpiry();
+    if (t === undefined || this.stopped) return;
+    // already due (the clock may have moved on while the read ran): sweep at once
+    if (t <= this.clock.now()) await this.sweep();
+    else this.due(t);
   }
 
   /** A row now expires at `at` (epoch ms): make sure the sweep runs by then. */
@@ -50,7 +53,7 @@ export class KvSweeper {
     let retryAt = 10;
     try {
       for (;;) {
-        const n = await this.broker.run(() => this.broker.store.kv.pruneExpired(this.clock.now(), BATCH));
+        const n = await this.broker.backend.kv.pruneExpired(this.clock.now(), BATCH);
         this.pruned += n;
         if (n < BATCH || this.stopped) break;
       }
@@ -61,7 +64,7 @@ export class KvSweeper {
       this.running = false;
     }
     if (this.stopped) return;
-    const next = this.broker.store.kv.nextExpiry();
+    const next = await this.broker.backend.kv.nextExpiry();
     if (next !== undefined) this.due(Math.max(next, this.clock.now() + retryAt));
   }
 

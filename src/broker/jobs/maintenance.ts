@@ -19,7 +19,7 @@ import { newId } from '../../util/ids.js';
 import { RawJson, stringifyClientJson } from '../../util/json.js';
 import type { Activity } from '../admin/activity.js';
 import type { Broker } from '../broker.js';
-import { applyPush, planPush, type PushItem, type PushResult } from '../messaging/push.js';
+import { appendPush, planPush, type PushItem, type PushResult } from '../messaging/push.js';
 
 /** Items per replay unit of work. */
 const REPLAY_CHUNK = 500;
@@ -104,7 +104,7 @@ export class Maintenance {
 
   /** Turns push maintenance on or off (persisted); off starts the replay of the spool. */
   async setPush(enabled: boolean): Promise<void> {
-    await this.broker.run((tx) => tx.setSetting('maintenance.push', String(enabled)));
+    await this.broker.backend.admin.setSetting('maintenance.push', String(enabled));
     this.pushMode = enabled;
     if (!enabled && this.pending > 0) void this.drain();
   }
@@ -275,10 +275,7 @@ export class Maintenance {
       }));
       let results: PushResult[];
       try {
-        results = await this.broker.run((tx) => {
-          const now = engine.clock.now();
-          return applyPush(engine, tx, planPush(engine, pushItems, run[0]!.s), now);
-        });
+        results = await appendPush(engine, this.broker.backend, planPush(engine, pushItems, run[0]!.s), engine.clock.now());
       } catch (e) {
         if (!isQueenError(e)) throw e;
         results = await this.replayOneByOne(pushItems, run[0]!.s);
@@ -296,10 +293,7 @@ export class Maintenance {
     const out: PushResult[] = [];
     for (const item of items) {
       try {
-        out.push(...await this.broker.run((tx) => {
-          const now = engine.clock.now();
-          return applyPush(engine, tx, planPush(engine, [item], producerSub), now);
-        }));
+        out.push(...await appendPush(engine, this.broker.backend, planPush(engine, [item], producerSub), engine.clock.now()));
       } catch (e) {
         if (!isQueenError(e)) throw e;
         this.failed++;

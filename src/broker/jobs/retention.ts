@@ -21,6 +21,7 @@ import type { Engine } from '../../storage/sqlite/engine.js';
 import { minGroupPosition } from '../messaging/positions.js';
 import type { PartitionState, QueueState } from '../../storage/sqlite/state.js';
 import { MinHeap } from '../../util/heap.js';
+import type { PruneCut } from '../../storage/contract.js';
 
 /** Units of work per sweep for one rule on one queue (the rest waits for the next sweep). */
 const MAX_STEPS = 50;
@@ -160,24 +161,26 @@ export class Retention {
     }
   }
 
-  /** Removes the prefix `[firstOffset, end)` of each partition in one unit of work. */
+  /**
+   * Removes the prefix `[firstOffset, end)` of each partition in one operation of the contract
+   * (`admin.prune`); what it removed that some group had not consumed yet is counted as unconsumed.
+   */
   private async cut(q: QueueState, ends: Map<PartitionState, number>, reason: RetentionReason, note: (q: QueueState, r: RetentionReason, removed: number, unconsumed: number) => void): Promise<void> {
     const engine = this.engine;
-    const done = await this.broker.run((tx) => {
-      const out: { p: PartitionState; end: number; removed: number; unconsumed: number }[] = [];
-      for (const [p, rawEnd] of ends) {
-        const end = Math.min(rawEnd, p.headOffset);
-        if (end <= p.firstOffset || !engine.partitionsByPk.has(p.pk)) continue;
-        const consumedUpTo = minGroupPosition(engine, p) ?? p.firstOffset;
-        const unconsumed = Math.max(0, end - Math.max(p.firstOffset, consumedUpTo));
-        const removed = engine.store.ops.deleteMessagesBelow(p.pk, end);
-        engine.store.ops.setFirstOffset(p.pk, end);
-        out.push({ p, end, removed, unconsumed: Math.min(unconsumed, removed) });
-      }
-      tx.afterCommit(() => { for (const e of out) if (e.end > e.p.firstOffset) e.p.firstOffset = e.end; });
-      return out;
-    });
-    for (const e of done) note(q, reason, e.removed, e.unconsumed);
+    const unconsumedBelow = new Map<string, { end: number; consumedUpTo: number }>();
+    const cuts: PruneCut[] = [];
+    for (const [p, end] of ends) {
+      if (!engine.partitionsByPk.has(p.pk)) continue;
+      cuts.push({ partition: p.name, end });
+      unconsumedBelow.set(p.name, { end: Math.min(end, p.headOffset), consumedUpTo: minGroupPosition(engine, p) ?? p.firstOffset });
+    }
+    if (cuts.length === 0) return;
+    const done = await this.broker.backend.admin.prune({ tenant: q.tenant, queue: q.name }, cuts);
+    for (const e of done) {
+      const u = unconsumedBelow.get(e.partition)!;
+      const unconsumed = Math.max(0, u.end - Math.max(e.firstOffsetBefore, u.consumedUpTo));
+      note(q, reason, e.removed, Math.min(unconsumed, e.removed));
+    }
   }
 
   private async sweepByAge(q: QueueState, cutoff: number, reason: RetentionReason, note: Parameters<Retention['cut']>[3], report: SweepReport): Promise<void> {

@@ -8,9 +8,7 @@
  * when any ack is rejected.
  */
 import type { CursorCommit } from '../../storage/contract.js';
-import { DEFAULT_TENANT } from '../../storage/contract.js';
-import type { StoreReader, StoreTx } from '../../storage/store.js';
-import { commitOn } from '../../storage/sqlite/engine-backend.js';
+import type { StoreReader } from '../../storage/store.js';
 import { newId } from '../../util/ids.js';
 import type { Engine } from '../../storage/sqlite/engine.js';
 import { dlqEnabled } from '../../model/options.js';
@@ -184,16 +182,11 @@ export function ackCommits(plan: AckPlan, now: number): CursorCommit[] {
   return plan.cursors.map((cp) => {
     const { group: g, partition: p, cursor: c } = cp;
     return {
-      key: { tenant: DEFAULT_TENANT, queue: p.queue.name, partition: p.name, group: g.name },
+      key: { tenant: p.queue.tenant, queue: p.queue.name, partition: p.name, group: g.name },
       leaseId: cp.leaseId, ifCommittedOffset: c.committedOffset, committedOffset: cp.committedOffset, retryCount: cp.retryCount,
       release: cp.release,
       deadLetter: cp.deadLetter?.toDlq ? { id: newId(), offset: cp.deadLetter.offset, error: cp.deadLetter.error, retryCount: c.retryCount } : undefined,
       now,
     };
   });
-}
-
-/** Applies a plan inside the running unit `tx` (a transaction): its cursor commits, DLQ rows first; wake-ups after the commit. */
-export function applyAcks(engine: Engine, tx: StoreTx, plan: AckPlan, now: number): void {
-  ackCommits(plan, now).forEach((c, i) => commitOn(engine, tx, c, i));
 }

@@ -6,7 +6,6 @@
 import type { AckInput, AckOutcome } from './ack.js';
 import type { ClaimedPartition, PopRequest } from './pop.js';
 import type { PushItem, PushResult } from './push.js';
-import type { QueueState } from '../../storage/sqlite/state.js';
 import type { TransactionRequest, TransactionResult } from './transaction.js';
 
 export interface BrokerObserver {
@@ -19,7 +18,7 @@ export interface BrokerObserver {
   /** A transaction ran (committed when `result.success`). */
   transacted?(req: TransactionRequest, result: TransactionResult, now: number): void;
   /** A queue and everything under it was deleted. */
-  queueDeleted?(q: QueueState): void;
+  queueDeleted?(queue: string): void;
 }
 
 /**

@@ -5,11 +5,11 @@
  * skipped, not waited on.
  */
 import type { MessageRow, SubscriptionRow } from '../../storage/store.js';
-import { DEFAULT_TENANT, type QueueBackend } from '../../storage/contract.js';
 import { newId } from '../../util/ids.js';
 import type { Engine, SubscriptionRequest } from '../../storage/sqlite/engine.js';
 import { matches, type Waiter, type Waiters } from './waiters.js';
 import type { PartitionState, QueueState } from '../../storage/sqlite/state.js';
+import { DEFAULT_TENANT, type QueueBackend } from '../../storage/contract.js';
 
 /** A validated pop request (the HTTP layer applies defaults and limits). */
 export interface PopRequest {
@@ -52,7 +52,7 @@ function targetQueues(engine: Engine, req: PopRequest): QueueState[] {
     const q = engine.queues.get(req.queue);
     return q ? [q] : [];
   }
-  const out = [...engine.queues.values()].filter((q) => matches(req, q));
+  const out = [...engine.tenantQueues(DEFAULT_TENANT)].filter((q) => matches(req, q));
   out.sort((a, b) => b.options.priority - a.options.priority || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   return out;
 }
@@ -79,7 +79,7 @@ export async function claimThrough(engine: Engine, backend: QueueBackend, req: P
   for (const { q, sub } of targets) {
     if (budget <= 0 || out.length >= maxParts) break;
     const batches = await backend.claim({
-      queue: { tenant: DEFAULT_TENANT, queue: q.name }, group: req.group, partition: req.partition,
+      queue: { tenant: q.tenant, queue: q.name }, group: req.group, partition: req.partition,
       maxPartitions: maxParts - out.length, batch: budget, leaseId,
       leaseMs: (req.leaseSeconds ?? (q.options.leaseTime > 0 ? q.options.leaseTime : 60)) * 1000,
       delayMs: q.options.delayedProcessing * 1000, windowMs: q.options.windowBuffer * 1000, conflation: sub.conflation,

@@ -6,13 +6,12 @@
  * and probe the dedup window; a transaction probes beforehand so it can refuse the whole unit.
  */
 import { QueenError } from '../../errors.js';
-import type { AppendRequest, AppendResult, UnitOp } from '../../storage/contract.js';
+import type { AppendRequest, AppendResult, QueueBackend, UnitOp } from '../../storage/contract.js';
 import { DEFAULT_TENANT } from '../../storage/contract.js';
-import type { StoredPayload, StoreTx } from '../../storage/store.js';
+import type { StoredPayload, StoreReader } from '../../storage/store.js';
 import { newId } from '../../util/ids.js';
 import { stringifyClientJson } from '../../util/json.js';
 import type { Engine } from '../../storage/sqlite/engine.js';
-import { appendOn } from '../../storage/sqlite/engine-backend.js';
 import { QUEUE_DEFAULTS } from '../../model/options.js';
 
 /** One message to append, as the push body and transaction push ops carry it. */
@@ -107,8 +106,8 @@ export function planPush(engine: Engine, items: readonly PushItem[], producerSub
   return { items: planned, producerSub };
 }
 
-/** Marks planned items that duplicate a stored message inside their queue's dedup window (reads `tx`). */
-export function probeStored(engine: Engine, tx: StoreTx, plan: PushPlan, now: number): void {
+/** Marks planned items that duplicate a stored message inside their queue's dedup window (reads committed rows). */
+export function probeStored(engine: Engine, tx: StoreReader, plan: PushPlan, now: number): void {
   for (const p of plan.items) {
     if (!p.explicit || p.repeatOf !== undefined) continue;
     const q = engine.queues.get(p.queue);
@@ -127,13 +126,16 @@ export function hasStoredDuplicate(plan: PushPlan): Planned | undefined {
 }
 
 /**
- * Writes a planned push inside the running unit `tx` (the contract's appends, applied in that unit).
- * Wake-ups of parked consumers are sent after the commit.
+ * Appends a planned push as one unit of the operation contract (its appends, all or nothing);
+ * parked consumers are woken by the appends' hints after the commit.
  * @returns one result per planned item, in request order
+ * @throws QueenError `storage_error` when the unit was refused (appends carry no condition: never expected)
  */
-export function applyPush(engine: Engine, tx: StoreTx, plan: PushPlan, now: number): PushResult[] {
+export async function appendPush(engine: Engine, backend: QueueBackend, plan: PushPlan, now: number): Promise<PushResult[]> {
   const appends = pushAppends(engine, plan, now);
-  return pushResults(plan, appends, appends.ops.map((o) => appendOn(engine, tx, o.request)));
+  const unit = await backend.unit(appends.ops);
+  if (!unit.committed) throw new QueenError('storage_error', 'a unit of appends was refused');
+  return pushResults(plan, appends, unit.results as AppendResult[]);
 }
 
 /** A push as the contract's append ops, with where each planned item's answer is. */

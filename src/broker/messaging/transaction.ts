@@ -1,15 +1,17 @@
 /**
  * Transactions: acks and pushes that commit all or nothing (docs/http-api.md#transaction). Everything
- * is planned first; any rejected ack, any push duplicating a stored message, or a required lease
- * that is not live refuses the whole unit before a single write.
+ * is decided first, on committed state; any rejected ack, any push duplicating a stored message,
+ * or a required lease that is not live refuses the whole transaction before a single write. The
+ * decision runs as one unit of the operation contract (src/storage/contract.ts) that is refused,
+ * and decided again, when what it was decided on changed meanwhile.
  */
-import type { StoreTx } from '../../storage/store.js';
-import { newId } from '../../util/ids.js';
-import { applyAcks, planAcks, type AckInput } from './ack.js';
+import type { AppendResult, TimerSubStore, UnitOp, UnitOpResult } from '../../storage/contract.js';
+import type { StoreReader } from '../../storage/store.js';
+import { ackCommits, planAcks, type AckInput } from './ack.js';
 import type { Engine } from '../../storage/sqlite/engine.js';
-import { applyPush, hasStoredDuplicate, planPush, probeStored, type PushItem } from './push.js';
-import { applyKvOps, KvView, type KvOp } from '../coordination/kv.js';
-import { applyTimerOps, type TimerOp, type TimerResult } from '../coordination/timer-ops.js';
+import { hasStoredDuplicate, planPush, probeStored, pushAppends, pushResults, type PushItem } from './push.js';
+import { applyKvOps, type KvView, type KvOp } from '../coordination/kv.js';
+import { decideTimerOps, type TimerOp, type TimerResult } from '../coordination/timer-ops.js';
 
 export type TransactionOp =
   | { type: 'ack'; ack: AckInput }
@@ -21,7 +23,7 @@ export interface TransactionRequest {
   producerSub: string | null;
   /**
    * The `kv` rider (docs/http-api.md#transaction-riders): KV operations applied in the same unit, before any ack or push is
-   * applied; a lost `required` precondition throws KvPreconditionLost and rolls everything back.
+   * applied; a lost `required` precondition throws KvPreconditionLost and nothing is written.
    * `committed` runs once the unit is durable (re-arms the KV expiry sweep).
    */
   kv?: { ops: KvOp[]; committed?: (view: KvView) => void } | undefined;
@@ -52,12 +54,36 @@ function resolveLease(engine: Engine, ack: AckInput, required: string[]): string
   return required.length === 1 ? required[0] : undefined;
 }
 
-/** Runs one transaction inside `tx`. Business refusals are answered, not thrown. */
-export function runTransaction(engine: Engine, tx: StoreTx, req: TransactionRequest, now: number): TransactionResult {
-  const transactionId = newId();
+/** A decided transaction: the refusal to answer, or the unit to run and how to answer from its outcome. */
+export type TransactionDecision =
+  | { refusal: TransactionResult }
+  | {
+    refusal?: undefined;
+    ops: UnitOp[];
+    /** The KV rider's view (its expiries re-arm the sweep once the unit is durable). */
+    kvView: KvView | undefined;
+    /** The answer of a committed unit. */
+    answer(results: readonly UnitOpResult[]): TransactionResult;
+    /** The answer of a refused unit, or undefined when the transaction must be decided again (its reads went stale). */
+    refused(failedIndex: number, failedItem: number | undefined): TransactionResult | undefined;
+  };
+
+/**
+ * Decides one transaction on committed state, outside any unit (no writes): required leases,
+ * the ack plan, the dedup probe, the KV and timer riders. The decision is one unit of the
+ * operation contract whose ops carry what it was decided on (live leases, the cursor offsets, the
+ * KV rows and timers read, `refuseDuplicates` appends), so it commits all or nothing, and only if
+ * nothing it read changed. Business refusals are answered, not thrown.
+ * @param transactionId the id this transaction answers with (the same across decisions)
+ * @param kvView the view the KV rider reads and writes (fresh per decision)
+ * @throws KvPreconditionLost (a required KV precondition), QueenError `encryption_unavailable` (timers)
+ */
+export async function decideTransaction(
+  engine: Engine, timers: TimerSubStore, reader: StoreReader, req: TransactionRequest, transactionId: string, kvView: KvView, now: number,
+): Promise<TransactionDecision> {
   for (const lease of req.requiredLeases) {
     if (engine.liveLeases(lease, now).length === 0) {
-      return { transactionId, success: false, reason: 'ack_rejected', error: `required lease ${lease} is not held (expired or unknown); transaction rolled back`, results: [] };
+      return { refusal: { transactionId, success: false, reason: 'ack_rejected', error: `required lease ${lease} is not held (expired or unknown); transaction rolled back`, results: [] } };
     }
   }
   const acks: AckInput[] = [];
@@ -66,45 +92,56 @@ export function runTransaction(engine: Engine, tx: StoreTx, req: TransactionRequ
     if (op.type === 'ack') acks.push({ ...op.ack, leaseId: resolveLease(engine, op.ack, req.requiredLeases) });
     else items.push(...op.items);
   }
-  const ackPlan = planAcks(engine, tx, acks, now);
+  const ackPlan = planAcks(engine, reader, acks, now);
   const rejected = ackPlan.outcomes.find((o) => !o.success);
   if (rejected) {
-    return { transactionId, success: false, reason: 'ack_rejected', error: `ack of ${rejected.transactionId} rejected: ${rejected.error}; transaction rolled back`, results: [] };
+    return { refusal: { transactionId, success: false, reason: 'ack_rejected', error: `ack of ${rejected.transactionId} rejected: ${rejected.error}; transaction rolled back`, results: [] } };
   }
   const pushPlan = planPush(engine, items, req.producerSub);
-  probeStored(engine, tx, pushPlan, now);
+  probeStored(engine, reader, pushPlan, now);
+  const duplicate = (dup: { transactionId: string; queue: string; partition: string }): TransactionResult => ({
+    transactionId, success: false, reason: 'duplicate', error: `QDUP duplicate message ${dup.transactionId} in queue ${dup.queue} partition ${dup.partition}; transaction rolled back`, results: [],
+  });
   const dup = hasStoredDuplicate(pushPlan);
-  if (dup) {
-    return { transactionId, success: false, reason: 'duplicate', error: `QDUP duplicate message ${dup.transactionId} in queue ${dup.queue} partition ${dup.partition}; transaction rolled back`, results: [] };
-  }
+  if (dup) return { refusal: duplicate(dup) };
   const kv = req.kv && req.kv.ops.length > 0 ? req.kv : undefined;
-  const kvView = kv ? new KvView(engine.store.kv, now) : undefined;
-  const kvResults = kv ? applyKvOps(kvView!, kv.ops) : []; // nothing in memory changed yet: a throw rolls back cleanly
-  if (kv?.committed) tx.afterCommit(() => kv.committed!(kvView!));
-  // Timer ops write only to the store and may still refuse (encryption_unavailable): run them
-  // before anything touches the in-memory indexes, so a refusal rolls back cleanly.
-  const timed = req.timers && req.timers.length > 0 ? applyTimerOps(engine, tx, req.timers, req.producerSub, now).results : [];
-  applyAcks(engine, tx, ackPlan, now);
-  const pushed = applyPush(engine, tx, pushPlan, now);
+  const kvResults = kv ? await applyKvOps(kvView, kv.ops) : [];
+  const timed = req.timers && req.timers.length > 0 ? await decideTimerOps(engine, timers, req.timers, req.producerSub, now) : undefined;
+  const appends = pushAppends(engine, pushPlan, now);
+  for (const a of appends.ops) a.request.refuseDuplicates = true;
+  const leaseOps: UnitOp[] = req.requiredLeases.map((leaseId) => ({ op: 'leaseHeld', leaseId, now }));
+  const kvOps = kv ? kvView.ops() : [];
+  const commits: UnitOp[] = ackCommits(ackPlan, now).map((request) => ({ op: 'commit', request }));
+  const ops: UnitOp[] = [...leaseOps, ...kvOps, ...(timed?.ops ?? []), ...commits, ...appends.ops];
+  const appendsAt = ops.length - appends.ops.length;
 
-  const results: TransactionResultItem[] = [];
-  let a = 0;
-  let p = 0;
-  for (const op of req.operations) {
-    if (op.type === 'ack') {
-      const o = ackPlan.outcomes[a++]!;
-      results.push({ index: results.length, type: 'ack', success: o.success, transactionId: o.transactionId, error: o.error, dlq: o.dlq });
-    } else {
-      for (let k = 0; k < op.items.length; k++) {
-        const r = pushed[p++]!;
-        results.push({
-          index: results.length, type: 'push', success: true, transactionId: r.transaction_id, messageId: r.message_id,
-          queueName: r.queueName, partition: r.partition, ...(r.status === 'duplicate' ? { duplicate: true as const } : {}),
-        });
+  const answer = (unitResults: readonly UnitOpResult[]): TransactionResult => {
+    const pushed = pushResults(pushPlan, appends, unitResults.slice(appendsAt) as AppendResult[]);
+    const results: TransactionResultItem[] = [];
+    let a = 0;
+    let p = 0;
+    for (const op of req.operations) {
+      if (op.type === 'ack') {
+        const o = ackPlan.outcomes[a++]!;
+        results.push({ index: results.length, type: 'ack', success: o.success, transactionId: o.transactionId, error: o.error, dlq: o.dlq });
+      } else {
+        for (let k = 0; k < op.items.length; k++) {
+          const r = pushed[p++]!;
+          results.push({
+            index: results.length, type: 'push', success: true, transactionId: r.transaction_id, messageId: r.message_id,
+            queueName: r.queueName, partition: r.partition, ...(r.status === 'duplicate' ? { duplicate: true as const } : {}),
+          });
+        }
       }
     }
-  }
-  for (const { index: opIndex, ...t } of timed) results.push({ ...t, index: results.length, type: 'timer', opIndex });
-  for (const { index: opIndex, ...r } of kvResults) results.push({ ...r, index: results.length, type: 'kv', opIndex });
-  return { transactionId, success: true, results };
+    for (const { index: opIndex, ...t } of timed?.results ?? []) results.push({ ...t, index: results.length, type: 'timer', opIndex });
+    for (const { index: opIndex, ...r } of kvResults) results.push({ ...r, index: results.length, type: 'kv', opIndex });
+    return { transactionId, success: true, results };
+  };
+  const refused = (failedIndex: number, failedItem: number | undefined): TransactionResult | undefined => {
+    if (failedIndex < appendsAt || failedItem === undefined) return undefined;
+    const append = appends.ops[failedIndex - appendsAt]!.request;
+    return duplicate({ transactionId: append.items[failedItem]!.transactionId, queue: append.key.queue, partition: append.key.partition });
+  };
+  return { ops, kvView: kv ? kvView : undefined, answer, refused };
 }

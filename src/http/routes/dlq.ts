@@ -26,6 +26,6 @@ export async function dlqRoutes(app: FastifyInstance, { broker }: RouteContext):
     if (group) filter.group = group;
     if (from !== undefined) filter.from = from;
     if (to !== undefined) filter.to = to;
-    return wire(broker.listDlq(filter));
+    return wire(await broker.listDlq(filter));
   });
 }

@@ -50,7 +50,7 @@ export async function kvRoutes(app: FastifyInstance, ctx: RouteContext): Promise
   app.delete<{ Params: KvParams } & Replies<'DELETE /api/v1/kv/:ns/*'>>('/api/v1/kv/:ns/*', (req) => single(req, (ns, key, body) => ({ ...body, op: 'delete', ns, key })));
 
   app.get<Replies<'GET /api/v1/resources/kv/namespaces'>>('/api/v1/resources/kv/namespaces', async () => ({
-    namespaces: kv.namespaces(),
+    namespaces: await kv.namespaces(),
   }));
 
   app.post<Replies<'POST /api/v1/resources/kv/list'>>('/api/v1/resources/kv/list', async (req) => {
@@ -59,7 +59,7 @@ export async function kvRoutes(app: FastifyInstance, ctx: RouteContext): Promise
     const prefix = body.prefix === undefined || body.prefix === null ? '' : body.prefix;
     if (typeof prefix !== 'string') throw kvBad('kv_bad_request', 'body.prefix must be a string');
     const p = page(body, 'body');
-    const got = kv.reader().scan(ns, prefix, p.after, p.limit + 1);
+    const got = await kv.reader().scan(ns, prefix, p.after, p.limit + 1);
     const truncated = got.length > p.limit;
     const rows = truncated ? got.slice(0, p.limit) : got;
     return { ns, rows: wire(rows.map((r) => rowOut(r, !p.keysOnly))), truncated, nextAfter: truncated ? rows[rows.length - 1]!.key : null };

@@ -122,12 +122,12 @@ export async function timerRoutes(app: FastifyInstance, { services, config }: Ro
 
   app.get<{ Params: { queue: string }; Querystring: Query } & Replies<'GET /api/v1/timers/:queue'>>('/api/v1/timers/:queue', async (req) => {
     const after = qString(req.query, 'after');
-    return wire(timers.list(req.params.queue, after === undefined || after === '' ? undefined : after, qInt(req.query, 'limit', 100, 1, 1000)));
+    return wire(await timers.list(req.params.queue, after === undefined || after === '' ? undefined : after, qInt(req.query, 'limit', 100, 1, 1000)));
   });
 
   app.get<{ Params: { queue: string; '*': string } } & Replies<'GET /api/v1/timers/:queue/*'>>('/api/v1/timers/:queue/*', async (req) => {
     const { queue, '*': timerKey } = req.params;
-    const t = timers.peek(queue, timerKey);
+    const t = await timers.peek(queue, timerKey);
     return t ? { found: true, ...t } : { found: false, queue, timerKey };
   });
 

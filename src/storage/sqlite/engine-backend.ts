@@ -12,12 +12,22 @@
  */
 import type {
   AdminSubStore, AppendRequest, AppendResult, BackendCapabilities, ClaimRequest, ClaimedBatch, CommitResult, CursorCommit,
-  CursorKey, CursorView, PartitionKey, PartitionView, QueueBackend, QueueKey, ReadyListener, UnitOp, UnitOpResult, UnitResult,
+  CursorKey, CursorView, PartitionKey, PartitionView, QueueBackend, ReadyListener, UnitOp, UnitOpResult, UnitResult,
 } from '../contract.js';
-import { DEFAULT_TENANT } from '../contract.js';
-import type { SqliteBackend } from './backend.js';
+
+import type { Logger } from 'pino';
+import type { Config } from '../../config/index.js';
+import type { PayloadCodec } from '../../model/codec.js';
+import { systemClock, type Clock } from '../../util/clock.js';
+import { SqliteSubStores } from './sub-stores.js';
+import type { SqliteStore } from './store.js';
+import { Engine } from './engine.js';
+import { EngineUnits } from './engine-units.js';
 import type { MessageRow, StoreTx, SubscriptionRow } from '../store.js';
-import type { Engine } from './engine.js';
+import { UnitRefused } from './refused.js';
+import { deleteGroupOn, pruneOn, seekGroupOn, setSubscriptionFromOn } from './engine-admin.js';
+
+export { UnitRefused } from './refused.js';
 
 import { leaseLive, type CursorState, type GroupState, type PartitionState } from './state.js';
 
@@ -106,7 +116,7 @@ export function claimPartition(
  * @returns the claimed batches; empty when nothing is deliverable now (or the queue is unknown)
  */
 export function claimOn(e: Engine, tx: StoreTx, req: ClaimRequest): ClaimedBatch[] {
-  const q = e.queues.get(req.queue.queue);
+  const q = e.queue(req.queue.tenant, req.queue.queue);
   if (!q) return [];
   let g = q.groups.get(req.group);
   if (!g) {
@@ -139,13 +149,6 @@ export function claimOn(e: Engine, tx: StoreTx, req: ClaimRequest): ClaimedBatch
 /** Runs `work` as one unit of the store's group commit with the engine's undo log (Broker.run). */
 export type UnitRunner = <T>(work: (tx: StoreTx) => T) => Promise<T>;
 
-/**
- * Thrown inside a unit to roll it back when a commit op's lease or offset condition fails: an
- * answer, not a storage failure (the unit runner passes it through unchanged).
- */
-export class CommitRefused extends Error {
-  constructor(readonly index: number) { super('commit condition failed'); }
-}
 
 function view(c: CursorState): CursorView {
   return {
@@ -159,18 +162,24 @@ function view(c: CursorState): CursorView {
  * `tx` of the default tenant's queue: offsets from the partition head in memory, the dedup probe
  * on the store; parked consumers are told after the commit.
  */
-export function appendOn(e: Engine, tx: StoreTx, req: AppendRequest): AppendResult {
-  const q = e.ensureQueue(tx, req.key.queue, req.now);
+export function appendOn(e: Engine, tx: StoreTx, req: AppendRequest, index = 0): AppendResult {
+  const q = e.ensureQueue(tx, req.key.queue, req.now, req.key.tenant);
   const p = e.ensurePartition(tx, q, req.key.partition, req.now);
   e.notePartition(p);
   const start = p.headOffset;
   const seen = req.dedupWindowMs > 0 ? new Map<string, { offset: number; messageId: string }>() : undefined;
-  const outcomes = req.items.map((it) => {
+  const outcomes = req.items.map((it, k) => {
     if (seen) {
       const earlier = seen.get(it.transactionId);
-      if (earlier) return { status: 'duplicate' as const, ...earlier };
+      if (earlier) {
+        if (req.refuseDuplicates) throw new UnitRefused(index, k);
+        return { status: 'duplicate' as const, ...earlier };
+      }
       const hit = tx.findByTransactionId(p.pk, it.transactionId, req.now - req.dedupWindowMs);
-      if (hit) return { status: 'duplicate' as const, offset: hit.offset, messageId: hit.id };
+      if (hit) {
+        if (req.refuseDuplicates) throw new UnitRefused(index, k);
+        return { status: 'duplicate' as const, offset: hit.offset, messageId: hit.id };
+      }
     }
     const offset = p.headOffset;
     const createdAt = Math.max(req.now, p.lastMessageAt ?? 0);
@@ -195,17 +204,17 @@ export function appendOn(e: Engine, tx: StoreTx, req: AppendRequest): AppendResu
  * running unit `tx`, on the default tenant's indexes; parked consumers are told after the commit
  * when the partition has work again.
  * @param index the op's position in its unit (reported when refused)
- * @throws CommitRefused when the lease or offset condition fails (the caller rolls the unit back)
+ * @throws UnitRefused when the lease or offset condition fails (the caller rolls the unit back)
  */
 export function commitOn(e: Engine, tx: StoreTx, c: CursorCommit, index: number): CommitResult {
-  const q = e.queues.get(c.key.queue);
+  const q = e.queue(c.key.tenant, c.key.queue);
   const p = q?.partitions.get(c.key.partition);
   const g = q?.groups.get(c.key.group);
   const held = p && g ? g.cursors.get(p.pk) : undefined;
-  if (c.leaseId !== null && !(held && held.leaseId === c.leaseId && leaseLive(held, c.now))) throw new CommitRefused(index);
+  if (c.leaseId !== null && !(held && held.leaseId === c.leaseId && leaseLive(held, c.now))) throw new UnitRefused(index);
   if (!p || !g) return { applied: false, cursor: undefined };
   const cur = e.ensureCursor(g, p);
-  if (c.ifCommittedOffset !== undefined && cur.committedOffset !== c.ifCommittedOffset) throw new CommitRefused(index);
+  if (c.ifCommittedOffset !== undefined && cur.committedOffset !== c.ifCommittedOffset) throw new UnitRefused(index);
   if (c.deadLetter) {
     const m = tx.readMessage(p.pk, c.deadLetter.offset);
     if (m) {
@@ -236,42 +245,47 @@ export class EngineBackend implements QueueBackend {
 
   /**
    * @param engine the in-memory indexes (loaded from the store)
-   * @param sql the SQL implementation on the same store: sub-stores, reads, other tenants
+   * @param sql the SQL part on the same store: sub-stores, riders, reads
    * @param run runs a unit of work in the store with the engine's undo log
    */
-  constructor(private readonly engine: Engine, private readonly sql: SqliteBackend, private readonly run: UnitRunner) {}
+  constructor(private readonly engine: Engine, private readonly sql: SqliteSubStores, private readonly run: UnitRunner) {}
 
-  private static local(k: QueueKey): boolean {
-    return k.tenant === DEFAULT_TENANT;
+  /**
+   * The SQLite backend over `store`: the engine (not loaded yet: call `engine.load()`), its unit
+   * runner, and the backend serving every tenant. The store's idle checkpoint joins the engine's scheduler.
+   * @param clock the source of time of the engine's rules and scheduler (default: wall clock)
+   */
+  static open(store: SqliteStore, config: Config, codec: PayloadCodec, log: Logger, clock: Clock = systemClock):
+    { engine: Engine; units: EngineUnits; backend: EngineBackend } {
+    const engine = new Engine(store, config, codec, log, clock);
+    store.useScheduler(engine.scheduler);
+    const units = new EngineUnits(store, engine, log);
+    return { engine, units, backend: new EngineBackend(engine, new SqliteSubStores(store), (work) => units.run(work)) };
   }
 
   onPartitionsReady(listener: ReadyListener): void {
     this.engine.onPartitionsReady(listener);
-    this.sql.onPartitionsReady(listener);
   }
 
   // ---------------------------------------------------------------- append
 
   append(req: AppendRequest): Promise<AppendResult> {
-    if (!EngineBackend.local(req.key)) return this.sql.append(req);
-    return this.run((tx) => appendOn(this.engine, tx, req));
+    return this.run((tx) => appendOn(this.engine, tx, { ...req, refuseDuplicates: false }));
   }
 
   // ---------------------------------------------------------------- claim
 
   claim(req: ClaimRequest): Promise<ClaimedBatch[]> {
-    if (!EngineBackend.local(req.queue)) return this.sql.claim(req);
     return this.run((tx) => claimOn(this.engine, tx, req));
   }
 
   // ---------------------------------------------------------------- cursors and leases
 
   async commitCursor(req: CursorCommit): Promise<CommitResult> {
-    if (!EngineBackend.local(req.key)) return this.sql.commitCursor(req);
     try {
       return await this.run((tx) => commitOn(this.engine, tx, req, 0));
     } catch (e) {
-      if (e instanceof CommitRefused) return { applied: false, cursor: await this.readCursor(req.key) };
+      if (e instanceof UnitRefused) return { applied: false, cursor: await this.readCursor(req.key) };
       throw e;
     }
   }
@@ -317,19 +331,20 @@ export class EngineBackend implements QueueBackend {
   // ---------------------------------------------------------------- units
 
   async unit(ops: UnitOp[]): Promise<UnitResult> {
-    const local = ops.every((o) => (o.op === 'append' ? EngineBackend.local(o.request.key) : o.op === 'commit' ? EngineBackend.local(o.request.key) : true));
-    if (!local) return this.sql.unit(ops);
     try {
       const results = await this.run((tx) => ops.map((o, i): UnitOpResult => {
         switch (o.op) {
-          case 'append': return appendOn(this.engine, tx, o.request);
+          case 'append': return appendOn(this.engine, tx, o.request, i);
           case 'commit': return commitOn(this.engine, tx, o.request, i);
-          default: return this.sql.applyRider(o);
+          case 'leaseHeld':
+            if (this.engine.liveLeases(o.leaseId, o.now).length === 0) throw new UnitRefused(i);
+            return { done: true };
+          default: return this.sql.applyRider(o, i);
         }
       }));
       return { committed: true, results };
     } catch (e) {
-      if (e instanceof CommitRefused) return { committed: false, failedIndex: e.index };
+      if (e instanceof UnitRefused) return e.result();
       throw e;
     }
   }
@@ -344,19 +359,54 @@ export class EngineBackend implements QueueBackend {
 
   // ---------------------------------------------------------------- sub-stores
 
-  get kv(): QueueBackend['kv'] { return this.sql.kv; }
+  /** KV rows on the SQL implementation; the expiry sweep's writes run as this broker's units. */
+  get kv(): QueueBackend['kv'] {
+    return { ...this.sql.kv, pruneExpired: (now, limit) => this.run(() => this.sql.pruneKvNow(now, limit)) };
+  }
   get locks(): QueueBackend['locks'] { return this.sql.locks; }
   get timers(): QueueBackend['timers'] { return this.sql.timers; }
-  get traces(): QueueBackend['traces'] { return this.sql.traces; }
-  get dlq(): QueueBackend['dlq'] { return this.sql.dlq; }
+  /** Trace reads on the SQL implementation; recording runs as this broker's unit. */
+  get traces(): QueueBackend['traces'] {
+    return { ...this.sql.traces, add: (queue, e) => this.run(() => this.sql.addTraceNow(queue, e)) };
+  }
+
+  /** Dead-letter reads on the SQL implementation; deletions run as this broker's units. */
+  get dlq(): QueueBackend['dlq'] {
+    return {
+      ...this.sql.dlq,
+      delete: (id) => this.run(() => this.sql.deleteDlqNow(id)),
+      deleteByAddress: (partitionId, transactionId) => this.run(() => this.sql.deleteDlqByAddressNow(partitionId, transactionId)),
+      purge: (queue, group, limit) => this.run(() => this.sql.purgeDlqNow(queue, group, limit)),
+    };
+  }
 
   readonly admin: AdminSubStore = {
+    readQueue: (queue) => {
+      const q = this.engine.queue(queue.tenant, queue.queue);
+      return Promise.resolve(q ? { queueId: q.id, namespace: q.namespace, task: q.task, options: q.options } : undefined);
+    },
+    configureQueue: (queue, config, now) => {
+      return this.run((tx) => {
+        const q = this.engine.ensureQueue(tx, queue.queue, now, queue.tenant);
+        tx.updateQueue(q.pk, config.namespace, config.task, config.options);
+        this.engine.noteQueue(q);
+        q.options = config.options;
+        q.namespace = config.namespace;
+        q.task = config.task;
+        return { queueId: q.id, namespace: q.namespace, task: q.task, options: q.options };
+      });
+    },
+    setSetting: (key, value) => this.run((tx) => tx.setSetting(key, value)),
+    setting: (key) => this.sql.admin.setting(key),
+    deleteGroup: (tenant, group, queue, deleteMetadata, now) => this.run((tx) => deleteGroupOn(this.engine, tx, tenant, group, queue, deleteMetadata, now)),
+    seekGroup: (queue, group, partition, target, now) => this.run((tx) => seekGroupOn(this.engine, tx, queue, group, partition, target, now)),
+    setSubscriptionFrom: (tenant, group, fromTime, now) => this.run((tx) => setSubscriptionFromOn(this.engine, tx, tenant, group, fromTime, now)),
+    prune: (queue, cuts) => this.run(() => pruneOn(this.engine, queue, cuts)),
     queues: (tenant) => this.sql.admin.queues(tenant),
     cursors: (queue, group) => this.sql.admin.cursors(queue, group),
     deleteQueue: (queue) => {
-      if (!EngineBackend.local(queue)) return this.sql.admin.deleteQueue(queue);
       return this.run((tx) => {
-        const q = this.engine.queues.get(queue.queue);
+        const q = this.engine.queue(queue.tenant, queue.queue);
         if (!q) return false;
         tx.deleteQueue(q.pk);
         this.engine.forgetQueue(q);

@@ -20,7 +20,7 @@ import { checkNameText } from '../../util/names.js';
 import type { PayloadCodec } from '../../model/codec.js';
 import { applyOptions, QUEUE_DEFAULTS } from '../../model/options.js';
 import {
-  leaseLive, namesFromQueue, QUEUE_MODE,
+  leaseLive, namesFromQueue, QUEUE_MODE, queueMapKey,
   type CursorState, type GroupState, type PartitionState, type QueueState,
 } from './state.js';
 import { isNewMode, parseSubscriptionFrom } from '../../model/subscription.js';
@@ -87,7 +87,7 @@ export class Engine {
     this.clear();
     for (const q of snap.queues) {
       const qs: QueueState = { ...q, options: applyOptions({ ...QUEUE_DEFAULTS }, q.options as unknown as Record<string, unknown>), partitions: new Map(), groups: new Map() };
-      this.queues.set(qs.name, qs);
+      this.queues.set(queueMapKey(qs.tenant, qs.name), qs);
       this.queuesByPk.set(qs.pk, qs);
     }
     for (const p of snap.partitions) {
@@ -245,19 +245,30 @@ export class Engine {
 
   // ---------------------------------------------------------------- queues and partitions
 
-  /** Creates the queue in `tx` when missing (namespace/task from a dotted name, docs/http-api.md#model). */
-  ensureQueue(tx: StoreTx, name: string, now: number): QueueState {
-    const existing = this.queues.get(name);
+  /** The queues of `tenant` (every queue is the default tenant's until the proxy assigns others). */
+  *tenantQueues(tenant: string): IterableIterator<QueueState> {
+    for (const q of this.queues.values()) if (q.tenant === tenant) yield q;
+  }
+
+  /** The queue `name` of `tenant`, or undefined. */
+  queue(tenant: string, name: string): QueueState | undefined {
+    return this.queues.get(queueMapKey(tenant, name));
+  }
+
+  /** Creates the queue of `tenant` in `tx` when missing (namespace/task from a dotted name, docs/http-api.md#model). */
+  ensureQueue(tx: StoreTx, name: string, now: number, tenant: string = DEFAULT_TENANT): QueueState {
+    const mapKey = queueMapKey(tenant, name);
+    const existing = this.queues.get(mapKey);
     if (existing) return existing;
     const { namespace, task } = namesFromQueue(name);
     const options = { ...QUEUE_DEFAULTS };
     const id = newRandomId();
-    const pk = tx.insertQueue({ id, name, namespace, task, options, createdAt: now });
-    const q: QueueState = { pk, id, name, namespace, task, options, createdAt: now, partitions: new Map(), groups: new Map() };
-    this.queues.set(name, q);
+    const pk = tx.insertQueue({ id, tenant, name, namespace, task, options, createdAt: now });
+    const q: QueueState = { pk, id, tenant, name, namespace, task, options, createdAt: now, partitions: new Map(), groups: new Map() };
+    this.queues.set(mapKey, q);
     this.queuesByPk.set(pk, q);
     this.undo?.push(() => {
-      if (this.queues.get(name) === q) this.queues.delete(name);
+      if (this.queues.get(mapKey) === q) this.queues.delete(mapKey);
       if (this.queuesByPk.get(pk) === q) this.queuesByPk.delete(pk);
     });
     return q;
@@ -289,11 +300,11 @@ export class Engine {
       this.partitionsById.delete(p.id);
       this.partitionsByPk.delete(p.pk);
     }
-    this.queues.delete(q.name);
+    this.queues.delete(queueMapKey(q.tenant, q.name));
     this.queuesByPk.delete(q.pk);
     this.undo?.push(() => {
       // Runs before the groups' restores (newest first): they look partitions up by pk.
-      this.queues.set(q.name, q);
+      this.queues.set(queueMapKey(q.tenant, q.name), q);
       this.queuesByPk.set(q.pk, q);
       for (const p of q.partitions.values()) {
         this.partitionsById.set(p.id, p);
@@ -416,13 +427,13 @@ export class Engine {
 
   /** Tells the listeners that `p` of `q` is claimable now, or from `visibleAt` (epoch ms) on (call after commit). */
   announce(q: QueueState, p: PartitionState, visibleAt: number | null = null): void {
-    const key = { tenant: DEFAULT_TENANT, queue: q.name };
+    const key = { tenant: q.tenant, queue: q.name };
     for (const l of this.readyListeners) l(key, [p.name], visibleAt);
   }
 
   /** Puts `p` in `g`'s ready set and announces it (call after commit). */
   markReady(g: GroupState, p: PartitionState): void {
-    if (!this.queues.has(g.queue.name) || g.queue.groups.get(g.name) !== g) return;
+    if (this.queues.get(queueMapKey(g.queue.tenant, g.queue.name)) !== g.queue || g.queue.groups.get(g.name) !== g) return;
     g.ready.add(p);
     this.announce(g.queue, p);
   }

@@ -6,6 +6,7 @@
  * Ready set (docs/storage.md#in-memory-indexes): per (queue, group), the partitions that may have something to
  * deliver. Pops look only there, so a pop never scans all partitions.
  */
+import { DEFAULT_TENANT } from '../contract.js';
 import type { CursorRow, PartitionRow, QueueRow, SubscriptionRow } from '../store.js';
 
 /** The reserved group of pops without `consumerGroup` (competing consumers on one cursor). */
@@ -35,6 +36,14 @@ export interface GroupState {
 export interface QueueState extends QueueRow {
   partitions: Map<string, PartitionState>;
   groups: Map<string, GroupState>;
+}
+
+/**
+ * The key of a queue in the engine's index: its name for the default tenant (the domain's lookups
+ * by name stay as they are), tenant and name otherwise (names are unique per tenant).
+ */
+export function queueMapKey(tenant: string, name: string): string {
+  return tenant === DEFAULT_TENANT ? name : `${tenant}\u0000${name}`;
 }
 
 /** Default namespace and task of a queue auto-created by a push (docs/http-api.md#model). */

@@ -6,6 +6,8 @@
  * The WAL is bounded: `journal_size_limit` truncates it to `walLimitBytes` whenever SQLite resets
  * it after a checkpoint, and once no commit has happened for `walIdleMs` the store checkpoints
  * with TRUNCATE (the WAL goes back to 0 bytes). Nothing is checkpointed on the commit path.
+ * That idle wait is one entry in a due-time scheduler (src/util/scheduler.ts): the broker's one
+ * scheduler once it is attached ({@link SqliteStore.useScheduler}), so its clock drives it.
  */
 import Database from 'better-sqlite3';
 import type { Database as Db, Statement } from 'better-sqlite3';
@@ -22,6 +24,8 @@ import { migrate } from './schema.js';
 import { SqliteOps } from './ops.js';
 import { SqliteKv } from './kv.js';
 import { SqliteTimers } from './timers.js';
+import { Scheduler, type SchedulerLane } from '../../util/scheduler.js';
+import { systemClock, type Clock } from '../../util/clock.js';
 
 interface Job {
   work: (tx: StoreTx) => unknown;
@@ -62,10 +66,16 @@ export interface SqliteOptions {
   walLimitBytes?: number;
   /** Commit-free time after which the WAL is checkpointed and truncated, ms (default {@link WAL_IDLE_MS}). */
   walIdleMs?: number;
+  /** The due-time scheduler of the idle checkpoint (default: the store's own, on the wall clock); see {@link SqliteStore.useScheduler}. */
+  scheduler?: Scheduler;
 }
 
 /** Default WAL bound in bytes: 16 MiB. */
 export const DEFAULT_WAL_LIMIT_BYTES = 16 * 1024 * 1024;
+/** The idle checkpoint's lane and key in the scheduler. */
+const WAL_LANE = 'wal-checkpoint';
+const WAL_KEY = 'idle';
+
 /** Commit-free time before the idle TRUNCATE checkpoint, ms. */
 export const WAL_IDLE_MS = 1000;
 
@@ -90,12 +100,16 @@ export class SqliteStore implements Store {
   private readonly walIdleMs: number;
   private lastCommitAt = 0;
   private walDirty = false;
-  private walTimer: NodeJS.Timeout | undefined;
+  /** The idle checkpoint's entry in a due-time scheduler (its own until {@link useScheduler} names the broker's). */
+  private walLane: SchedulerLane<string>;
+  private clock: Clock;
 
-  private constructor(db: Db, onCommitFailure?: (e: unknown) => void, walIdleMs = WAL_IDLE_MS) {
+  private constructor(db: Db, onCommitFailure?: (e: unknown) => void, walIdleMs = WAL_IDLE_MS, scheduler = new Scheduler(systemClock)) {
     this.db = db;
     this.onCommitFailure = onCommitFailure;
     this.walIdleMs = walIdleMs;
+    this.walLane = scheduler.lane<string>(WAL_LANE);
+    this.clock = scheduler.clock;
     this.ops = new SqliteOps(db);
     this.kv = new SqliteKv(db);
     this.timers = new SqliteTimers(db);
@@ -107,7 +121,7 @@ export class SqliteStore implements Store {
       savepoint: p('SAVEPOINT job'),
       release: p('RELEASE job'),
       rollbackTo: p('ROLLBACK TO job'),
-      insertQueue: p('INSERT INTO queues (id, name, namespace, task, options, created_at) VALUES (?, ?, ?, ?, ?, ?)'),
+      insertQueue: p('INSERT INTO queues (id, tenant_id, name, namespace, task, options, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)'),
       updateQueue: p('UPDATE queues SET namespace = ?, task = ?, options = ? WHERE pk = ?'),
       insertPartition: p(`INSERT INTO partitions (id, queue_pk, name, next_offset, first_offset, last_message_at, created_at)
                           VALUES (?, ?, ?, ?, ?, ?, ?)`),
@@ -151,7 +165,7 @@ export class SqliteStore implements Store {
       getDlq: (id) => self.getDlq(id),
       countDlq: (q) => self.countDlq(q),
       insertQueue: (q) =>
-        Number(self.s.insertQueue!.run(q.id, q.name, q.namespace, q.task, JSON.stringify(q.options), q.createdAt).lastInsertRowid),
+        Number(self.s.insertQueue!.run(q.id, q.tenant, q.name, q.namespace, q.task, JSON.stringify(q.options), q.createdAt).lastInsertRowid),
       updateQueue: (pk, ns, task, o: QueueOptions) => void self.s.updateQueue!.run(ns, task, JSON.stringify(o), pk),
       deleteQueue: (pk) => self.deleteQueueRows(pk),
       insertPartition: (p) =>
@@ -190,12 +204,12 @@ export class SqliteStore implements Store {
     db.pragma('cache_size = -65536');
     db.pragma(`journal_size_limit = ${Math.floor(opts.walLimitBytes ?? DEFAULT_WAL_LIMIT_BYTES)}`);
     migrate(db);
-    return new SqliteStore(db, opts.onCommitFailure, opts.walIdleMs);
+    return new SqliteStore(db, opts.onCommitFailure, opts.walIdleMs, opts.scheduler);
   }
 
   loadSnapshot(): StoreSnapshot {
     const queues = (this.db.prepare('SELECT * FROM queues ORDER BY pk').all() as Row[]).map((r): QueueRow => ({
-      pk: r.pk as number, id: r.id as string, name: r.name as string, namespace: r.namespace as string,
+      pk: r.pk as number, id: r.id as string, tenant: r.tenant_id as string, name: r.name as string, namespace: r.namespace as string,
       task: r.task as string, options: JSON.parse(r.options as string) as QueueOptions, createdAt: r.created_at as number,
     }));
     const partitions = (this.db.prepare('SELECT * FROM partitions ORDER BY pk').all() as Row[]).map((r): PartitionRow => ({
@@ -366,23 +380,33 @@ export class SqliteStore implements Store {
     for (const o of outcomes) for (const h of o.hooks) h();
   }
 
-  /** Records a commit and arms the idle checkpoint (one timer, not re-armed per commit). */
+  /**
+   * Moves the idle checkpoint onto `scheduler` (the broker's one scheduler, on its injected clock);
+   * a checkpoint already armed keeps its due time.
+   */
+  useScheduler(scheduler: Scheduler): void {
+    const due = this.walLane.dueAt(WAL_KEY);
+    this.walLane.cancel(WAL_KEY);
+    this.walLane = scheduler.lane<string>(WAL_LANE);
+    this.clock = scheduler.clock;
+    if (due !== undefined && !this.closed) this.walLane.schedule(WAL_KEY, due, () => this.idleCheckpoint());
+  }
+
+  /** Records a commit and arms the idle checkpoint (one scheduler entry, not re-armed per commit). */
   private noteCommit(): void {
-    this.lastCommitAt = Date.now();
+    this.lastCommitAt = this.clock.now();
     this.walDirty = true;
-    if (this.walTimer === undefined) this.armIdleCheckpoint(this.walIdleMs);
+    if (this.walLane.dueAt(WAL_KEY) === undefined) this.armIdleCheckpoint(this.walIdleMs);
   }
 
   private armIdleCheckpoint(ms: number): void {
-    this.walTimer = setTimeout(() => this.idleCheckpoint(), ms);
-    this.walTimer.unref();
+    this.walLane.schedule(WAL_KEY, this.clock.now() + ms, () => this.idleCheckpoint());
   }
 
   /** Checkpoints and truncates the WAL once no commit happened for `walIdleMs`; else waits on. */
   private idleCheckpoint(): void {
-    this.walTimer = undefined;
     if (this.closed || !this.walDirty) return;
-    const idleFor = Date.now() - this.lastCommitAt;
+    const idleFor = this.clock.now() - this.lastCommitAt;
     if (idleFor < this.walIdleMs || this.pending.length > 0 || this.db.inTransaction) {
       this.armIdleCheckpoint(Math.max(1, this.walIdleMs - idleFor));
       return;
@@ -409,7 +433,7 @@ export class SqliteStore implements Store {
     if (this.closed) return;
     while (this.pending.length > 0) this.flush();
     this.closed = true;
-    if (this.walTimer !== undefined) clearTimeout(this.walTimer);
+    this.walLane.cancel(WAL_KEY);
     this.db.close();
   }
 }

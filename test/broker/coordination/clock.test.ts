@@ -53,7 +53,7 @@ describe('on a test clock', () => {
     const prunedBefore = services.kv.sweeper.pruned;
     clock.advance(1);
     assert.equal(await get(), false, 'invisible at its expiry');
-    assert.equal(services.kv.reader().scan('ttl', '', undefined, 10).length, 0, 'console reads agree');
+    assert.equal((await services.kv.reader().scan('ttl', '', undefined, 10)).length, 0, 'console reads agree');
     await waitFor(() => services.kv.sweeper.pruned > prunedBefore, { what: 'the KV sweep to prune the row' });
   });
 
@@ -88,22 +88,22 @@ describe('a failing timer firing on a test clock', () => {
     // restarted with a payload limit the timer's message exceeds: every firing attempt is refused
     const limited = startTestServices({ QUEEN_MAX_PAYLOAD_BYTES: '64' }, { dataDir, clock });
     try {
-      const peek = () => limited.services.timers.peek('tf', 'big')!;
+      const peek = async () => (await limited.services.timers.peek('tf', 'big'))!;
       clock.advance(1000);
-      await waitFor(() => peek().attempts === 1, { what: 'a first failed firing attempt' });
-      assert.match(peek().lastError ?? '', /exceeds 64 bytes/);
+      await waitFor(async () => (await peek()).attempts === 1, { what: 'a first failed firing attempt' });
+      assert.match((await peek()).lastError ?? '', /exceeds 64 bytes/);
       let lastGap = 0;
       for (let attempts = 1; attempts <= 4; attempts++) {
         await settle();
-        assert.equal(peek().attempts, attempts, 'no retry while the clock stands still (no hot loop)');
-        const gap = Date.parse(peek().deliverAt) - clock.now();
+        assert.equal((await peek()).attempts, attempts, 'no retry while the clock stands still (no hot loop)');
+        const gap = Date.parse((await peek()).deliverAt) - clock.now();
         assert.ok(gap >= 1000 && gap > lastGap, `backoff after attempt ${attempts}: ${gap} ms (before: ${lastGap} ms)`);
         lastGap = gap;
         clock.advance(gap - 1);
         await settle();
-        assert.equal(peek().attempts, attempts, 'not retried before its backoff has passed');
+        assert.equal((await peek()).attempts, attempts, 'not retried before its backoff has passed');
         clock.advance(1);
-        await waitFor(() => peek().attempts === attempts + 1, { what: `failed firing attempt ${attempts + 1}` });
+        await waitFor(async () => (await peek()).attempts === attempts + 1, { what: `failed firing attempt ${attempts + 1}` });
       }
       assert.equal(limited.services.timers.fired, 0);
       assert.equal(await limited.services.broker.pop(popOf('tf')), null, 'nothing was pushed');
@@ -113,7 +113,7 @@ describe('a failing timer firing on a test clock', () => {
 
     const healed = startTestServices({}, { dataDir, clock });
     try {
-      clock.advance(Date.parse(healed.services.timers.peek('tf', 'big')!.deliverAt) - clock.now());
+      clock.advance(Date.parse((await healed.services.timers.peek('tf', 'big'))!.deliverAt) - clock.now());
       await waitFor(() => healed.services.timers.fired === 1, { what: 'the timer to fire once the limit is gone' });
       const got = await healed.services.broker.pop(popOf('tf'));
       assert.ok(got && 'messages' in got);

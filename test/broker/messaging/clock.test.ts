@@ -129,7 +129,7 @@ describe('on a test clock', () => {
     assert.equal(deliveries, 3, 'the first delivery and retryLimit=2 retries');
     assert.ok(dlq, 'the last failure hands the message to the DLQ');
     assert.equal(await broker.pop(popOf('retry')), null, 'nothing left to deliver');
-    const listed = broker.listDlq({ queue: 'retry', limit: 10, offset: 0 }) as { messages: { transactionId: string; errorMessage: string }[] };
+    const listed = (await broker.listDlq({ queue: 'retry', limit: 10, offset: 0 })) as { messages: { transactionId: string; errorMessage: string }[] };
     assert.deepEqual(listed.messages.map((m) => [m.transactionId, m.errorMessage]), [['p1', 'boom']]);
   });
 });

@@ -10,10 +10,10 @@ import { after, before, test } from 'node:test';
 import { pino } from 'pino';
 import { Broker, QUEUE_MODE } from '../../../src/broker/broker.js';
 import type { PopRequest } from '../../../src/broker/messaging/pop.js';
-import { applyPush, planPush } from '../../../src/broker/messaging/push.js';
+import { planPush, pushAppends } from '../../../src/broker/messaging/push.js';
 import { DEFAULT_TENANT, type ClaimRequest } from '../../../src/storage/contract.js';
 import type { Engine } from '../../../src/storage/sqlite/engine.js';
-import { claimOn } from '../../../src/storage/sqlite/engine-backend.js';
+import { appendOn, claimOn } from '../../../src/storage/sqlite/engine-backend.js';
 import { loadConfig } from '../../../src/config/index.js';
 import { QueenError } from '../../../src/errors.js';
 import { plainCodec } from '../../../src/model/codec.js';
@@ -78,10 +78,10 @@ test('a unit that throws after writing leaves memory exactly as before; the rest
   loads = 0;
 
   // Queued in the same turn: one group commit holding both units.
-  const bad = broker.run((tx) => {
+  const bad = broker.units.run((tx) => {
     const now = clock.now();
     const items = [{ queue: 'u', partition: 'a', payload: 3 }, { queue: 'u', partition: 'b', payload: 4 }, { queue: 'new-q', payload: 5 }];
-    applyPush(engine, tx, planPush(engine, items, null), now);
+    for (const o of pushAppends(engine, planPush(engine, items, null), now).ops) appendOn(engine, tx, o.request);
     const got = claimOn(engine, tx, claimReq('u', 'g', now));
     assert.equal(got.length, 1, 'the failing unit did claim (so it changed a cursor, a lease and the ready set)');
     assert.equal(claimOn(engine, tx, claimReq('u', 'fresh', now)).length, 1, 'and registered a new group that claimed');
