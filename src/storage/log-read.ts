@@ -47,4 +47,6 @@ export interface LogReadStore {
   groupNames(tenant: string): Promise<string[]>;
   /** Registers `group` on the queue with subscription `all` when it is not (no cursor written). */
   ensureGroup(key: CursorKey, now: number): Promise<void>;
+  /** Removes the group's stored position on the partition (and a live lease there); the subscription decides again. */
+  clearPosition(key: CursorKey, now: number): Promise<void>;
 }

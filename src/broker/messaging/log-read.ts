@@ -89,6 +89,11 @@ export class PartitionLogs {
     return { offset: to, clamped: to !== offset };
   }
 
+  /** Removes `group`'s stored position on the partition (its next reader starts where its subscription says). */
+  clearPosition(queue: string, partition: string, group: string): Promise<void> {
+    return this.reads.clearPosition({ ...this.key(queue, partition), group }, this.clock.now());
+  }
+
   /** Calls `listener` with the queue name after messages were appended to it (a hint, after commit). */
   onAppended(listener: (queue: string) => void): void {
     this.backend.onPartitionsReady((q) => listener(q.queue));

@@ -17,6 +17,8 @@ const MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
 const MAX_WAIT_MS = 30_000;
 /** Messages read per partition per fetch at most. */
 const MAX_RECORDS_PER_PARTITION = 5000;
+/** An empty record set (librdkafka refuses a null one). */
+const EMPTY = Buffer.alloc(0);
 
 async function fetchOnce(ctx: KafkaContext, req: FetchRequestData): Promise<{ responses: { topic: string; partitions: FetchPartitionAnswer[] }[]; bytes: number; failed: boolean }> {
   let budget = Math.min(MAX_RESPONSE_BYTES, req.max_bytes > 0 ? req.max_bytes : MAX_RESPONSE_BYTES);
@@ -29,7 +31,7 @@ async function fetchOnce(ctx: KafkaContext, req: FetchRequestData): Promise<{ re
     const topic = visibleTopic(t.topic) ? await ctx.topics.get(t.topic) : undefined;
     for (const p of t.partitions) {
       const a: FetchPartitionAnswer = {
-        partition_index: p.partition, error_code: 0, high_watermark: -1, last_stable_offset: -1, log_start_offset: -1, aborted_transactions: [], records: null,
+        partition_index: p.partition, error_code: 0, high_watermark: -1, last_stable_offset: -1, log_start_offset: -1, aborted_transactions: [], records: EMPTY,
       };
       partitions.push(a);
       if (!topic || p.partition < 0 || p.partition >= topic.width) {

@@ -2,7 +2,7 @@
  * OffsetCommit v2–6 and OffsetFetch v1–7 (docs/kafka.md#consumer-groups): a Kafka committed offset
  * N (the next offset to read) is the Queen group's position N on partition `"n"` of the queue, so
  * the group's lag shows in /api/v1/consumer-groups. A commit above the high watermark is clamped
- * to it (logged); −1 leaves the position as it is.
+ * to it (logged); −1 removes the position (the next reader falls back to its `auto.offset.reset`).
  */
 import { ErrorCode } from '../errors.js';
 import { partitionIndex, visibleTopic } from '../mapping.js';
@@ -27,9 +27,11 @@ export const offsetCommit: Handler = async (ctx, _conn, body) => {
         if (!topic || p.partition_index < 0 || p.partition_index >= topic.width) error_code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
         else if (p.committed_offset < -1) error_code = ErrorCode.INVALID_COMMIT_OFFSET_SIZE;
         else if (p.committed_metadata !== null && Buffer.byteLength(p.committed_metadata) > MAX_METADATA_BYTES) error_code = ErrorCode.OFFSET_METADATA_TOO_LARGE;
-        else if (p.committed_offset >= 0) {
+        else {
           try {
-            const r = await ctx.services.logs.setPosition(t.name, String(p.partition_index), req.group_id, p.committed_offset);
+            const r = p.committed_offset === -1
+              ? (await ctx.services.logs.clearPosition(t.name, String(p.partition_index), req.group_id), { clamped: false, offset: -1 })
+              : await ctx.services.logs.setPosition(t.name, String(p.partition_index), req.group_id, p.committed_offset);
             if (r.clamped) ctx.log.warn({ group: req.group_id, topic: t.name, partition: p.partition_index, asked: p.committed_offset, stored: r.offset }, 'kafka: commit above the high watermark clamped');
           } catch (e) {
             ctx.log.error({ err: e, group: req.group_id, topic: t.name }, 'kafka: offset commit failed');

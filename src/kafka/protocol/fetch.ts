@@ -48,5 +48,5 @@ export interface FetchPartitionAnswer {
   last_stable_offset: number;
   log_start_offset: number;
   aborted_transactions: [];
-  records: Buffer | null;
+  records: Buffer;
 }

@@ -81,4 +81,23 @@ export class SqliteLogReads implements LogReadStore {
       if (q) this.engine.ensureGroup(tx, q, key.group, { mode: 'all' }, now);
     });
   }
+
+  async clearPosition(key: CursorKey, now: number): Promise<void> {
+    const e = this.engine;
+    await this.run((tx) => {
+      const q = e.queues.get(key.queue);
+      const p = q?.partitions.get(key.partition);
+      const g = q?.groups.get(key.group);
+      const c = p && g ? g.cursors.get(p.pk) : undefined;
+      if (!p || !g || !c) return;
+      e.noteCursor(g, p, c); // a rolled-back unit puts the cursor back
+      if (c.leaseId !== null) e.untrackLease(c.leaseId, g, p);
+      g.cursors.delete(p.pk);
+      tx.deleteCursor(p.pk, g.name);
+      if (e.maybeReady(g, p, now)) {
+        g.ready.add(p);
+        tx.afterCommit(() => e.markReady(g, p));
+      }
+    });
+  }
 }
