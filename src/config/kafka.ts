@@ -32,6 +32,8 @@ export interface KafkaConfig {
   idleTimeoutMs: number;
   /** SASL/PLAIN on (`QUEEN_KAFKA_SASL=plain`). */
   sasl: boolean;
+  /** How often an authenticated connection's token is checked again, ms (`QUEEN_KAFKA_SASL_RECHECK_MS`, 30000; 100..30000). */
+  saslRecheckMs: number;
   /** PEM certificate and key for TLS on the port (`QUEEN_KAFKA_TLS_CERT` / `_KEY`), both or neither. */
   tls: { cert: Buffer; key: Buffer } | undefined;
   /** Whether `QUEEN_TOKEN` is set (its value is never logged). */
@@ -111,6 +113,7 @@ export function loadKafkaConfig(env: Env): KafkaConfig | undefined {
     maxSessionTimeoutMs,
     idleTimeoutMs: int(env, 'QUEEN_KAFKA_IDLE_TIMEOUT_MS', 600_000, 1000, 86_400_000),
     sasl: saslRaw !== '',
+    saslRecheckMs: int(env, 'QUEEN_KAFKA_SASL_RECHECK_MS', 30_000, 100, 30_000),
     tls,
     processToken: token === '' ? undefined : token,
   };

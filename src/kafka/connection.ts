@@ -22,8 +22,6 @@ import { authenticatePlain, type TokenCheck } from './sasl.js';
 export const PRE_AUTH_FRAME_BYTES = 64 * 1024;
 /** Largest frame at any time, bytes. */
 export const MAX_FRAME_BYTES = 100 * 1024 * 1024;
-/** How often an authenticated connection's credential is checked again, ms. */
-export const RECHECK_MS = 30_000;
 /** Frames buffered before reading pauses. */
 const MAX_QUEUED = 64;
 
@@ -180,7 +178,7 @@ export class KafkaConnection {
         this.ctx.log.info({ client: this.info.clientHost, sub }, 'kafka: credential no longer valid; connection closed');
         this.close('revoked');
       });
-    }, RECHECK_MS);
+    }, this.ctx.config.saslRecheckMs);
     this.recheck.unref();
   }
 }
