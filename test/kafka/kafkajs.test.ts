@@ -198,6 +198,41 @@ describe('kafkajs', () => {
     }
   });
 
+  test('describeGroups, listGroups, deleteGroups (refused while members live) and describeConfigs', async () => {
+    const topic = uniqueName('kjs-groups');
+    const groupId = uniqueName('g');
+    const admin = kafka.admin();
+    await admin.connect();
+    await admin.createTopics({ topics: [{ topic, numPartitions: 2, configEntries: [{ name: 'retention.ms', value: '86400000' }] }] });
+    const configs = await admin.describeConfigs({ resources: [{ type: 2, name: topic }], includeSynonyms: false });
+    const entries = configs.resources[0]!.configEntries;
+    assert.equal(entries.find((e) => e.configName === 'retention.ms')?.configValue, '86400000');
+    assert.equal(entries.find((e) => e.configName === 'min.insync.replicas')?.configValue, '1');
+    const consumer = kafka.consumer({ groupId });
+    await consumer.connect();
+    const seen = await (async () => {
+      const producer = kafka.producer();
+      await producer.connect();
+      await producer.send({ topic, messages: [{ value: 'x', partition: 0 }] });
+      await producer.disconnect();
+      return consume(consumer, topic, 1);
+    })();
+    assert.equal(seen.length, 1);
+    const described = await admin.describeGroups([groupId]);
+    assert.equal(described.groups[0]!.state, 'Stable');
+    assert.equal(described.groups[0]!.members.length, 1);
+    assert.equal(described.groups[0]!.protocolType, 'consumer');
+    await assert.rejects(admin.deleteGroups([groupId]), (e: { groups?: { errorCode: number }[] }) => e.groups?.[0]?.errorCode === 68);
+    await consumer.disconnect();
+    const listed = await admin.listGroups();
+    assert.ok(listed.groups.some((g) => g.groupId === groupId));
+    const deleted = await admin.deleteGroups([groupId]);
+    assert.equal(deleted[0]!.errorCode, 0);
+    await admin.disconnect();
+    const groups = await call(b.url, 'GET', '/api/v1/consumer-groups');
+    assert.ok(!(groups.body as { name: string }[]).some((g) => g.name === groupId), 'the Queen group is gone');
+  });
+
   test('committed offsets survive a broker restart and the group resumes after them', async () => {
     const topic = uniqueName('kjs-resume');
     const groupId = uniqueName('g');
