@@ -16,7 +16,8 @@ import { frameResponse, readHeaderRest, readHeaderStart } from './protocol/heade
 import { ProtocolError, Reader } from './protocol/reader.js';
 import { readStruct, writeStruct } from './protocol/schema.js';
 import { Writer } from './protocol/writer.js';
-import { authenticatePlain, type TokenCheck } from './sasl.js';
+import { authenticatePlain, type HeldRoles, type TokenCheck } from './sasl.js';
+import type { AccessLevel } from '../auth/access-levels.js';
 
 /** Largest frame before SASL authentication, bytes. */
 export const PRE_AUTH_FRAME_BYTES = 64 * 1024;
@@ -42,9 +43,12 @@ export class KafkaConnection {
     private readonly ctx: KafkaContext,
     private readonly metrics: KafkaMetrics,
     private readonly check: TokenCheck | undefined,
+    private readonly levels: (roles: HeldRoles, level: AccessLevel) => boolean,
+    /** The roles of a connection without SASL (the process credential, `QUEEN_TOKEN`). */
+    private roles: HeldRoles,
   ) {
     this.sasl = ctx.config.sasl ? 'start' : 'off';
-    this.info = { clientId: null, clientHost: `/${socket.remoteAddress ?? ''}`, subject: null };
+    this.info = { clientId: null, clientHost: `/${socket.remoteAddress ?? ''}`, subject: null, may: (level) => this.levels(this.roles, level) };
     socket.setNoDelay(true);
     socket.setTimeout(ctx.config.idleTimeoutMs, () => this.close('idle'));
     socket.on('data', (c: Buffer) => this.onData(c));
@@ -157,7 +161,7 @@ export class KafkaConnection {
       setImmediate(() => this.socket.end());
       return { error_code: outcome.code, error_message: outcome.message, auth_bytes: Buffer.alloc(0), session_lifetime_ms: 0 };
     }
-    this.admit(outcome.sub, outcome.token);
+    this.admit(outcome.sub, outcome.roles, outcome.token);
     return { error_code: 0, error_message: null, auth_bytes: Buffer.alloc(0), session_lifetime_ms: 0 };
   }
 
@@ -165,13 +169,14 @@ export class KafkaConnection {
   private async rawToken(frame: Buffer): Promise<Buffer | undefined> {
     const outcome = await authenticatePlain(frame, this.check!);
     if (outcome.kind !== 'ok') throw new ProtocolError('SASL/PLAIN refused');
-    this.admit(outcome.sub, outcome.token);
+    this.admit(outcome.sub, outcome.roles, outcome.token);
     return Buffer.alloc(4);
   }
 
-  private admit(sub: string | null, token: string): void {
+  private admit(sub: string | null, roles: HeldRoles, token: string): void {
     this.sasl = 'authenticated';
     this.info.subject = sub;
+    this.roles = roles;
     this.ctx.log.info({ client: this.info.clientHost, sub }, 'kafka: SASL authenticated');
     this.recheck = setInterval(() => {
       this.check!(token).catch(() => {

@@ -4,6 +4,7 @@
  * fetch wake-ups. Built once by the listener (server.ts).
  */
 import type { Logger } from 'pino';
+import type { AccessLevel } from '../auth/access-levels.js';
 import type { Services } from '../broker/services.js';
 import type { KafkaConfig } from '../config/kafka.js';
 import type { GroupCoordinator } from './groups/coordinator.js';
@@ -28,4 +29,6 @@ export interface ConnectionInfo {
   clientHost: string;
   /** The authenticated Queen subject (SASL), stamped on produced messages as producerSub. */
   subject: string | null;
+  /** Whether the connection's credential passes `level` (docs/kafka.md#sasl-plain: the level of each API). */
+  may(level: AccessLevel): boolean;
 }

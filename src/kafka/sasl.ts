@@ -9,8 +9,11 @@ import { ErrorCode } from './errors.js';
 /** The answer to a 401 from the credential check. */
 export const SASL_401 = 'Queen refused this credential (HTTP 401): it is unknown, revoked or malformed. The password must be the bearer token an SDK would send, and it must be valid for this cluster';
 
-/** Checks a bearer token the way an HTTP request with it would be checked; resolves the subject or throws the QueenError of the refusal. */
-export type TokenCheck = (token: string) => Promise<{ sub: string | null }>;
+/** Roles a credential holds; `all` when JWT is off (every level passes). */
+export type HeldRoles = ReadonlySet<string> | 'all';
+
+/** Checks a bearer token the way an HTTP request with it would be checked; resolves the subject and roles or throws the QueenError of the refusal. */
+export type TokenCheck = (token: string) => Promise<{ sub: string | null; roles: HeldRoles }>;
 
 /** The PLAIN message's parts, or a refusal message. */
 export function parsePlain(bytes: Buffer): { username: string; password: string } | { error: string } {
@@ -26,7 +29,7 @@ export function parsePlain(bytes: Buffer): { username: string; password: string 
 }
 
 /** Outcome of one authentication: admitted, refused with a SASL error, or closed without an answer. */
-export type SaslOutcome = { kind: 'ok'; sub: string | null; token: string } | { kind: 'refused'; code: number; message: string } | { kind: 'close' };
+export type SaslOutcome = { kind: 'ok'; sub: string | null; roles: HeldRoles; token: string } | { kind: 'refused'; code: number; message: string } | { kind: 'close' };
 
 /** Runs the PLAIN exchange for `authBytes`. */
 export async function authenticatePlain(authBytes: Buffer, check: TokenCheck): Promise<SaslOutcome> {
@@ -34,7 +37,7 @@ export async function authenticatePlain(authBytes: Buffer, check: TokenCheck): P
   if ('error' in parsed) return { kind: 'refused', code: ErrorCode.SASL_AUTHENTICATION_FAILED, message: parsed.error };
   try {
     const id = await check(parsed.password);
-    return { kind: 'ok', sub: id.sub, token: parsed.password };
+    return { kind: 'ok', sub: id.sub, roles: id.roles, token: parsed.password };
   } catch (e) {
     if (isQueenError(e) && e.status === 401) return { kind: 'refused', code: ErrorCode.SASL_AUTHENTICATION_FAILED, message: SASL_401 };
     if (isQueenError(e) && e.status === 403) {

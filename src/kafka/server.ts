@@ -6,6 +6,7 @@
 import net from 'node:net';
 import tls from 'node:tls';
 import type { Logger } from 'pino';
+import { levelRoleSets, passes, type AccessLevel } from '../auth/access-levels.js';
 import { jwksInUse } from '../auth/index.js';
 import { JwksCache } from '../auth/jwks.js';
 import { loadKeyMaterial } from '../auth/keys.js';
@@ -18,7 +19,7 @@ import type { KafkaContext } from './context.js';
 import { GroupCoordinator } from './groups/coordinator.js';
 import { KafkaMetrics } from './metrics.js';
 import { ProducerWindows } from './producers.js';
-import type { TokenCheck } from './sasl.js';
+import type { HeldRoles, TokenCheck } from './sasl.js';
 import { Topics } from './topics.js';
 import { FetchWakeups } from './wakeups.js';
 
@@ -50,9 +51,9 @@ export class KafkaServer {
     return this.open.size;
   }
 
-  private async tokenCheck(): Promise<TokenCheck | undefined> {
-    if (!this.config.sasl) return undefined;
-    if (!this.jwt.enabled) return () => Promise.resolve({ sub: null });
+  /** The credential check (JWT verifier), or a check that admits every token when JWT is off. */
+  private async tokenCheck(): Promise<TokenCheck> {
+    if (!this.jwt.enabled) return () => Promise.resolve({ sub: null, roles: 'all' });
     const cfg = this.jwt;
     if (jwksInUse(cfg)) {
       this.jwks = new JwksCache({ url: cfg.jwksUrl, timeoutMs: cfg.jwksTimeoutMs, refreshIntervalSec: cfg.jwksRefreshIntervalSec, log: this.log, now: () => this.services.clock.now() });
@@ -62,8 +63,23 @@ export class KafkaServer {
     const auth = createAuthenticator(this.jwt, await loadKeyMaterial(this.jwt, this.jwks, this.log), this.services.clock);
     return async (token) => {
       const id = await auth.authenticate('GET', '/api/v1/resources/queues', `Bearer ${token}`);
-      return { sub: id.sub ?? null };
+      return { sub: id.sub ?? null, roles: id.roles };
     };
+  }
+
+  /**
+   * Roles of connections without SASL: everything with JWT off; with JWT on, those of `QUEEN_TOKEN`
+   * (checked once at boot, a refused token logged and treated as none), else none.
+   */
+  private async processRoles(check: TokenCheck): Promise<HeldRoles> {
+    if (!this.jwt.enabled) return 'all';
+    if (this.config.processToken === undefined) return new Set();
+    try {
+      return (await check(this.config.processToken)).roles;
+    } catch (e) {
+      this.log.warn({ target: 'boot', err: (e as Error).message }, 'QUEEN_TOKEN was refused by the JWT settings; Kafka connections without SASL have no access');
+      return new Set();
+    }
   }
 
   /**
@@ -74,6 +90,9 @@ export class KafkaServer {
   async start(): Promise<number> {
     const c = this.config;
     const check = await this.tokenCheck();
+    const processRoles = this.config.sasl ? new Set<string>() : await this.processRoles(check);
+    const sets = levelRoleSets(this.jwt.roles);
+    const levels = (roles: HeldRoles, level: AccessLevel) => roles === 'all' || passes(level, roles, sets);
     this.log.info({
       target: 'boot', listen: `${c.listen.host}:${c.listen.port}`, advertised: `${c.advertised.host}:${c.advertised.port}`,
       default_partitions: c.defaultPartitions, group_join_delay_ms: c.groupJoinDelayMs, tls: c.tls !== undefined,
@@ -86,7 +105,7 @@ export class KafkaServer {
         socket.destroy();
         return;
       }
-      const conn = new KafkaConnection(socket, this.ctx, this.metrics, check);
+      const conn = new KafkaConnection(socket, this.ctx, this.metrics, this.config.sasl ? check : undefined, levels, processRoles);
       this.open.add(conn);
       socket.on('close', () => this.open.delete(conn));
     };

@@ -13,7 +13,7 @@ import { API } from '../../src/kafka/protocol/apis.js';
 import { uniqueName } from '../helpers/http.js';
 import { flipSignatureBit, hsKey, mint, nowSec } from '../helpers/jwt.js';
 import { startKafkaBroker, type KafkaBroker } from './helpers.js';
-import { WireClient, type Body } from './wire.js';
+import { batch, produceBody, producePartition, recordsBody, WireClient, type Body } from './wire.js';
 
 const SECRET = 'kafka-sasl-test-secret-0123456789abcdef';
 const { Kafka, logLevel } = kafkajs;
@@ -150,6 +150,32 @@ describe('SASL/PLAIN', () => {
     assert.equal(res.error_code, 0);
     await c.closed;
     assert.ok(c.isClosed);
+  });
+
+  test('each API needs its access level: read-only may not produce or commit, read-write may not delete topics', async () => {
+    const topic = uniqueName('levels');
+    const rw = await WireClient.connect(b.kafkaPort);
+    assert.equal((await authenticate(rw, plain('', 'svc', await token({ role: 'read-write' })))).error_code, 0);
+    const created = await rw.request(API.CreateTopics, 4, { topics: [{ name: topic, num_partitions: 1, replication_factor: 1, assignments: [], configs: [] }], timeout_ms: 1000, validate_only: false });
+    assert.equal((created.topics as Body[])[0]!.error_code, 0);
+    const one = batch({ count: 1, body: recordsBody([{ value: Buffer.from('x') }]) });
+    assert.equal(producePartition(await rw.request(API.Produce, 7, produceBody(topic, 0, one))).error_code, 0);
+    const del = await rw.request(API.DeleteTopics, 4, { topic_names: [topic], timeout_ms: 1000 });
+    assert.equal((del.responses as Body[])[0]!.error_code, 29, 'deleting a topic needs admin');
+
+    const ro = await WireClient.connect(b.kafkaPort);
+    assert.equal((await authenticate(ro, plain('', 'svc', await token({ role: 'read-only' })))).error_code, 0);
+    assert.equal(producePartition(await ro.request(API.Produce, 7, produceBody(topic, 0, one))).error_code, 29);
+    const commit = await ro.request(API.OffsetCommit, 6, { group_id: uniqueName('g'), generation_id: -1, member_id: '', topics: [{ name: topic, partitions: [{ partition_index: 0, committed_offset: 1, committed_leader_epoch: -1, committed_metadata: null }] }] });
+    assert.equal(((commit.topics as Body[])[0]!.partitions as Body[])[0]!.error_code, 30);
+    const meta = await ro.request(API.Metadata, 9, { topics: [{ name: topic }], allow_auto_topic_creation: false });
+    assert.equal((meta.topics as Body[])[0]!.error_code, 0, 'reading is allowed');
+
+    const admin = await WireClient.connect(b.kafkaPort);
+    assert.equal((await authenticate(admin, plain('', 'svc', await token({ role: 'admin' })))).error_code, 0);
+    const gone = await admin.request(API.DeleteTopics, 4, { topic_names: [topic], timeout_ms: 1000 });
+    assert.equal((gone.responses as Body[])[0]!.error_code, 0);
+    for (const c of [rw, ro, admin]) c.close();
   });
 
   test('kafkajs with SASL/PLAIN produces and consumes', async () => {

@@ -43,7 +43,7 @@ function checkConfigs(configs: { name: string; value: string | null }[]): { rete
   return { retentionSeconds, recorded };
 }
 
-export const createTopics: Handler = async (ctx, _conn, body, version) => {
+export const createTopics: Handler = async (ctx, conn, body, version) => {
   const req = body as unknown as CreateTopicsRequestData;
   const counts = new Map<string, number>();
   for (const t of req.topics) counts.set(t.name, (counts.get(t.name) ?? 0) + 1);
@@ -53,7 +53,8 @@ export const createTopics: Handler = async (ctx, _conn, body, version) => {
     topics.push(out);
     const width = t.num_partitions <= 0 ? ctx.config.defaultPartitions : t.num_partitions;
     const checked = checkConfigs(t.configs);
-    if (i >= MAX_TOPICS_PER_REQUEST) out.error_code = version >= 6 ? 89 : ErrorCode.REQUEST_TIMED_OUT;
+    if (!conn.may('read-write')) out.error_code = ErrorCode.TOPIC_AUTHORIZATION_FAILED;
+    else if (i >= MAX_TOPICS_PER_REQUEST) out.error_code = version >= 6 ? 89 : ErrorCode.REQUEST_TIMED_OUT;
     else if (!legalTopic(t.name) || t.name.startsWith('__')) out.error_code = ErrorCode.INVALID_TOPIC_EXCEPTION;
     else if (counts.get(t.name)! > 1) out.error_code = ErrorCode.INVALID_REQUEST;
     else if (width > MAX_WIDTH) out.error_code = ErrorCode.INVALID_PARTITIONS;
@@ -77,12 +78,13 @@ export const createTopics: Handler = async (ctx, _conn, body, version) => {
   return { throttle_time_ms: 0, topics };
 };
 
-export const deleteTopics: Handler = async (ctx, _conn, body) => {
+export const deleteTopics: Handler = async (ctx, conn, body) => {
   const req = body as unknown as DeleteTopicsRequestData;
   const responses = [];
   for (const [i, name] of req.topic_names.entries()) {
     let error_code = 0;
-    if (i >= MAX_TOPICS_PER_REQUEST) error_code = ErrorCode.REQUEST_TIMED_OUT;
+    if (!conn.may('admin')) error_code = ErrorCode.TOPIC_AUTHORIZATION_FAILED;
+    else if (i >= MAX_TOPICS_PER_REQUEST) error_code = ErrorCode.REQUEST_TIMED_OUT;
     else if (!visibleTopic(name) || !(await ctx.topics.delete(name))) error_code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
     responses.push({ name, error_code, error_message: null });
   }
@@ -131,12 +133,13 @@ export const describeGroups: Handler = (ctx, _conn, body) => Promise.resolve({
   groups: (body.groups as string[]).map((id) => ({ error_code: validGroupId(id) ? 0 : ErrorCode.INVALID_GROUP_ID, ...ctx.groups.describe(id), authorized_operations: -2147483648 })),
 });
 
-export const deleteGroups: Handler = async (ctx, _conn, body) => {
+export const deleteGroups: Handler = async (ctx, conn, body) => {
   const results = [];
   const known = new Set(await ctx.services.logs.groupNames());
   for (const id of body.groups_names as string[]) {
     let error_code = 0;
-    if (!validGroupId(id)) error_code = ErrorCode.INVALID_GROUP_ID;
+    if (!conn.may('read-write')) error_code = ErrorCode.GROUP_AUTHORIZATION_FAILED;
+    else if (!validGroupId(id)) error_code = ErrorCode.INVALID_GROUP_ID;
     else if (ctx.groups.size(id) > 0) error_code = ErrorCode.NON_EMPTY_GROUP;
     else if (!known.has(id)) error_code = ErrorCode.GROUP_ID_NOT_FOUND;
     else {

@@ -20,7 +20,7 @@ const MAX_RECORDS_PER_PARTITION = 5000;
 /** An empty record set (librdkafka refuses a null one). */
 const EMPTY = Buffer.alloc(0);
 
-async function fetchOnce(ctx: KafkaContext, req: FetchRequestData): Promise<{ responses: { topic: string; partitions: FetchPartitionAnswer[] }[]; bytes: number; failed: boolean }> {
+async function fetchOnce(ctx: KafkaContext, req: FetchRequestData, allowed: boolean): Promise<{ responses: { topic: string; partitions: FetchPartitionAnswer[] }[]; bytes: number; failed: boolean }> {
   let budget = Math.min(MAX_RESPONSE_BYTES, req.max_bytes > 0 ? req.max_bytes : MAX_RESPONSE_BYTES);
   let bytes = 0;
   let failed = false;
@@ -34,6 +34,11 @@ async function fetchOnce(ctx: KafkaContext, req: FetchRequestData): Promise<{ re
         partition_index: p.partition, error_code: 0, high_watermark: -1, last_stable_offset: -1, log_start_offset: -1, aborted_transactions: [], records: EMPTY,
       };
       partitions.push(a);
+      if (!allowed) {
+        a.error_code = ErrorCode.TOPIC_AUTHORIZATION_FAILED;
+        failed = true;
+        continue;
+      }
       if (!topic || p.partition < 0 || p.partition >= topic.width) {
         a.error_code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
         failed = true;
@@ -72,19 +77,20 @@ async function fetchOnce(ctx: KafkaContext, req: FetchRequestData): Promise<{ re
   return { responses, bytes, failed };
 }
 
-export const fetch: Handler = async (ctx, _conn, body) => {
+export const fetch: Handler = async (ctx, conn, body) => {
   const req = body as unknown as FetchRequestData;
   const deadline = Date.now() + Math.min(Math.max(req.max_wait_ms, 0), MAX_WAIT_MS);
   const queues = req.topics.map((t) => t.topic);
   for (;;) {
-    const r = await fetchOnce(ctx, req);
+    const r = await fetchOnce(ctx, req, conn.may('read-only'));
     const left = deadline - Date.now();
     if (r.failed || r.bytes >= Math.max(1, req.min_bytes) || left <= 0) return { throttle_time_ms: 0, responses: r.responses };
     await ctx.wakeups.wait(queues, left);
   }
 };
 
-export const listOffsets: Handler = async (ctx, _conn, body) => {
+export const listOffsets: Handler = async (ctx, conn, body) => {
+  const allowed = conn.may('read-only');
   const req = body as unknown as ListOffsetsRequestData;
   const topics = [];
   for (const t of req.topics) {
@@ -93,8 +99,8 @@ export const listOffsets: Handler = async (ctx, _conn, body) => {
     for (const p of t.partitions) {
       const a = { partition_index: p.partition_index, error_code: 0, timestamp: -1, offset: -1, leader_epoch: -1 };
       partitions.push(a);
-      if (!topic || p.partition_index < 0 || p.partition_index >= topic.width) {
-        a.error_code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
+      if (!allowed || !topic || p.partition_index < 0 || p.partition_index >= topic.width) {
+        a.error_code = allowed ? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION : ErrorCode.TOPIC_AUTHORIZATION_FAILED;
         continue;
       }
       const name = String(p.partition_index);

@@ -35,16 +35,18 @@ function errorTopic(name: string, code: number): Body {
   return { error_code: code, name, is_internal: false, partitions: [], topic_authorized_operations: OMITTED_OPERATIONS };
 }
 
-export const metadata: Handler = async (ctx, _conn, body, version) => {
+export const metadata: Handler = async (ctx, conn, body, version) => {
   const req = body as unknown as MetadataRequestData;
   const { host, port } = ctx.config.advertised;
   const topics: Body[] = [];
   const all = req.topics === null || (version === 0 && req.topics.length === 0);
-  if (all) {
+  if (!conn.may('read-only')) {
+    for (const { name } of all ? [] : req.topics!.slice(0, MAX_NAMED)) topics.push(errorTopic(name, ErrorCode.TOPIC_AUTHORIZATION_FAILED));
+  } else if (all) {
     for (const t of await ctx.topics.all()) topics.push(topicBody(t));
   } else {
     let created = 0;
-    const allowCreate = version < 4 || req.allow_auto_topic_creation;
+    const allowCreate = (version < 4 || req.allow_auto_topic_creation) && conn.may('read-write');
     for (const { name } of req.topics!.slice(0, MAX_NAMED)) {
       if (!legalTopic(name)) {
         topics.push(errorTopic(name, ErrorCode.INVALID_TOPIC_EXCEPTION));

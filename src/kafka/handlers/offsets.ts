@@ -14,9 +14,10 @@ import type { Handler } from './types.js';
 /** Longest commit metadata, bytes. */
 const MAX_METADATA_BYTES = 4096;
 
-export const offsetCommit: Handler = async (ctx, _conn, body) => {
+export const offsetCommit: Handler = async (ctx, conn, body) => {
   const req = body as unknown as OffsetCommitRequestData;
-  const groupCode = !validGroupId(req.group_id) ? ErrorCode.INVALID_GROUP_ID : ctx.groups.commitAllowed(req.group_id, req.generation_id, req.member_id);
+  const groupCode = !conn.may('read-write') ? ErrorCode.GROUP_AUTHORIZATION_FAILED
+    : !validGroupId(req.group_id) ? ErrorCode.INVALID_GROUP_ID : ctx.groups.commitAllowed(req.group_id, req.generation_id, req.member_id);
   const topics = [];
   for (const t of req.topics) {
     const partitions = [];
@@ -46,9 +47,9 @@ export const offsetCommit: Handler = async (ctx, _conn, body) => {
   return { throttle_time_ms: 0, topics };
 };
 
-export const offsetFetch: Handler = async (ctx, _conn, body, version) => {
+export const offsetFetch: Handler = async (ctx, conn, body, version) => {
   const req = body as unknown as OffsetFetchRequestData;
-  const groupCode = validGroupId(req.group_id) ? 0 : ErrorCode.INVALID_GROUP_ID;
+  const groupCode = !conn.may('read-only') ? ErrorCode.GROUP_AUTHORIZATION_FAILED : validGroupId(req.group_id) ? 0 : ErrorCode.INVALID_GROUP_ID;
   const topics: { name: string; partitions: { partition_index: number; committed_offset: number; committed_leader_epoch: number; metadata: string; error_code: number }[] }[] = [];
   const row = (partition_index: number, committed_offset: number) => ({
     partition_index, committed_offset, committed_leader_epoch: -1, metadata: '', error_code: version < 2 ? groupCode : 0,

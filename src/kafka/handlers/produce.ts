@@ -39,6 +39,7 @@ export const produce: Handler = async (ctx, conn, body) => {
     throttle_time_ms: 0,
   });
   if (req.acks !== 0 && req.acks !== 1 && req.acks !== -1) return refuse(ErrorCode.INVALID_REQUIRED_ACKS, `acks=${req.acks} is not 0, 1 or -1`);
+  if (!conn.may('write-only')) return req.acks === 0 ? null : refuse(ErrorCode.TOPIC_AUTHORIZATION_FAILED, 'this credential may not produce (it needs write access)');
   if (req.transactional_id !== null) return refuse(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, 'transactions are not supported by this broker');
 
   for (const t of req.topic_data) {
