@@ -236,6 +236,10 @@ describe('kafkajs', () => {
   test('committed offsets survive a broker restart and the group resumes after them', async () => {
     const topic = uniqueName('kjs-resume');
     const groupId = uniqueName('g');
+    const setup = kafka.admin();
+    await setup.connect();
+    await setup.createTopics({ topics: [{ topic, numPartitions: 3 }] });
+    await setup.disconnect();
     const producer = kafka.producer();
     await producer.connect();
     await producer.send({ topic, messages: [0, 1, 2, 3, 4].map((i) => ({ value: `m${i}`, partition: 0 })) });
@@ -256,6 +260,11 @@ describe('kafkajs', () => {
     await b.stop();
     b = await startKafkaBroker({ dataDir, port, kafkaPort });
     kafka = client(b);
+    const admin = kafka.admin();
+    await admin.connect();
+    const meta = await admin.fetchTopicMetadata({ topics: [topic] });
+    await admin.disconnect();
+    assert.equal(meta.topics[0]!.partitions.length, 3, 'the width CreateTopics gave survives the restart');
     const c2 = kafka.consumer({ groupId });
     await c2.connect();
     const again = await consume(c2, topic, 2);
