@@ -249,3 +249,28 @@ describe('Kafka wire', () => {
     assert.match(text, /queen_kafka_errors_total\{code="10"\} \d+/);
   });
 });
+
+describe('Kafka connection limits', () => {
+  let b: KafkaBroker;
+  before(async () => { b = await startKafkaBroker({ env: { QUEEN_KAFKA_MAX_CONNECTIONS: '16', QUEEN_KAFKA_IDLE_TIMEOUT_MS: '1000' } }); });
+  after(async () => { await b?.stop(); });
+
+  test('connections past QUEEN_KAFKA_MAX_CONNECTIONS are closed at accept; idle ones after the idle timeout', async () => {
+    const open: WireClient[] = [];
+    for (let i = 0; i < 16; i++) {
+      const w = await WireClient.connect(b.kafkaPort);
+      await w.request(API.ApiVersions, 0, {});
+      open.push(w);
+    }
+    const extra = await WireClient.connect(b.kafkaPort);
+    await extra.closed;
+    assert.ok(extra.isClosed, 'the 17th connection is closed');
+    // Idle: none of the 16 sends anything more; each is closed by the broker.
+    await Promise.all(open.map((w) => w.closed));
+    assert.ok(open.every((w) => w.isClosed));
+    const fresh = await WireClient.connect(b.kafkaPort);
+    const res = await fresh.request(API.ApiVersions, 0, {});
+    assert.equal(res.error_code, 0, 'a slot is free again');
+    fresh.close();
+  });
+});
