@@ -29,6 +29,8 @@ async function fetchOnce(ctx: KafkaContext, req: FetchRequestData, allowed: bool
     const partitions: FetchPartitionAnswer[] = [];
     responses.push({ topic: t.topic, partitions });
     const topic = visibleTopic(t.topic) ? await ctx.topics.get(t.topic) : undefined;
+    // Every partition's bounds in one read (a fetch names up to the whole width).
+    const bounds = new Map((topic ? await ctx.services.logs.partitions(t.topic) ?? [] : []).map((x) => [x.name, x]));
     for (const p of t.partitions) {
       const a: FetchPartitionAnswer = {
         partition_index: p.partition, error_code: 0, high_watermark: -1, last_stable_offset: -1, log_start_offset: -1, aborted_transactions: [], records: EMPTY,
@@ -45,7 +47,7 @@ async function fetchOnce(ctx: KafkaContext, req: FetchRequestData, allowed: bool
         continue;
       }
       const name = String(p.partition);
-      const b = await ctx.services.logs.bounds(t.topic, name);
+      const b = bounds.get(name) ?? { headOffset: 0, firstOffset: 0 };
       a.high_watermark = b.headOffset;
       a.last_stable_offset = b.headOffset;
       a.log_start_offset = b.firstOffset;
