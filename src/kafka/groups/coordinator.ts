@@ -16,6 +16,8 @@ const QUEUE_MODE = '__QUEUE_MODE__';
 const MAX_REBALANCE_MS = 30 * 60_000;
 /** Live groups kept at most. */
 export const MAX_GROUPS = 10_000;
+/** An empty group's state is dropped after this long without members, ms (its committed offsets stay). */
+export const EMPTY_GROUP_REAP_MS = 60_000;
 
 interface Member {
   id: string;
@@ -42,6 +44,7 @@ interface Group {
   pending: Set<string>;
   joinTimer: NodeJS.Timeout | undefined;
   joinDeadline: number;
+  reapTimer: NodeJS.Timeout | undefined;
 }
 
 /** A member as DescribeGroups shows it. */
@@ -78,8 +81,9 @@ export class GroupCoordinator {
   private group(id: string, create: boolean): Group | undefined {
     let g = this.groups.get(id);
     if (!g && create) {
-      g = { id, state: 'Empty', generation: 0, protocolType: '', protocol: '', leader: '', members: new Map(), pending: new Set(), joinTimer: undefined, joinDeadline: 0 };
+      g = { id, state: 'Empty', generation: 0, protocolType: '', protocol: '', leader: '', members: new Map(), pending: new Set(), joinTimer: undefined, joinDeadline: 0, reapTimer: undefined };
       this.groups.set(id, g);
+      this.reapLater(g);
     }
     return g;
   }
@@ -141,16 +145,16 @@ export class GroupCoordinator {
       }
       g.state = 'PreparingRebalance';
       g.joinDeadline = now + (initial ? Math.min(this.opts.joinDelayMs, longest) : longest);
-      this.arm(g, initial);
+      this.arm(g);
     } else if (initial || g.generation === 0) {
       // The first rebalance of an empty group waits one more delay per arriving member, bounded by the rebalance timeout.
       g.joinDeadline = Math.min(now + this.opts.joinDelayMs, now + longest);
-      this.arm(g, true);
+      this.arm(g);
     }
     if (!initial && g.generation > 0 && [...g.members.values()].every((x) => x.join)) this.completeJoin(g);
   }
 
-  private arm(g: Group, _initial: boolean): void {
+  private arm(g: Group): void {
     clearTimeout(g.joinTimer);
     g.joinTimer = setTimeout(() => this.completeJoin(g), Math.max(0, g.joinDeadline - Date.now()));
   }
@@ -161,8 +165,7 @@ export class GroupCoordinator {
     if (g.state !== 'PreparingRebalance') return;
     for (const m of [...g.members.values()]) if (!m.join) this.remove(g, m);
     if (g.members.size === 0) {
-      g.state = 'Empty';
-      g.generation++;
+      this.empty(g);
       return;
     }
     const members = [...g.members.values()];
@@ -206,6 +209,16 @@ export class GroupCoordinator {
     clearTimeout(g.joinTimer);
     g.state = 'Empty';
     g.generation++;
+    this.reapLater(g);
+  }
+
+  /** Drops `g` after {@link EMPTY_GROUP_REAP_MS} if it is still without members then. */
+  private reapLater(g: Group): void {
+    clearTimeout(g.reapTimer);
+    g.reapTimer = setTimeout(() => {
+      if (g.members.size === 0 && g.state === 'Empty' && this.groups.get(g.id) === g) this.groups.delete(g.id);
+    }, EMPTY_GROUP_REAP_MS);
+    g.reapTimer.unref();
   }
 
   /** SyncGroup: the leader's assignments are handed to every member. */
@@ -303,6 +316,7 @@ export class GroupCoordinator {
   stop(): void {
     for (const g of this.groups.values()) {
       clearTimeout(g.joinTimer);
+      clearTimeout(g.reapTimer);
       for (const m of g.members.values()) {
         clearTimeout(m.session);
         m.join?.(joinError(ErrorCode.COORDINATOR_NOT_AVAILABLE, m.id));

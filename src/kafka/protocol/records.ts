@@ -164,7 +164,6 @@ export function decodeBatches(data: Buffer, budget: DecodeBudget): DecodedBatch[
   try {
     while (r.remaining > 0) {
       if (r.remaining < 61) throw new BatchError(CORRUPT_MESSAGE, 'truncated batch');
-      const start = r.offset;
       const baseOffset = r.int64();
       const length = r.int32();
       const end = r.offset + length;
@@ -193,7 +192,6 @@ export function decodeBatches(data: Buffer, budget: DecodeBudget): DecodedBatch[
       for (let i = 0; i < count; i++) records.push(readRecord(br, baseOffset, baseTimestamp));
       out.push({ baseOffset, producerId, producerEpoch, baseSequence, transactional: (attributes & 0x10) !== 0, control: (attributes & 0x20) !== 0, records });
       r.offset = end;
-      void start;
     }
   } catch (e) {
     if (e instanceof BatchError) throw e;
