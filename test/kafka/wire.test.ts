@@ -180,6 +180,8 @@ describe('Kafka wire', () => {
     assert.equal(bumped.producer_epoch, 1);
     assert.equal(producePartition(await send(4, 1)).error_code, 0);
     assert.equal(producePartition(await send(6, 0)).error_code, 47, 'an older epoch');
+    const mixed = Buffer.concat([batch({ count: 1, body: recordsBody([{ value: Buffer.from('m') }]), producerId: pid, producerEpoch: 1, baseSequence: 6 }), batch({ count: 1, body: recordsBody([{ value: Buffer.from('p') }]) })]);
+    assert.equal(producePartition(await c.request(API.Produce, 7, produceBody(topic, 0, mixed))).error_code, 87, 'idempotent and plain batches in one entry');
     // A producer this broker holds no state for (a restart, an eviction) may start at any sequence.
     assert.equal(producePartition(await send(17, 3, 1, 987654321)).error_code, 0);
     assert.equal((await fetchAll(topic, 0)).hw, 7);

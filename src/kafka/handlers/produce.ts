@@ -74,6 +74,11 @@ export const produce: Handler = async (ctx, conn, body) => {
         a.error_code = bad.control ? ErrorCode.INVALID_RECORD : ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
         continue;
       }
+      if (batches.some((b) => b.producerId !== batches[0]!.producerId)) {
+        a.error_code = ErrorCode.INVALID_RECORD; // idempotent and plain batches, or two producers, in one partition entry
+        a.error_message = 'one partition entry mixes producers';
+        continue;
+      }
       const entry: Pending = { topic: t.name, answer: a, batches: [] };
       for (const b of batches) {
         if (b.producerId >= 0) {
