@@ -205,3 +205,31 @@ describe('SASL/PLAIN', () => {
     }
   });
 });
+
+describe('JWT on, SASL off', () => {
+  test('without QUEEN_TOKEN the boot warns and every API is refused; with it, its roles apply', async () => {
+    const bare = await startKafkaBroker({ env: { JWT_ENABLED: 'true', JWT_ALGORITHM: 'HS256', JWT_SECRET: SECRET } });
+    try {
+      assert.match(bare.output(), /neither QUEEN_TOKEN nor QUEEN_KAFKA_SASL/);
+      const c = await WireClient.connect(bare.kafkaPort);
+      const one = batch({ count: 1, body: recordsBody([{ value: Buffer.from('x') }]) });
+      assert.equal(producePartition(await c.request(API.Produce, 7, produceBody('no-token', 0, one))).error_code, 29);
+      c.close();
+    } finally {
+      await bare.stop();
+    }
+    const processToken = await mint('HS256', hsKey(SECRET), { sub: 'process', role: 'read-write' });
+    const withToken = await startKafkaBroker({ env: { JWT_ENABLED: 'true', JWT_ALGORITHM: 'HS256', JWT_SECRET: SECRET, QUEEN_TOKEN: processToken } });
+    try {
+      assert.match(withToken.output(), /"authenticated":true/);
+      assert.ok(!withToken.output().includes(processToken), 'QUEEN_TOKEN is never logged');
+      const c = await WireClient.connect(withToken.kafkaPort);
+      const one = batch({ count: 1, body: recordsBody([{ value: Buffer.from('x') }]) });
+      const r = producePartition(await c.request(API.Produce, 7, produceBody(uniqueName('with-token'), 0, one)));
+      assert.deepEqual([r.error_code, r.base_offset], [0, 0]);
+      c.close();
+    } finally {
+      await withToken.stop();
+    }
+  });
+});

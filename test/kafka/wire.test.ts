@@ -243,6 +243,21 @@ describe('Kafka wire', () => {
     assert.equal((await fetchAll(topic, 2, 0)).error, 3);
   });
 
+  test('the first record of a fetch is sent whole even when larger than partition_max_bytes; the next one waits', async () => {
+    const topic = uniqueName('big');
+    await createTopic(topic, 1);
+    const big = Buffer.alloc(4096, 0x61);
+    await c.request(API.Produce, 7, produceBody(topic, 0, batch({ count: 2, body: recordsBody([{ value: big }, { value: big }]) })));
+    const res = await c.request(API.Fetch, 6, {
+      replica_id: -1, max_wait_ms: 0, min_bytes: 1, max_bytes: 100, isolation_level: 0,
+      topics: [{ topic, partitions: [{ partition: 0, fetch_offset: 0, log_start_offset: -1, partition_max_bytes: 100 }] }],
+    });
+    const p = (res.responses as { partitions: { records: Buffer }[] }[])[0]!.partitions[0]!;
+    const records = decodeBatches(p.records, new DecodeBudget(1 << 30, 1 << 20)).flatMap((x) => x.records);
+    assert.equal(records.length, 1);
+    assert.equal(records[0]!.value!.length, 4096);
+  });
+
   test('Prometheus counts Kafka connections, requests per API and errors per code', async () => {
     const res = await fetch(`${b.url}/metrics/prometheus`);
     const text = await res.text();
