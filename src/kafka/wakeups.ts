@@ -7,9 +7,12 @@ import type { PartitionLogs } from '../broker/messaging/log-read.js';
 
 export class FetchWakeups {
   private readonly waiting = new Map<string, Set<() => void>>();
+  /** Append hints seen per queue (a fetch compares before and after its read, so no hint is missed). */
+  private readonly seen = new Map<string, number>();
 
   constructor(logs: PartitionLogs) {
     logs.onAppended((queue) => {
+      this.seen.set(queue, (this.seen.get(queue) ?? 0) + 1);
       const set = this.waiting.get(queue);
       if (!set) return;
       this.waiting.delete(queue);
@@ -17,8 +20,19 @@ export class FetchWakeups {
     });
   }
 
-  /** Resolves when one of `queues` is appended to, or after `ms`; never rejects. */
-  wait(queues: readonly string[], ms: number): Promise<void> {
+  /** A count of append hints for `queues`; pass it to {@link wait}. */
+  generation(queues: readonly string[]): number {
+    let n = 0;
+    for (const q of queues) n += this.seen.get(q) ?? 0;
+    return n;
+  }
+
+  /**
+   * Resolves when one of `queues` is appended to, or after `ms`; at once when a hint arrived since
+   * `since` (a {@link generation} taken before the caller's read). Never rejects.
+   */
+  wait(queues: readonly string[], ms: number, since: number): Promise<void> {
+    if (this.generation(queues) !== since) return Promise.resolve();
     return new Promise((resolve) => {
       const done = () => {
         clearTimeout(timer);

@@ -258,6 +258,27 @@ describe('Kafka wire', () => {
     assert.equal(records[0]!.value!.length, 4096);
   });
 
+  test('min_bytes 0 answers at once; min_bytes 1 parks until a push', async () => {
+    const topic = uniqueName('minbytes');
+    await createTopic(topic, 1);
+    const fetchReq = (minBytes: number) => ({
+      replica_id: -1, max_wait_ms: 30_000, min_bytes: minBytes, max_bytes: 1 << 20, isolation_level: 0,
+      topics: [{ topic, partitions: [{ partition: 0, fetch_offset: 0, log_start_offset: -1, partition_max_bytes: 1 << 20 }] }],
+    });
+    // Inside the 30 s long-poll window: an answer within 10 s means the fetch did not park.
+    const quick = await Promise.race([c.request(API.Fetch, 6, fetchReq(0)), new Promise<'parked'>((r) => setTimeout(() => r('parked'), 10_000).unref())]);
+    assert.notEqual(quick, 'parked');
+    const w = await WireClient.connect(b.kafkaPort);
+    let done = false;
+    const parked = w.request(API.Fetch, 6, fetchReq(1)).then((r) => { done = true; return r; });
+    await waitFor(async () => (await call(b.url, 'GET', '/metrics/prometheus')).status === 200, { what: 'a metrics read (lets the fetch park)' });
+    assert.equal(done, false, 'parked while the partition is empty');
+    await call(b.url, 'POST', '/api/v1/push', { items: [{ queue: topic, partition: '0', payload: { wake: 1 } }] });
+    const res = await Promise.race([parked, new Promise<'parked'>((r) => setTimeout(() => r('parked'), 10_000).unref())]);
+    assert.notEqual(res, 'parked', 'the push woke the fetch');
+    w.close();
+  });
+
   test('Prometheus counts Kafka connections, requests per API and errors per code', async () => {
     const res = await fetch(`${b.url}/metrics/prometheus`);
     const text = await res.text();

@@ -84,10 +84,12 @@ export const fetch: Handler = async (ctx, conn, body) => {
   const deadline = Date.now() + Math.min(Math.max(req.max_wait_ms, 0), MAX_WAIT_MS);
   const queues = req.topics.map((t) => t.topic);
   for (;;) {
+    const generation = ctx.wakeups.generation(queues);
     const r = await fetchOnce(ctx, req, conn.may('read-only'));
     const left = deadline - Date.now();
-    if (r.failed || r.bytes >= Math.max(1, req.min_bytes) || left <= 0) return { throttle_time_ms: 0, responses: r.responses };
-    await ctx.wakeups.wait(queues, left);
+    // min_bytes 0 answers at once, as in Kafka; any partition error releases the poll.
+    if (r.failed || r.bytes >= req.min_bytes || left <= 0) return { throttle_time_ms: 0, responses: r.responses };
+    await ctx.wakeups.wait(queues, left, generation);
   }
 };
 
