@@ -44,6 +44,8 @@ interface Group {
   pending: Set<string>;
   joinTimer: NodeJS.Timeout | undefined;
   joinDeadline: number;
+  /** The latest the first rebalance of an empty group may close: its first join + the rebalance timeout. */
+  joinCap: number;
   reapTimer: NodeJS.Timeout | undefined;
 }
 
@@ -81,7 +83,7 @@ export class GroupCoordinator {
   private group(id: string, create: boolean): Group | undefined {
     let g = this.groups.get(id);
     if (!g && create) {
-      g = { id, state: 'Empty', generation: 0, protocolType: '', protocol: '', leader: '', members: new Map(), pending: new Set(), joinTimer: undefined, joinDeadline: 0, reapTimer: undefined };
+      g = { id, state: 'Empty', generation: 0, protocolType: '', protocol: '', leader: '', members: new Map(), pending: new Set(), joinTimer: undefined, joinDeadline: 0, joinCap: 0, reapTimer: undefined };
       this.groups.set(id, g);
       this.reapLater(g);
     }
@@ -144,11 +146,13 @@ export class GroupCoordinator {
         m.sync = undefined;
       }
       g.state = 'PreparingRebalance';
+      g.joinCap = now + longest;
       g.joinDeadline = now + (initial ? Math.min(this.opts.joinDelayMs, longest) : longest);
       this.arm(g);
     } else if (initial || g.generation === 0) {
-      // The first rebalance of an empty group waits one more delay per arriving member, bounded by the rebalance timeout.
-      g.joinDeadline = Math.min(now + this.opts.joinDelayMs, now + longest);
+      // The first rebalance of an empty group waits one more delay per arriving member, bounded by
+      // the rebalance timeout counted from its first join.
+      g.joinDeadline = Math.min(now + this.opts.joinDelayMs, g.joinCap);
       this.arm(g);
     }
     if (!initial && g.generation > 0 && [...g.members.values()].every((x) => x.join)) this.completeJoin(g);
