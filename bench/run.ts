@@ -8,7 +8,8 @@
  * 100/request of the same run), pop+ack (workers popping batches and
  * acking them), fan-out (one push stream, N consumer groups), long-poll wake-up latency (push →
  * delivery), and the same push and pop+ack with JWT (HS256, RS256) and on an encrypted queue as
- * ratios to the plain run.
+ * ratios to the plain run; Kafka port rows (kafkajs produce in batches of 100, a kafkajs consumer
+ * group) against the same broker, as ratios to HTTP push 100/request and pop+ack.
  *
  * Env: BENCH_SECONDS (default 5) per autocannon run; BENCH_ONLY=name,name to pick shapes.
  */
@@ -23,7 +24,9 @@ import path from 'node:path';
 import { SignJWT, importPKCS8 } from 'jose';
 import { startBroker, tempDir, type BrokerHandle } from '../test/helpers/broker.js';
 import { CLI } from '../test/cli/run.js';
+import { startKafkaBroker } from '../test/kafka/helpers.js';
 import { benchAgent, request } from './http.js';
+import { benchKafkaConsume, benchKafkaProduce } from './kafka.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const ONLY = (process.env.BENCH_ONLY ?? '').split(',').filter(Boolean);
@@ -197,7 +200,8 @@ async function token(alg: 'HS256' | 'RS256', key: Uint8Array | CryptoKey): Promi
 
 async function main(): Promise<void> {
   const bare = await bareServer();
-  const plain = await startBroker({ env: { LOG_LEVEL: 'info' } });
+  // The Kafka port is on for the plain broker so its rows compare with HTTP on one process.
+  const plain = await startKafkaBroker({ env: { LOG_LEVEL: 'info' } });
   try {
     if (want('push')) {
       for (const [batch, conns] of [[1, 32], [100, 8]] as const) {
@@ -217,6 +221,16 @@ async function main(): Promise<void> {
     if (want('popack1')) rows.push(await benchPopAck(plain, 'pop+ack (batch 1)', 'bench-popack1', 5_000, 1, 16));
     if (want('fanout')) rows.push(await benchFanout(plain, 4, 20_000));
     if (want('wakeup')) rows.push(await benchWakeup(plain, 300));
+    if (want('kafka')) {
+      const produce = await benchKafkaProduce(plain.bootstrap, PAYLOAD, 100, 8, SECONDS);
+      const httpPush = rows.find((r) => r.shape === 'push 100/request');
+      if (httpPush) produce.note = `${(produce.msgPerSec / httpPush.msgPerSec * 100).toFixed(0)}% of HTTP push 100/request`;
+      rows.push(produce);
+      const consume = await benchKafkaConsume(plain.bootstrap, PAYLOAD, 30_000, 4);
+      const httpPop = rows.find((r) => r.shape === 'pop+ack (batch 100)');
+      if (httpPop) consume.note = `${(consume.msgPerSec / httpPop.msgPerSec * 100).toFixed(0)}% of HTTP pop+ack (batch 100); ${consume.note}`;
+      rows.push(consume);
+    }
   } finally {
     await plain.stop();
   }

@@ -8,6 +8,7 @@ import { ConfigError, loadConfig } from './config/index.js';
 import { initEncryption } from './crypto/boot.js';
 import { Services } from './broker/services.js';
 import { buildApp } from './http/app.js';
+import { KafkaServer } from './kafka/server.js';
 import { trackConnections } from './http/connections.js';
 import { createLogger } from './observability/logger.js';
 import { prepareDataDir } from './storage/datadir.js';
@@ -59,6 +60,9 @@ async function main(): Promise<void> {
   const bound = app.server.address();
   const port = bound !== null && typeof bound === 'object' ? bound.port : config.port;
   log.info({ port, host, dataDir: config.dataDir, sync: config.sync }, 'queen-ts listening');
+  // The Kafka port (docs/kafka.md), off unless QUEEN_KAFKA_EMBEDDED=true; a bind failure is fatal.
+  const kafka = config.kafka ? new KafkaServer(services, config.kafka, config.jwt, log) : undefined;
+  if (kafka) await kafka.start().catch((e: unknown) => fatal((e as Error).message));
 
   // A log line must never stop the shutdown (e.g. stdout became a closed pipe).
   const say = (fn: () => void) => { try { fn(); } catch { /* logging is best effort here */ } };
@@ -75,6 +79,7 @@ async function main(): Promise<void> {
     try {
       say(() => log.info({ signal }, 'shutting down'));
       services.stopAccepting();
+      await kafka?.stop();
       // Parked pops were just answered; keep closing connections as they turn idle (keep-alive)
       // so close() does not wait for the clients' keep-alive timers.
       const sweep = setInterval(() => connections.closeQuiet(), 25);

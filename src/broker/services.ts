@@ -30,6 +30,8 @@ import { Broker } from './broker.js';
 import { Kv } from './coordination/kv.js';
 import { Timers } from './coordination/timers.js';
 import { AdminJobs } from './jobs/admin-jobs.js';
+import { PartitionLogs } from './messaging/log-read.js';
+import { SqliteLogReads } from '../storage/sqlite/log-read.js';
 
 /** What {@link Services} is built from. */
 export interface ServicesDeps {
@@ -57,6 +59,8 @@ export class Services {
   readonly jobs: AdminJobs;
   /** Read-only operator views. */
   readonly views: AdminViews;
+  /** Partition logs by offset, for the Kafka port (src/broker/messaging/log-read.ts). */
+  readonly logs: PartitionLogs;
   private state: 'new' | 'started' | 'stopped' = 'new';
 
   constructor(deps: ServicesDeps) {
@@ -67,6 +71,7 @@ export class Services {
     this.jobs = new AdminJobs(this.broker);
     this.views = this.jobs.views;
     this.timers = new Timers(this.broker);
+    this.logs = new PartitionLogs(this.broker.backend, new SqliteLogReads(this.broker.engine, (w) => this.broker.units.run(w)), this.clock);
   }
 
   /**

@@ -1,0 +1,189 @@
+/**
+ * One Kafka connection (docs/kafka.md#connection-layer): 4-byte big-endian framing, requests
+ * handled one at a time and answered in request order (clients pipeline), the frame caps (64 KiB
+ * before SASL authentication, 100 MiB always), the version gate of the API table, and the SASL
+ * state machine (pre-authentication allowlist, handshake v0 raw tokens, ILLEGAL_SASL_STATE,
+ * periodic re-check of the credential so a revoked one closes the connection within 30 s).
+ */
+import type { Socket } from 'node:net';
+import { ErrorCode } from './errors.js';
+import type { ConnectionInfo, KafkaContext } from './context.js';
+import { HANDLERS } from './handlers/index.js';
+import type { Body } from './handlers/types.js';
+import type { KafkaMetrics } from './metrics.js';
+import { API, APIS } from './protocol/apis.js';
+import { frameResponse, readHeaderRest, readHeaderStart } from './protocol/header.js';
+import { ProtocolError, Reader } from './protocol/reader.js';
+import { readStruct, writeStruct } from './protocol/schema.js';
+import { Writer } from './protocol/writer.js';
+import { authenticatePlain, type HeldRoles, type TokenCheck } from './sasl.js';
+import type { AccessLevel } from '../auth/access-levels.js';
+
+/** Largest frame before SASL authentication, bytes. */
+export const PRE_AUTH_FRAME_BYTES = 64 * 1024;
+/** Largest frame at any time, bytes. */
+export const MAX_FRAME_BYTES = 100 * 1024 * 1024;
+/** Frames buffered before reading pauses. */
+const MAX_QUEUED = 64;
+
+type SaslState = 'off' | 'start' | 'handshaken' | 'raw' | 'authenticated';
+
+export class KafkaConnection {
+  private chunks: Buffer[] = [];
+  private buffered = 0;
+  private readonly frames: Buffer[] = [];
+  private working = false;
+  private closed = false;
+  private sasl: SaslState;
+  private recheck: NodeJS.Timeout | undefined;
+  readonly info: ConnectionInfo;
+
+  constructor(
+    private readonly socket: Socket,
+    private readonly ctx: KafkaContext,
+    private readonly metrics: KafkaMetrics,
+    private readonly check: TokenCheck | undefined,
+    private readonly levels: (roles: HeldRoles, level: AccessLevel) => boolean,
+    /** The roles of a connection without SASL (the process credential, `QUEEN_TOKEN`). */
+    private roles: HeldRoles,
+  ) {
+    this.sasl = ctx.config.sasl ? 'start' : 'off';
+    this.info = { clientId: null, clientHost: `/${socket.remoteAddress ?? ''}`, subject: null, may: (level) => this.levels(this.roles, level) };
+    socket.setNoDelay(true);
+    socket.setTimeout(ctx.config.idleTimeoutMs, () => this.close('idle'));
+    socket.on('data', (c: Buffer) => this.onData(c));
+    socket.on('error', () => this.close('socket error'));
+    socket.on('close', () => this.close('closed'));
+  }
+
+  /** Closes the connection without answering anything pending. */
+  close(_why: string): void {
+    if (this.closed) return;
+    this.closed = true;
+    clearInterval(this.recheck);
+    this.frames.length = 0;
+    this.socket.destroy();
+  }
+
+  private onData(chunk: Buffer): void {
+    if (this.closed) return;
+    this.chunks.push(chunk);
+    this.buffered += chunk.length;
+    for (;;) {
+      if (this.buffered < 4) break;
+      const head = this.chunks[0]!.length >= 4 ? this.chunks[0]! : Buffer.concat(this.chunks);
+      const size = head.readInt32BE(0);
+      const cap = this.sasl === 'off' || this.sasl === 'authenticated' ? MAX_FRAME_BYTES : PRE_AUTH_FRAME_BYTES;
+      if (size < 0 || size > cap) {
+        this.ctx.log.warn({ size, cap, client: this.info.clientHost }, 'kafka: frame over the cap; connection closed');
+        this.close('frame too large');
+        return;
+      }
+      if (this.buffered < 4 + size) break;
+      const all = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks);
+      this.frames.push(all.subarray(4, 4 + size));
+      const rest = all.subarray(4 + size);
+      this.chunks = rest.length > 0 ? [rest] : [];
+      this.buffered = rest.length;
+    }
+    if (this.frames.length >= MAX_QUEUED) this.socket.pause();
+    void this.drain();
+  }
+
+  private async drain(): Promise<void> {
+    if (this.working) return;
+    this.working = true;
+    try {
+      while (this.frames.length > 0 && !this.closed) {
+        const frame = this.frames.shift()!;
+        if (this.frames.length < MAX_QUEUED / 2 && this.socket.isPaused()) this.socket.resume();
+        const out = await this.handle(frame);
+        if (out && !this.closed) this.socket.write(out);
+      }
+    } catch (e) {
+      if (!(e instanceof ProtocolError)) this.ctx.log.error({ err: e }, 'kafka: request failed; connection closed');
+      this.close('error');
+    } finally {
+      this.working = false;
+    }
+  }
+
+  /** One frame → the bytes to send (undefined: nothing). Throws ProtocolError to close. */
+  private async handle(frame: Buffer): Promise<Buffer | undefined> {
+    if (this.sasl === 'raw') return this.rawToken(frame);
+    const r = new Reader(frame);
+    const { apiKey, apiVersion, correlationId } = readHeaderStart(r);
+    const spec = APIS.get(apiKey);
+    if (!spec) throw new ProtocolError(`unknown API key ${apiKey}`);
+    if (apiKey === API.ApiVersions && apiVersion > spec.max) {
+      // Answered as v0 with ApiVersions' own window, so the client retries at a version it can read.
+      const w = new Writer(32).int16(ErrorCode.UNSUPPORTED_VERSION).int32(1).int16(API.ApiVersions).int16(spec.min).int16(spec.max);
+      this.metrics.request(spec.name, ErrorCode.UNSUPPORTED_VERSION);
+      return frameResponse(apiKey, correlationId, false, w.finish());
+    }
+    if (apiVersion < spec.min || apiVersion > spec.max) throw new ProtocolError(`${spec.name} v${apiVersion} is outside ${spec.min}..${spec.max}`);
+    const saslApi = apiKey === API.SaslHandshake || apiKey === API.SaslAuthenticate;
+    if ((this.sasl === 'start' || this.sasl === 'handshaken') && !saslApi && apiKey !== API.ApiVersions) {
+      throw new ProtocolError(`${spec.name} before SASL authentication`);
+    }
+    const flexible = apiVersion >= spec.flexibleFrom;
+    this.info.clientId = readHeaderRest(r, flexible);
+    const req = readStruct(spec.request, r, apiVersion, flexible);
+    let body: Body | null;
+    if (apiKey === API.SaslHandshake) body = this.handshake(req, apiVersion);
+    else if (apiKey === API.SaslAuthenticate) body = await this.authenticate(req);
+    else body = await HANDLERS.get(apiKey)!(this.ctx, this.info, req, apiVersion);
+    if (body === null || this.closed) return undefined;
+    this.metrics.request(spec.name, typeof body.error_code === 'number' ? body.error_code : 0);
+    this.metrics.nestedErrors(body);
+    const w = new Writer(256);
+    writeStruct(spec.response, w, body, apiVersion, flexible);
+    return frameResponse(apiKey, correlationId, flexible, w.finish());
+  }
+
+  private handshake(req: Body, version: number): Body {
+    if (this.sasl === 'off') return { error_code: ErrorCode.ILLEGAL_SASL_STATE, mechanisms: [] };
+    if (this.sasl === 'authenticated') return { error_code: ErrorCode.ILLEGAL_SASL_STATE, mechanisms: ['PLAIN'] };
+    if (req.mechanism !== 'PLAIN') return { error_code: ErrorCode.UNSUPPORTED_SASL_MECHANISM, mechanisms: ['PLAIN'] };
+    this.sasl = version === 0 ? 'raw' : 'handshaken';
+    return { error_code: 0, mechanisms: ['PLAIN'] };
+  }
+
+  private async authenticate(req: Body): Promise<Body | null> {
+    const refuse = (message: string) => ({ error_code: ErrorCode.ILLEGAL_SASL_STATE, error_message: message, auth_bytes: Buffer.alloc(0), session_lifetime_ms: 0 });
+    if (this.sasl === 'off') return refuse('this listener has no SASL (QUEEN_KAFKA_SASL is unset)');
+    if (this.sasl === 'authenticated') return refuse('this connection has already authenticated');
+    if (this.sasl !== 'handshaken') throw new ProtocolError('SaslAuthenticate without SaslHandshake');
+    const outcome = await authenticatePlain(req.auth_bytes as Buffer, this.check!);
+    if (outcome.kind === 'close') throw new ProtocolError('credential check unavailable');
+    if (outcome.kind === 'refused') {
+      this.ctx.log.info({ client: this.info.clientHost, code: outcome.code }, 'kafka: SASL authentication refused');
+      setImmediate(() => this.socket.end());
+      return { error_code: outcome.code, error_message: outcome.message, auth_bytes: Buffer.alloc(0), session_lifetime_ms: 0 };
+    }
+    this.admit(outcome.sub, outcome.roles, outcome.token);
+    return { error_code: 0, error_message: null, auth_bytes: Buffer.alloc(0), session_lifetime_ms: 0 };
+  }
+
+  /** Handshake v0: the frame is the raw PLAIN message; success is an empty frame, failure closes. */
+  private async rawToken(frame: Buffer): Promise<Buffer | undefined> {
+    const outcome = await authenticatePlain(frame, this.check!);
+    if (outcome.kind !== 'ok') throw new ProtocolError('SASL/PLAIN refused');
+    this.admit(outcome.sub, outcome.roles, outcome.token);
+    return Buffer.alloc(4);
+  }
+
+  private admit(sub: string | null, roles: HeldRoles, token: string): void {
+    this.sasl = 'authenticated';
+    this.info.subject = sub;
+    this.roles = roles;
+    this.ctx.log.info({ client: this.info.clientHost, sub }, 'kafka: SASL authenticated');
+    this.recheck = setInterval(() => {
+      this.check!(token).catch(() => {
+        this.ctx.log.info({ client: this.info.clientHost, sub }, 'kafka: credential no longer valid; connection closed');
+        this.close('revoked');
+      });
+    }, this.ctx.config.saslRecheckMs);
+    this.recheck.unref();
+  }
+}

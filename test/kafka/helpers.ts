@@ -1,0 +1,52 @@
+/**
+ * Starting a broker with the Kafka port on (docs/kafka.md#configuration). The advertised address
+ * must name the real port, so a free loopback port is picked first; a lost race (the port taken
+ * between the pick and the bind) makes the broker exit, and the start is retried.
+ */
+import net from 'node:net';
+import { startBroker, type BrokerHandle, type StartOptions } from '../helpers/broker.js';
+
+export interface KafkaBroker extends BrokerHandle {
+  kafkaPort: number;
+  /** `127.0.0.1:<kafkaPort>` */
+  bootstrap: string;
+}
+
+/** A loopback port free at the time of the call. */
+export async function freeLoopbackPort(): Promise<number> {
+  const s = net.createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
+  const port = (s.address() as net.AddressInfo).port;
+  await new Promise<void>((r) => s.close(() => r()));
+  return port;
+}
+
+/** Kafka environment variables for `port`. */
+export function kafkaEnv(port: number): Record<string, string> {
+  return {
+    QUEEN_KAFKA_EMBEDDED: 'true',
+    QUEEN_KAFKA_ADDR: `127.0.0.1:${port}`,
+    QUEEN_KAFKA_ADVERTISED_ADDR: `127.0.0.1:${port}`,
+    QUEEN_KAFKA_GROUP_JOIN_DELAY_MS: '200',
+    LOG_FORMAT: 'json',
+  };
+}
+
+/**
+ * Starts a broker with the Kafka port; `kafkaPort` reuses a port (restart tests).
+ * @throws Error with the broker output after three failed starts
+ */
+export async function startKafkaBroker(opts: StartOptions & { kafkaPort?: number } = {}): Promise<KafkaBroker> {
+  let last: unknown;
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const kafkaPort = opts.kafkaPort ?? await freeLoopbackPort();
+    try {
+      const b = await startBroker({ ...opts, env: { ...kafkaEnv(kafkaPort), ...opts.env } });
+      return Object.assign(b, { kafkaPort, bootstrap: `127.0.0.1:${kafkaPort}` });
+    } catch (e) {
+      last = e;
+      if (opts.kafkaPort !== undefined || !String(e).includes('cannot bind QUEEN_KAFKA_ADDR')) throw e;
+    }
+  }
+  throw last as Error;
+}
