@@ -1,0 +1,122 @@
+#!/usr/bin/env node
+/**
+ * `npm test`: the build, the static checks and the test files, packed onto the machine's cores
+ * (test/README.md#how-npm-test-runs).
+ *
+ * - The static checks need no build, so they start at once, beside it: the dashboard's typecheck
+ *   (`tsc -p web/tsconfig.json --noEmit`) and `npm run lint` (typed ESLint, the cycle check, the
+ *   import-direction check, the citation check). Their output is held and printed at the end.
+ * - The build (`npm run build`, from an empty dist/) runs meanwhile; the test files start when it
+ *   has finished, with node:test's own runner and reporter, `--test-concurrency` files at a time.
+ * - The files that take longest start first (SLOW_FIRST), so that no long file starts last and
+ *   runs alone while the other core idles; the rest follow in path order.
+ *
+ * Nothing is skipped: the exit code is 1 when the build, any check or any test fails.
+ *
+ * Usage: node scripts/test.mjs [--test-concurrency=N] [--no-checks] [file-or-folder under dist/test ...]
+ *   --test-concurrency=N  test files run at once (default 3: most files wait on child brokers and
+ *                         sockets as much as they compute)
+ *   --no-checks           build and test only (the static checks are then yours to run)
+ */
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const args = process.argv.slice(2);
+const concurrency = Number(/^--test-concurrency=(\d+)$/.exec(args.find((a) => a.startsWith('--test-concurrency=')) ?? '')?.[1] ?? 3);
+const checks = !args.includes('--no-checks');
+const only = args.filter((a) => !a.startsWith('--'));
+
+/**
+ * Test files (paths under dist/test/) that start before all others, longest first: each takes
+ * several seconds (a browser, repeated broker restarts, JWKS servers, long-polls). A file missing
+ * here only starts later; a name here that no longer exists is ignored.
+ */
+const SLOW_FIRST = [
+  'web/dashboard.test.js',
+  'http/coordination/timers-durability.test.js',
+  'auth/http-jwks.test.js',
+  'auth/http-keys.test.js',
+  'crypto/encryption.e2e.test.js',
+  'http/coordination/timers.test.js',
+  'http/messaging/durability.test.js',
+  'auth/boot.test.js',
+  'auth/http-hs.test.js',
+  'http/admin/system.test.js',
+  'http/jobs/retention.test.js',
+  'http/messaging/pop.test.js',
+  'broker/messaging/lease-memory.test.js',
+  'http/adversarial/long-delays.test.js',
+  'http/coordination/timers-transaction.test.js',
+];
+
+/** Every `*.test.js` under `dir`, as paths relative to `base`, sorted. */
+function testFiles(dir, base) {
+  const out = [];
+  for (const ent of fs.readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, ent.name);
+    if (ent.isDirectory()) out.push(...testFiles(p, base));
+    else if (ent.name.endsWith('.test.js')) out.push(path.relative(base, p).split(path.sep).join('/'));
+  }
+  return out.sort();
+}
+
+/** `files` with the SLOW_FIRST ones in front, in that list's order. */
+function ordered(files) {
+  const present = new Set(files);
+  const first = SLOW_FIRST.filter((f) => present.has(f));
+  const firstSet = new Set(first);
+  return [...first, ...files.filter((f) => !firstSet.has(f))];
+}
+
+/** Runs a command, holding its output; resolves with its exit code and output. */
+function job(label, cmd, cmdArgs) {
+  const started = Date.now();
+  return new Promise((resolve) => {
+    const child = spawn(cmd, cmdArgs, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (d) => (output += d));
+    child.stderr.on('data', (d) => (output += d));
+    child.on('error', (e) => resolve({ label, code: 1, output: `${output}${e.message}\n`, ms: Date.now() - started }));
+    child.on('close', (code, signal) => resolve({ label, code: code ?? (signal ? 1 : 0), output, ms: Date.now() - started }));
+  });
+}
+
+function report(r) {
+  const status = r.code === 0 ? 'ok' : `FAILED (exit ${r.code})`;
+  process.stdout.write(`# ${r.label}: ${status} in ${(r.ms / 1000).toFixed(1)} s\n`);
+  if (r.code !== 0 || r.output.trim() !== '') process.stdout.write(r.output.replace(/^/gm, `#   `).replace(/#   $/, '') + (r.output.endsWith('\n') ? '' : '\n'));
+}
+
+const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+const tsc = path.join(root, 'node_modules', 'typescript', 'bin', 'tsc');
+const checkJobs = checks
+  ? [job('web typecheck', process.execPath, [tsc, '-p', 'web/tsconfig.json', '--noEmit']), job('lint', npm, ['run', 'lint', '--silent'])]
+  : [];
+
+const build = await job('build', npm, ['run', 'build', '--silent']);
+let failed = build.code !== 0;
+if (failed) {
+  report(build);
+} else {
+  const base = path.join(root, 'dist', 'test');
+  const all = testFiles(base, base);
+  const picked = only.length === 0 ? all : all.filter((f) => only.some((o) => `dist/test/${f}`.startsWith(o.replace(/^\.\//, ''))));
+  const { run } = await import('node:test');
+  const { spec, tap } = await import('node:test/reporters');
+  const stream = run({ files: ordered(picked).map((f) => path.join(base, f)), concurrency, timeout: 300_000 });
+  stream.on('test:fail', () => (failed = true));
+  const reporter = process.stdout.isTTY ? stream.compose(new spec()) : stream.compose(tap);
+  await new Promise((resolve, reject) => {
+    reporter.pipe(process.stdout, { end: false });
+    reporter.on('end', resolve);
+    reporter.on('error', reject);
+  });
+}
+for (const r of await Promise.all(checkJobs)) {
+  report(r);
+  if (r.code !== 0) failed = true;
+}
+process.exitCode = failed ? 1 : 0;
