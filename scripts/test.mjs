@@ -1,24 +1,27 @@
 #!/usr/bin/env node
 /**
  * `npm test`: the build, the static checks and the test files, packed onto the machine's cores
- * (test/README.md#how-npm-test-runs).
+ * (test/README.md#how-npm-test-runs). It does what `npm run build`, `tsc -p web/tsconfig.json
+ * --noEmit`, `npm run lint` and `node --test dist/test/` do one after the other, with less waiting:
  *
- * - The static checks need no build, so they start at once, beside it: the dashboard's typecheck
- *   (`tsc -p web/tsconfig.json --noEmit`) and `npm run lint` (typed ESLint, the cycle check, the
- *   import-direction check, the citation check). Their output is held and printed at the end.
- * - The build (`npm run build`, from an empty dist/) runs meanwhile; the test files start when it
- *   has finished, with node:test's own runner and reporter, `--test-concurrency` files at a time.
- * - The files that take longest start first (SLOW_FIRST), so that no long file starts last and
+ * - dist/ is removed; `scripts/compile-and-lint.mjs` builds the TypeScript program once, emits it
+ *   (`tsc -p tsconfig.json`) and lints with it (`eslint .`); the dashboard is built with vite beside
+ *   it; the dashboard's typecheck, the cycle check, the import-direction check and the citation
+ *   check run one after the other in a third lane. Their output is held and printed at the end.
+ * - The test files start as soon as dist/ is written and the dashboard built, while ESLint and the
+ *   other checks still run: node:test's own runner and reporter, `--test-concurrency` files at a
+ *   time, the files that take longest first (SLOW_FIRST), so that no long file starts last and
  *   runs alone while the other core idles; the rest follow in path order.
- *
- * Nothing is skipped: the exit code is 1 when the build, any check or any test fails.
+ * - Nothing is skipped: the exit code is 1 when the build, any check or any test fails. The script
+ *   refuses to run when package.json's `build` or `lint` no longer match what it does, so that a
+ *   step added there cannot be left out here.
  *
  * Usage: node scripts/test.mjs [--test-concurrency=N] [--no-checks] [file-or-folder under dist/test ...]
  *   --test-concurrency=N  test files run at once (default 3: most files wait on child brokers and
  *                         sockets as much as they compute)
- *   --no-checks           build and test only (the static checks are then yours to run)
+ *   --no-checks           build and test only (ESLint and the other checks are then yours to run)
  */
-import { spawn } from 'node:child_process';
+import { fork, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -73,15 +76,30 @@ function ordered(files) {
 
 /** Runs a command, holding its output; resolves with its exit code and output. */
 function job(label, cmd, cmdArgs) {
+  return held(label, spawn(cmd, cmdArgs, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] }));
+}
+
+/** Holds a child's output; resolves with its exit code and output once it has exited. */
+function held(label, child) {
   const started = Date.now();
   return new Promise((resolve) => {
-    const child = spawn(cmd, cmdArgs, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     child.stdout.on('data', (d) => (output += d));
     child.stderr.on('data', (d) => (output += d));
     child.on('error', (e) => resolve({ label, code: 1, output: `${output}${e.message}\n`, ms: Date.now() - started }));
     child.on('close', (code, signal) => resolve({ label, code: code ?? (signal ? 1 : 0), output, ms: Date.now() - started }));
   });
+}
+
+/** Runs the jobs made by `steps` one after the other, stopping at the first failure. */
+async function lane(steps) {
+  const out = [];
+  for (const step of steps) {
+    const r = await step();
+    out.push(r);
+    if (r.code !== 0) break;
+  }
+  return out;
 }
 
 function report(r) {
@@ -91,16 +109,42 @@ function report(r) {
 }
 
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
-const tsc = path.join(root, 'node_modules', 'typescript', 'bin', 'tsc');
-const checkJobs = checks
-  ? [job('web typecheck', process.execPath, [tsc, '-p', 'web/tsconfig.json', '--noEmit']), job('lint', npm, ['run', 'lint', '--silent'])]
-  : [];
+const bin = (pkg, file) => path.join(root, 'node_modules', pkg, file);
 
-const build = await job('build', npm, ['run', 'build', '--silent']);
-let failed = build.code !== 0;
-if (failed) {
-  report(build);
-} else {
+// What this script does in place of `npm run build` and `npm run lint`: refuse to run once they differ.
+const scripts = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')).scripts;
+const expected = {
+  build: "node -e \"require('node:fs').rmSync('dist',{recursive:true,force:true})\" && tsc -p tsconfig.json && vite build --config web/vite.config.ts --logLevel warn",
+  lint: 'npm run lint:es --silent && npm run lint:cycles --silent && npm run lint:layers --silent && npm run lint:citations --silent',
+  'lint:es': 'eslint .',
+};
+for (const [name, want] of Object.entries(expected)) {
+  if (scripts[name] !== want) {
+    process.stderr.write(`scripts/test.mjs: package.json's "${name}" is now ${JSON.stringify(scripts[name])}; update scripts/test.mjs (it runs those steps itself) to match\n`);
+    process.exit(1);
+  }
+}
+
+fs.rmSync(path.join(root, 'dist'), { recursive: true, force: true });
+const compiler = fork(path.join(root, 'scripts', 'compile-and-lint.mjs'), checks ? [] : ['--no-lint'], { cwd: root, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
+const emitted = new Promise((resolve) => {
+  compiler.on('message', (m) => resolve(m?.emitted === true));
+  compiler.on('exit', () => resolve(false));
+});
+const compiled = held(checks ? 'tsc -p tsconfig.json + eslint .' : 'tsc -p tsconfig.json', compiler);
+const dashboard = job('vite build (dashboard)', process.execPath, [bin('vite', 'bin/vite.js'), 'build', '--config', 'web/vite.config.ts', '--logLevel', 'warn']);
+const checkLane = checks
+  ? lane([
+    () => job('tsc -p web/tsconfig.json --noEmit', process.execPath, [bin('typescript', 'bin/tsc'), '-p', 'web/tsconfig.json', '--noEmit']),
+    () => job('lint:cycles', npm, ['run', 'lint:cycles', '--silent']),
+    () => job('lint:layers', npm, ['run', 'lint:layers', '--silent']),
+    () => job('lint:citations', npm, ['run', 'lint:citations', '--silent']),
+  ])
+  : Promise.resolve([]);
+
+const built = (await emitted) && (await dashboard).code === 0;
+let failed = !built;
+if (built) {
   const base = path.join(root, 'dist', 'test');
   const all = testFiles(base, base);
   const picked = only.length === 0 ? all : all.filter((f) => only.some((o) => `dist/test/${f}`.startsWith(o.replace(/^\.\//, ''))));
@@ -115,7 +159,7 @@ if (failed) {
     reporter.on('error', reject);
   });
 }
-for (const r of await Promise.all(checkJobs)) {
+for (const r of [await compiled, await dashboard, ...(await checkLane)]) {
   report(r);
   if (r.code !== 0) failed = true;
 }
