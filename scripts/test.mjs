@@ -144,6 +144,7 @@ const checkLane = checks
 
 const built = (await emitted) && (await dashboard).code === 0;
 let failed = !built;
+if (!built) process.stdout.write('# tests not run: the build failed (below)\n');
 if (built) {
   const base = path.join(root, 'dist', 'test');
   const all = testFiles(base, base);
