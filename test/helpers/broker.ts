@@ -93,7 +93,8 @@ export async function startBroker(opts: StartOptions = {}): Promise<BrokerHandle
     if (pretty) resolveListening(Number(pretty[1]));
   });
   proc.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-  const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
+  let exitSignal: NodeJS.Signals | null = null;
+  const exited = new Promise<number | null>((resolve) => proc.once('exit', (code, signal) => { exitSignal = signal; resolve(code); }));
   let exitCode: number | null | undefined;
   void exited.then((c) => (exitCode = c));
   const fail = (why: string): never => {
@@ -104,7 +105,7 @@ export async function startBroker(opts: StartOptions = {}): Promise<BrokerHandle
   const timedOut = new Promise<'timeout'>((r) => (deadlineTimer = setTimeout(() => r('timeout'), 15_000)));
   try {
     const first = await Promise.race([listening, exited.then(() => 'exited' as const), timedOut]);
-    if (first === 'exited') throw new Error(`broker exited with ${exitCode} before it was listening:\n${out}`);
+    if (first === 'exited') throw new Error(`broker exited with ${exitCode ?? `signal ${exitSignal}`} before it was listening:\n${out}`);
     if (first === 'timeout') fail('broker did not log its listening line in 15 s');
     const port = first as number;
     if (opts.port !== undefined && port !== opts.port) fail(`broker listens on ${port}, not on the requested ${opts.port}`);

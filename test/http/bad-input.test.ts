@@ -5,8 +5,10 @@ import { startBroker, type BrokerHandle } from '../helpers/broker.js';
 import { call, uniqueName } from '../helpers/http.js';
 import { waitForParked } from '../helpers/wait.js';
 
+// One broker for the file (its tests use their own queue names): the bounds below are low so that
+// each is reached with a few requests.
 let b: BrokerHandle;
-before(async () => { b = await startBroker({ env: { QUEEN_MAX_BODY_BYTES: '4096', QUEEN_MAX_PUSH_ITEMS: '10' } }); });
+before(async () => { b = await startBroker({ env: { QUEEN_MAX_BODY_BYTES: '4096', QUEEN_MAX_PUSH_ITEMS: '10', QUEEN_MAX_WAITERS_PER_QUEUE: '3' } }); });
 after(async () => { await b.stop(); });
 
 function expectError(r: { status: number; body: any }, status: number, code: string) {
@@ -142,20 +144,15 @@ describe('bad input gets a clear 4xx, never a 500', () => {
 
 describe('parked long-polls are bounded', () => {
   test('one more long-poll than QUEEN_MAX_WAITERS_PER_QUEUE answers 429 too_many_waiters; the others still get messages', async () => {
-    const b2 = await startBroker({ env: { QUEEN_MAX_WAITERS_PER_QUEUE: '3' } });
-    try {
-      const q = uniqueName();
-      const parked = Array.from({ length: 3 }, (_, i) => call(b2.url, 'GET', `/api/v1/pop/queue/${q}?wait=true&timeout=10000&consumerGroup=g${i}&subscriptionMode=all`));
-      await waitForParked(b2.url, 3);
-      const extra = await call(b2.url, 'GET', `/api/v1/pop/queue/${q}?wait=true&timeout=10000`);
-      assert.equal(extra.status, 429);
-      assert.equal(extra.body.code, 'too_many_waiters');
-      await call(b2.url, 'POST', '/api/v1/push', { items: [{ queue: q, payload: 'x' }] });
-      const got = await Promise.all(parked);
-      assert.deepEqual(got.map((r) => r.status), [200, 200, 200]);
-      assert.equal((await call(b2.url, 'GET', '/health')).status, 200);
-    } finally {
-      await b2.stop();
-    }
+    const q = uniqueName();
+    const parked = Array.from({ length: 3 }, (_, i) => call(b.url, 'GET', `/api/v1/pop/queue/${q}?wait=true&timeout=10000&consumerGroup=g${i}&subscriptionMode=all`));
+    await waitForParked(b.url, 3);
+    const extra = await call(b.url, 'GET', `/api/v1/pop/queue/${q}?wait=true&timeout=10000`);
+    assert.equal(extra.status, 429);
+    assert.equal(extra.body.code, 'too_many_waiters');
+    await call(b.url, 'POST', '/api/v1/push', { items: [{ queue: q, payload: 'x' }] });
+    const got = await Promise.all(parked);
+    assert.deepEqual(got.map((r) => r.status), [200, 200, 200]);
+    assert.equal((await call(b.url, 'GET', '/health')).status, 200);
   });
 });

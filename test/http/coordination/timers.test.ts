@@ -12,10 +12,15 @@ import { bearer, hsKey, mint } from '../../helpers/jwt.js';
 import { parkWitness, waitFor } from '../../helpers/wait.js';
 import { afterTimersDueBefore, b64json, messagesOf, popWait, schedule, timers } from './timer-helpers.js';
 
+// One default broker for 'timers over HTTP' and 'timers and queue deletion' (each test has its own
+// queue names); the describes that need another configuration start their own.
+let shared: BrokerHandle;
+before(async () => { shared = await startBroker(); });
+after(async () => { await shared?.stop(); });
+
 describe('timers over HTTP', () => {
   let b: BrokerHandle;
-  before(async () => { b = await startBroker(); });
-  after(async () => { await b?.stop(); });
+  before(() => { b = shared; });
 
   it('delivers the message after the delay, not before, with the announced id, txn and payload; wakes a parked consumer', async () => {
     const q = uniqueName('tm');
@@ -271,11 +276,8 @@ describe('timers with JWT', () => {
 });
 
 describe('timers and queue deletion', () => {
-  let b: BrokerHandle;
-  before(async () => { b = await startBroker(); });
-  after(async () => { await b?.stop(); });
-
   it('deleting a queue cancels its pending timers: they never recreate it', async () => {
+    const b = shared;
     const q = uniqueName('deleted');
     await call(b.url, 'POST', '/api/v1/push', { items: [{ queue: q, payload: 'exists' }] });
     const s = await timers(b.url, [schedule(q, 'k', { delayMs: 400, txn: 'later', payload: b64json({ late: true }) })]);
