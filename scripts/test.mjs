@@ -114,7 +114,7 @@ const bin = (pkg, file) => path.join(root, 'node_modules', pkg, file);
 // What this script does in place of `npm run build` and `npm run lint`: refuse to run once they differ.
 const scripts = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')).scripts;
 const expected = {
-  build: "node -e \"require('node:fs').rmSync('dist',{recursive:true,force:true})\" && tsc -p tsconfig.json && vite build --config web/vite.config.ts --logLevel warn",
+  build: "node -e \"require('node:fs').rmSync('dist',{recursive:true,force:true})\" && tsc -p tsconfig.json && node -e \"require('node:fs').chmodSync('dist/src/cli/main.js',0o755)\" && vite build --config web/vite.config.ts --logLevel warn",
   lint: 'npm run lint:es --silent && npm run lint:cycles --silent && npm run lint:layers --silent && npm run lint:citations --silent',
   'lint:es': 'eslint .',
 };
@@ -143,6 +143,8 @@ const checkLane = checks
   : Promise.resolve([]);
 
 const built = (await emitted) && (await dashboard).code === 0;
+// package.json's build marks the CLI executable (its `bin`); so does this.
+if (built) fs.chmodSync(path.join(root, 'dist', 'src', 'cli', 'main.js'), 0o755);
 let failed = !built;
 if (!built) process.stdout.write('# tests not run: the build failed (below)\n');
 if (built) {
