@@ -337,6 +337,30 @@ export interface BackendCapabilities {
   singleWriter: boolean;
 }
 
+/** What ack planning reads for one (partition, consumer group) (src/broker/messaging/ack.ts decides on it). */
+export interface AckLookup {
+  /** Public id of the partition. */
+  partitionId: string;
+  group: string;
+  /** The messages acknowledged, by transactionId. */
+  transactionIds: string[];
+}
+
+/** The committed state an ack of one (partition, group) is decided on. */
+export interface AckTarget {
+  queue: QueueKey;
+  partition: string;
+  /** The queue's options (retry limit, dead-letter queue). */
+  options: QueueOptions;
+  /**
+   * The group's cursor on the partition; at the group's start position (subscription, first
+   * retained offset) when it has none yet. Undefined when the group never consumed the queue.
+   */
+  cursor: CursorView | undefined;
+  /** Per transactionId, in lookup order: the offset of its newest message in the partition; undefined when none. */
+  offsets: (number | undefined)[];
+}
+
 /** The operation contract a storage backend implements (see the module comment). */
 export interface QueueBackend {
   readonly capabilities: BackendCapabilities;
@@ -353,6 +377,10 @@ export interface QueueBackend {
   /** Runs `ops` in order as one atomic unit. */
   unit(ops: UnitOp[]): Promise<UnitResult>;
   readCursor(key: CursorKey): Promise<CursorView | undefined>;
+  /** Ack planning reads, one per lookup, in order; undefined for an unknown partitionId. */
+  readAckTargets(lookups: AckLookup[]): Promise<(AckTarget | undefined)[]>;
+  /** True when `leaseId` holds at least one cursor whose lease is live at `now`. */
+  leaseHeld(leaseId: string, now: number): Promise<boolean>;
   readPartition(key: PartitionKey): Promise<PartitionView | undefined>;
   /** Registers a wake-up listener (see {@link ReadyListener}). */
   onPartitionsReady(listener: ReadyListener): void;

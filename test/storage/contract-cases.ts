@@ -361,6 +361,31 @@ export const contractCases: ContractCase[] = [
     assert.deepEqual(names.rows.map((r) => [r.name, r.traceCount, r.messageCount, r.lastSeen]), [['n', 3, 1, T0 + 2]]);
     assert.equal(names.total, 1);
   } },
+  { name: 'ack reads: offsets by transactionId, the group\'s cursor (at its start when it has none), the queue\'s options; lease holding', cursorCommit: false, async run(b) {
+    const P2 = { ...Q, partition: 'p2' };
+    await fill(b, 3);
+    await b.append({ key: P2, items: [item('x'), item('y')], dedupWindowMs: 0, now: T0 });
+    const partitionId = (await b.readPartition(P))!.partitionId;
+    const partition2 = (await b.readPartition(P2))!.partitionId;
+    assert.deepEqual(await b.readAckTargets([{ partitionId: 'no-such-partition', group: 'g', transactionIds: ['t0'] }]), [undefined]);
+    const [before] = await b.readAckTargets([{ partitionId, group: 'g', transactionIds: ['t0'] }]);
+    assert.deepEqual([before?.queue, before?.partition, before?.cursor], [Q, 'p', undefined], 'a group that never consumed the queue has no cursor');
+    await b.claim(claimReq({ partition: 'p', batch: 2 }));
+    await b.claim(claimReq({ group: 'late', partition: 'p', leaseId: 'L9', seed: { mode: 'from', fromTime: T0 + 5_000 } }));
+    const [held, fresh, late] = await b.readAckTargets([
+      { partitionId, group: 'g', transactionIds: ['t1', 'unknown', 't0'] },
+      { partitionId: partition2, group: 'g', transactionIds: ['y'] },
+      { partitionId: partition2, group: 'late', transactionIds: [] },
+    ]);
+    assert.deepEqual(held?.offsets, [1, undefined, 0]);
+    assert.deepEqual([held?.cursor?.committedOffset, held?.cursor?.leaseId, held?.cursor?.deliveredUpTo], [0, 'L1', 2]);
+    assert.equal(held?.options.retryLimit, QUEUE_DEFAULTS.retryLimit);
+    assert.deepEqual([fresh?.offsets, fresh?.cursor?.committedOffset, fresh?.cursor?.leaseId], [[1], 0, null], 'no cursor yet: at the start of an all-messages group');
+    assert.equal(late?.cursor?.committedOffset, 2, 'no cursor yet: a group subscribed from later starts after older messages');
+    assert.equal(await b.leaseHeld('L1', T0 + 1), true);
+    assert.equal(await b.leaseHeld('L9', T0 + 1), false, 'a claim that took nothing holds no lease');
+    assert.equal(await b.leaseHeld('L1', T0 + 30_001), false, 'expired');
+  } },
   { name: 'admin views: queues per tenant, a group\'s cursors, queue deletion', cursorCommit: false, async run(b) {
     const other = '00000000-0000-0000-0000-000000000002';
     await fill(b, 2);

@@ -11,7 +11,7 @@
  * (src/storage/sqlite/backend.ts) on the same connection.
  */
 import type {
-  AdminSubStore, AppendRequest, AppendResult, BackendCapabilities, ClaimRequest, ClaimedBatch, CommitResult, CursorCommit,
+  AckLookup, AckTarget, AdminSubStore, AppendRequest, AppendResult, BackendCapabilities, ClaimRequest, ClaimedBatch, CommitResult, CursorCommit,
   CursorKey, CursorView, PartitionKey, PartitionView, QueueBackend, ReadyListener, UnitOp, UnitOpResult, UnitResult,
 } from '../contract.js';
 
@@ -355,6 +355,26 @@ export class EngineBackend implements QueueBackend {
 
   readPartition(key: PartitionKey): Promise<PartitionView | undefined> {
     return this.sql.readPartition(key);
+  }
+
+  /** On the indexes (the cursor at its start position when the group has none yet) and the store's transactionId index. */
+  readAckTargets(lookups: AckLookup[]): Promise<(AckTarget | undefined)[]> {
+    const e = this.engine;
+    return Promise.resolve(lookups.map((l): AckTarget | undefined => {
+      const p = e.partitionsById.get(l.partitionId);
+      if (!p) return undefined;
+      const q = p.queue;
+      const g = q.groups.get(l.group);
+      return {
+        queue: { tenant: q.tenant, queue: q.name }, partition: p.name, options: q.options,
+        cursor: g ? view(e.ensureCursor(g, p)) : undefined,
+        offsets: g ? l.transactionIds.map((t) => e.store.findByTransactionId(p.pk, t, 0)?.offset) : [],
+      };
+    }));
+  }
+
+  leaseHeld(leaseId: string, now: number): Promise<boolean> {
+    return Promise.resolve(this.engine.liveLeases(leaseId, now).length > 0);
   }
 
   // ---------------------------------------------------------------- sub-stores
