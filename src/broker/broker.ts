@@ -25,7 +25,7 @@ import type { BrokerObserver, PushGate } from './messaging/observer.js';
 import { optionsView } from './admin/resources.js';
 import { decideTransaction, type TransactionRequest, type TransactionResult } from './messaging/transaction.js';
 import { KvView } from './coordination/kv.js';
-import { DEFAULT_TENANT } from '../storage/contract.js';
+import { DEFAULT_TENANT, type QueueKey } from '../storage/contract.js';
 import { newId } from '../util/ids.js';
 import { checkNameText } from '../util/names.js';
 
@@ -152,12 +152,12 @@ export class Broker implements PushContext {
   constructor(readonly store: SqliteStore, readonly config: Config, readonly codec: PayloadCodec, readonly log: Logger, clock: Clock = systemClock) {
     ({ engine: this.engine, units: this.units, backend: this.backend } = EngineBackend.open(store, config, codec, log, clock));
     this.waiters = new Waiters(config.limits.maxWaitersPerQueue);
-    this.engine.onPartitionsReady((key, partitions, visibleAt) => {
-      if (visibleAt !== null) return; // the engine re-announces it when it is due
+    this.backend.onPartitionsReady((key, partitions, visibleAt) => {
+      if (visibleAt !== null) return; // the backend re-announces it when it is due
       this.hintsSeen++;
       this.hintsByQueue.set(key.queue, (this.hintsByQueue.get(key.queue) ?? 0) + 1);
-      const q = this.engine.queue(key.tenant, key.queue);
-      if (q) for (const p of partitions) this.waiters.partitionReady(q, p);
+      for (const p of partitions) this.waiters.partitionReady(key, p);
+      if (this.waiters.discoveryParked) this.wakeDiscovery(key);
     });
     this.startedAt = clock.now();
   }
@@ -187,6 +187,14 @@ export class Broker implements PushContext {
   /** QUEEN_MAX_PAYLOAD_BYTES: the largest payload a push or a timer accepts. */
   get maxPayloadBytes(): number {
     return this.config.limits.maxPayloadBytes;
+  }
+
+  /** Wakes the discovery pops interested in queue `key` (its labels read through the contract). */
+  private wakeDiscovery(key: QueueKey): void {
+    this.backend.admin.readQueue(key).then(
+      (q) => { if (q) this.waiters.labelsReady(key.tenant, q); },
+      (e: unknown) => this.log.error({ err: e, queue: key.queue }, 'reading a queue to wake discovery pops failed'),
+    );
   }
 
   /** Pops parked waiting for messages right now. */
@@ -279,24 +287,29 @@ export class Broker implements PushContext {
       if (signal?.aborted || this.stopping || this.popMaintenance) return null;
       parker.reset();
       const generation = this.readyGeneration(req.queue);
-      const claimed = await claimThrough(this.engine, this.backend, req, this.engine.clock.now());
+      const { claimed, storedConflation } = await claimThrough(this.backend, req, this.defaultNew, this.engine.clock.now());
       if (claimed.length > 0) {
         if (signal?.aborted) this.log.debug('client left after its pop was claimed; the lease will expire');
         this.notify((o) => o.popped?.(req, claimed, this.engine.clock.now()));
-        return { ...renderPop(this.engine, this.log, this.counters, req, claimed), ...conflationEcho(this.engine, req) };
+        return { ...renderPop(this.codec, this.log, this.counters, req, claimed), ...conflationEcho(storedConflation, req) };
       }
       if (!req.wait || this.engine.clock.now() >= deadline) {
         this.counters.popEmpty++;
         this.notify((o) => o.popped?.(req, [], this.engine.clock.now()));
-        const echo = conflationEcho(this.engine, req);
+        const echo = conflationEcho(storedConflation, req);
         return echo.conflation ? { ...emptyConflation(req), ...echo, conflation: true } : null;
       }
       if (signal?.aborted) return null;
       // A wake-up that arrived while the claim ran may be for us: claim again instead of parking.
       if (this.readyGeneration(req.queue) !== generation) continue;
       this.waiters.add(parker.waiter); // throws too_many_waiters at QUEEN_MAX_WAITERS_PER_QUEUE
-      await parker.wait(this.engine, this.waiters, deadline, signal);
+      await parker.wait(this.engine.scheduler, this.waiters, deadline, signal);
     }
+  }
+
+  /** The broker's default subscription mode is `new` (QUEEN_DEFAULT_SUBSCRIPTION_MODE). */
+  private get defaultNew(): boolean {
+    return this.config.defaultSubscriptionMode === 'new';
   }
 
   /** Counts wake-up hints for `queue` (undefined: any queue, for discovery pops). */

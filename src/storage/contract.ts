@@ -88,7 +88,7 @@ export interface ClaimRequest {
   group: string;
   /** Only this partition. */
   partition?: string | undefined;
-  /** Most partitions to claim. */
+  /** Most partitions to claim. The backend chooses which of the group's claimable partitions it serves. */
   maxPartitions: number;
   /** Most messages across claimed partitions. */
   batch: number;
@@ -361,6 +361,24 @@ export interface AckTarget {
   offsets: (number | undefined)[];
 }
 
+/** A consumer group's subscription on a queue as registered (fixed at its first claim there). */
+export interface GroupSubscription {
+  /** Where it starts on partitions it has no cursor on. */
+  seed: CursorSeed;
+  conflation: boolean;
+}
+
+/** A queue a pop targets, with the popping group's subscription there. */
+export interface PopTarget {
+  queue: string;
+  config: QueueConfig;
+  /** Undefined when the group has not claimed on this queue yet (the domain resolves one from the request). */
+  subscription: GroupSubscription | undefined;
+}
+
+/** What a pop targets: one queue by name, or (discovery) the queues whose namespace and/or task match. */
+export type PopSelector = { queue: string } | { namespace: string | undefined; task: string | undefined };
+
 /** The operation contract a storage backend implements (see the module comment). */
 export interface QueueBackend {
   readonly capabilities: BackendCapabilities;
@@ -377,6 +395,12 @@ export interface QueueBackend {
   /** Runs `ops` in order as one atomic unit. */
   unit(ops: UnitOp[]): Promise<UnitResult>;
   readCursor(key: CursorKey): Promise<CursorView | undefined>;
+  /**
+   * The queues a pop of `group` looks at, unordered: the named queue (none when it does not
+   * exist), or every queue of `tenant` whose namespace equals the selector's and whose task equals
+   * the selector's (each only when given; a selector naming neither matches nothing).
+   */
+  readPopTargets(tenant: string, group: string, selector: PopSelector): Promise<PopTarget[]>;
   /** Ack planning reads, one per lookup, in order; undefined for an unknown partitionId. */
   readAckTargets(lookups: AckLookup[]): Promise<(AckTarget | undefined)[]>;
   /** True when `leaseId` holds at least one cursor whose lease is live at `now`. */

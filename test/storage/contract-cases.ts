@@ -386,6 +386,29 @@ export const contractCases: ContractCase[] = [
     assert.equal(await b.leaseHeld('L9', T0 + 1), false, 'a claim that took nothing holds no lease');
     assert.equal(await b.leaseHeld('L1', T0 + 30_001), false, 'expired');
   } },
+  { name: 'pop targets: a queue by name or by namespace/task, with the group\'s registered subscription; a claim with nothing ready is empty', cursorCommit: false, async run(b) {
+    const other = '00000000-0000-0000-0000-000000000002';
+    const cfg = (namespace: string, task: string, priority: number) => ({ namespace, task, options: { ...QUEUE_DEFAULTS, priority } });
+    await b.admin.configureQueue({ ...Q, queue: 'a' }, cfg('ns', 'build', 1), T0);
+    await b.admin.configureQueue({ ...Q, queue: 'b' }, cfg('ns', 'test', 5), T0);
+    await b.admin.configureQueue({ ...Q, queue: 'c' }, cfg('elsewhere', 'build', 0), T0);
+    await b.admin.configureQueue({ tenant: other, queue: 'd' }, cfg('ns', 'build', 0), T0);
+    const names = async (sel: Parameters<QueueBackend['readPopTargets']>[2]) => (await b.readPopTargets(DEFAULT_TENANT, 'g', sel)).map((t) => t.queue).sort();
+    assert.deepEqual(await names({ queue: 'a' }), ['a']);
+    assert.deepEqual(await names({ queue: 'nope' }), []);
+    assert.deepEqual(await names({ namespace: 'ns', task: undefined }), ['a', 'b']);
+    assert.deepEqual(await names({ namespace: undefined, task: 'build' }), ['a', 'c'], 'the other tenant\'s queue is not listed');
+    assert.deepEqual(await names({ namespace: 'ns', task: 'build' }), ['a']);
+    assert.deepEqual(await names({ namespace: undefined, task: undefined }), []);
+    const [before] = await b.readPopTargets(DEFAULT_TENANT, 'g', { queue: 'b' });
+    assert.deepEqual([before?.config.options.priority, before?.config.namespace, before?.subscription], [5, 'ns', undefined]);
+    await b.append({ key: { ...Q, queue: 'b', partition: 'p' }, items: [item('x')], dedupWindowMs: 0, now: T0 });
+    const late = claimReq({ queue: { ...Q, queue: 'b' }, leaseId: null, conflation: true, seed: { mode: 'from', fromTime: T0 + 1, label: 'new' } });
+    assert.deepEqual(await b.claim(late), [], 'the message is older than the subscription');
+    const [after] = await b.readPopTargets(DEFAULT_TENANT, 'g', { queue: 'b' });
+    assert.deepEqual(after?.subscription, { seed: { mode: 'from', fromTime: T0 + 1, label: 'new' }, conflation: true });
+    assert.deepEqual(await b.claim({ ...late, now: T0 + 2 }), [], 'registered, nothing ready');
+  } },
   { name: 'admin views: queues per tenant, a group\'s cursors, queue deletion', cursorCommit: false, async run(b) {
     const other = '00000000-0000-0000-0000-000000000002';
     await fill(b, 2);

@@ -38,7 +38,13 @@ export class AdminJobs {
     const engine = broker.engine;
     const retention = this.retention;
     broker.observers.push(this.activity, {
-      popped(req, claimed) { if (req.autoAck) for (const c of claimed) retention.touched(c.partition); },
+      popped(req, claimed) {
+        if (!req.autoAck) return;
+        for (const c of claimed) {
+          const p = engine.partitionsById.get(c.partitionId);
+          if (p) retention.touched(p);
+        }
+      },
       acked(inputs) {
         for (const a of new Set(inputs.map((i) => i.partitionId))) {
           const p = engine.partitionsById.get(a);

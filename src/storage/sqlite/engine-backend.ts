@@ -11,7 +11,7 @@
  * (src/storage/sqlite/backend.ts) on the same connection.
  */
 import type {
-  AckLookup, AckTarget, AdminSubStore, AppendRequest, AppendResult, BackendCapabilities, ClaimRequest, ClaimedBatch, CommitResult, CursorCommit,
+  AckLookup, AckTarget, AdminSubStore, GroupSubscription, PopSelector, PopTarget, AppendRequest, AppendResult, BackendCapabilities, ClaimRequest, ClaimedBatch, CommitResult, CursorCommit,
   CursorKey, CursorView, PartitionKey, PartitionView, QueueBackend, ReadyListener, UnitOp, UnitOpResult, UnitResult,
 } from '../contract.js';
 
@@ -29,7 +29,7 @@ import { deleteGroupOn, pruneOn, seekGroupOn, setSubscriptionFromOn } from './en
 
 export { UnitRefused } from './refused.js';
 
-import { leaseLive, type CursorState, type GroupState, type PartitionState } from './state.js';
+import { leaseLive, type CursorState, type GroupState, type PartitionState, type QueueState } from './state.js';
 
 /** The decisions a claim of one partition carries in (the queue's options and the group's mode, or a contract request's). */
 export interface ClaimParams {
@@ -275,7 +275,11 @@ export class EngineBackend implements QueueBackend {
 
   // ---------------------------------------------------------------- claim
 
+  /** Nothing ready for a registered group (and no partition named): answered from the ready set, without a unit. */
   claim(req: ClaimRequest): Promise<ClaimedBatch[]> {
+    if (req.partition === undefined && this.engine.queue(req.queue.tenant, req.queue.queue)?.groups.get(req.group)?.ready.size === 0) {
+      return Promise.resolve([]);
+    }
     return this.run((tx) => claimOn(this.engine, tx, req));
   }
 
@@ -371,6 +375,31 @@ export class EngineBackend implements QueueBackend {
         offsets: g ? l.transactionIds.map((t) => e.store.findByTransactionId(p.pk, t, 0)?.offset) : [],
       };
     }));
+  }
+
+  /** On the indexes: the tenant's queues by name or label, with the group's registered subscription. */
+  readPopTargets(tenant: string, group: string, selector: PopSelector): Promise<PopTarget[]> {
+    const e = this.engine;
+    const target = (q: QueueState): PopTarget => {
+      const sub = q.groups.get(group)?.subscription;
+      const subscription: GroupSubscription | undefined = sub && {
+        seed: sub.mode === 'all' || sub.fromTime === null ? { mode: 'all' } : { mode: 'from', fromTime: sub.fromTime, label: sub.label },
+        conflation: sub.conflation,
+      };
+      return { queue: q.name, config: { queueId: q.id, namespace: q.namespace, task: q.task, options: q.options }, subscription };
+    };
+    if ('queue' in selector) {
+      const q = e.queue(tenant, selector.queue);
+      return Promise.resolve(q ? [target(q)] : []);
+    }
+    const { namespace, task } = selector;
+    const out: PopTarget[] = [];
+    if (!namespace && !task) return Promise.resolve(out);
+    for (const q of e.tenantQueues(tenant)) {
+      if ((namespace && q.namespace !== namespace) || (task && q.task !== task)) continue;
+      out.push(target(q));
+    }
+    return Promise.resolve(out);
   }
 
   leaseHeld(leaseId: string, now: number): Promise<boolean> {
