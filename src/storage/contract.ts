@@ -284,6 +284,22 @@ export interface PruneCut {
   end: number;
 }
 
+/** A partition's retention inputs (docs/http-api.md#retention). */
+export interface RetentionPartition {
+  queue: QueueKey;
+  partition: string;
+  /** Public id of the partition. */
+  partitionId: string;
+  firstOffset: number;
+  headOffset: number;
+  /**
+   * The lowest position over the queue's registered groups (each group's committed offset, or
+   * where its subscription starts on a partition it has no cursor on): what every group consumed.
+   * Undefined when no group is registered.
+   */
+  consumedUpTo: number | undefined;
+}
+
 /** Operator views and writes. */
 export interface AdminSubStore {
   /** A queue's configuration; undefined when the queue does not exist. */
@@ -327,6 +343,21 @@ export interface AdminSubStore {
    * @returns per partition cut, the messages removed and the first offset before the cut
    */
   prune(queue: QueueKey, cuts: PruneCut[]): Promise<{ partition: string; removed: number; firstOffsetBefore: number }[]>;
+  /** Every queue of every tenant with its options (the retention sweep's rules). */
+  queueOptions(): Promise<{ queue: QueueKey; options: QueueOptions }[]>;
+  /**
+   * Retention candidates by age: over the oldest `limit` messages of `queue` created before
+   * `cutoff` (epoch ms), the prefix of each partition they are in (`end`: one past the newest of
+   * them); `rows` is how many messages were counted (below `limit`: there are no more).
+   */
+  agedPrefixes(queue: QueueKey, cutoff: number, limit: number): Promise<{ prefixes: { partition: RetentionPartition; end: number }[]; rows: number }>;
+  /**
+   * Retention inputs of the partitions with these public ids (unknown ids left out), or of the
+   * partitions of `consumedOn` where some group's stored cursor is past the first offset.
+   */
+  retentionPartitions(selector: { partitionIds: string[] } | { consumedOn: QueueKey }): Promise<RetentionPartition[]>;
+  /** The first message of a partition at or after `fromOffset` created after `time` (epoch ms): its offset and creation time; undefined when none. */
+  firstAfter(key: PartitionKey, fromOffset: number, time: number): Promise<{ offset: number; createdAt: number } | undefined>;
 }
 
 /** Named differences between backends. */

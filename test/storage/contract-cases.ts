@@ -409,6 +409,29 @@ export const contractCases: ContractCase[] = [
     assert.deepEqual(after?.subscription, { seed: { mode: 'from', fromTime: T0 + 1, label: 'new' }, conflation: true });
     assert.deepEqual(await b.claim({ ...late, now: T0 + 2 }), [], 'registered, nothing ready');
   } },
+  { name: 'retention reads: queue options, prefixes by age, partitions with the groups\' lowest position, the first message after a time', cursorCommit: true, async run(b) {
+    const P2 = { ...Q, partition: 'p2' };
+    await fill(b, 3, T0);
+    await b.append({ key: P, items: [item('late')], dedupWindowMs: 0, now: T0 + 10_000 });
+    await b.append({ key: P2, items: [item('x')], dedupWindowMs: 0, now: T0 + 1 });
+    assert.ok((await b.admin.queueOptions()).some((q) => q.queue.queue === 'q' && q.queue.tenant === DEFAULT_TENANT && q.options.retryLimit === QUEUE_DEFAULTS.retryLimit));
+    const aged = await b.admin.agedPrefixes(Q, T0 + 5_000, 100);
+    assert.equal(aged.rows, 4);
+    assert.deepEqual(aged.prefixes.map((x) => [x.partition.partition, x.end]).sort(), [['p', 3], ['p2', 1]]);
+    const limited = await b.admin.agedPrefixes(Q, T0 + 5_000, 2);
+    assert.equal(limited.rows, 2, 'the oldest `limit` messages only');
+    assert.deepEqual((await b.admin.agedPrefixes({ ...Q, queue: 'nope' }, T0 + 5_000, 10)), { prefixes: [], rows: 0 });
+    const id = (await b.readPartition(P))!.partitionId;
+    const [none] = await b.admin.retentionPartitions({ partitionIds: [id, 'no-such-partition'] });
+    assert.deepEqual([none?.partition, none?.firstOffset, none?.headOffset, none?.consumedUpTo], ['p', 0, 4, undefined], 'no group: nothing consumed');
+    await b.claim(claimReq({ partition: 'p', batch: 2 }));
+    await b.commitCursor({ key: { ...P, group: 'g' }, leaseId: 'L1', committedOffset: 2, retryCount: 0, release: true, now: T0 + 1 });
+    await b.claim(claimReq({ group: 'g2', partition: 'p', leaseId: null }));
+    assert.deepEqual((await b.admin.retentionPartitions({ partitionIds: [id] })).map((x) => x.consumedUpTo), [2], 'the lowest group position');
+    assert.deepEqual((await b.admin.retentionPartitions({ consumedOn: Q })).map((x) => x.partition), ['p'], 'partitions with a cursor past the first offset');
+    assert.deepEqual(await b.admin.firstAfter(P, 0, T0 + 5_000), { offset: 3, createdAt: T0 + 10_000 });
+    assert.equal(await b.admin.firstAfter(P, 0, T0 + 20_000), undefined);
+  } },
   { name: 'admin views: queues per tenant, a group\'s cursors, queue deletion', cursorCommit: false, async run(b) {
     const other = '00000000-0000-0000-0000-000000000002';
     await fill(b, 2);
