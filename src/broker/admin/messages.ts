@@ -330,11 +330,11 @@ export interface ReplayTarget {
   partition?: string | undefined;
 }
 
-/** A replay of the same dead letter already stored in the target partition inside its dedup window. */
+/** A replay of the same dead letter already stored in the target partition inside its dedup window (`windowMs`; 0 = off). */
 function storedReplay(
-  engine: Broker['engine'], broker: Broker, transactionId: string, queue: string, partition: string, windowMs: number, now: number,
+  broker: Broker, transactionId: string, queue: string, partition: string, windowMs: number, now: number,
 ): { id: string; offset: number } | undefined {
-  const p = windowMs > 0 ? engine.queues.get(queue)?.partitions.get(partition) : undefined;
+  const p = windowMs > 0 ? broker.engine.queues.get(queue)?.partitions.get(partition) : undefined;
   return p ? broker.store.findByTransactionId(p.pk, transactionId, now - windowMs) : undefined;
 }
 
@@ -357,7 +357,7 @@ async function moveDeadLetter(
     const partition = target.partition ?? row.partition;
     const items = [{ queue, partition, payload: decoded.data, transactionId: `dlq:${row.id}`, traceId: row.traceId }];
     const plan = planPush(broker, await queueOptionsOf(broker.backend, items), items, row.producerSub);
-    const stored = storedReplay(engine, broker, plan.items[0]!.transactionId, queue, partition, plan.items[0]!.dedupWindowMs, now);
+    const stored = storedReplay(broker, plan.items[0]!.transactionId, queue, partition, plan.items[0]!.dedupWindowMs, now);
     if (stored) {
       const base = { index: 0, transaction_id: plan.items[0]!.transactionId, queueName: queue, partition };
       return { row, result: { ...base, message_id: stored.id, status: 'duplicate', offset: stored.offset }, dlqRowRemoved: false };
