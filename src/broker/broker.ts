@@ -9,7 +9,7 @@ import { QueenError } from '../errors.js';
 import type { StoreSnapshot } from '../storage/store.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import { iso } from '../util/time.js';
-import { ackCommits, planAcks, type AckInput, type AckOutcome } from './messaging/ack.js';
+import { ackCommits, groupAcks, planAcks, type AckInput, type AckOutcome } from './messaging/ack.js';
 import type { PayloadCodec } from '../model/codec.js';
 import type { Engine } from '../storage/sqlite/engine.js';
 import { Waiters } from './messaging/waiters.js';
@@ -17,7 +17,7 @@ import { applyOptions, type QueueOptions } from '../model/options.js';
 import { decodeForDelivery } from '../crypto/delivery.js';
 import { claimThrough, Parker, type PopRequest } from './messaging/pop.js';
 import { conflationEcho, emptyConflation, renderPop, type EmptyConflationResponse, type PopResponse } from './messaging/pop-answer.js';
-import { appendPush, planPush, type PushItem, type PushResult } from './messaging/push.js';
+import { appendPush, planPush, queueOptionsOf, type PushContext, type PushItem, type PushResult } from './messaging/push.js';
 import { EngineBackend } from '../storage/sqlite/engine-backend.js';
 import type { EngineUnits } from '../storage/sqlite/engine-units.js';
 import type { SqliteStore } from '../storage/sqlite/store.js';
@@ -25,8 +25,9 @@ import type { BrokerObserver, PushGate } from './messaging/observer.js';
 import { optionsView } from './admin/resources.js';
 import { decideTransaction, type TransactionRequest, type TransactionResult } from './messaging/transaction.js';
 import { KvView } from './coordination/kv.js';
-import { DEFAULT_TENANT } from '../storage/contract.js';
+import { DEFAULT_TENANT, type QueueKey } from '../storage/contract.js';
 import { newId } from '../util/ids.js';
+import { checkNameText } from '../util/names.js';
 
 export { QUEUE_MODE } from '../storage/sqlite/state.js';
 export type { EmptyConflationResponse, PoppedMessage, PopResponse } from './messaging/pop-answer.js';
@@ -118,7 +119,7 @@ export interface DeadLetterPage {
 }
 
 /** The broker: one instance per process, over one {@link Store}. Methods map 1:1 to API operations. */
-export class Broker {
+export class Broker implements PushContext {
   readonly engine: Engine;
   /**
    * The operation contract (src/storage/contract.ts) on this broker's store and indexes: pushes
@@ -148,15 +149,15 @@ export class Broker {
   pushesDiverted: (() => boolean) | undefined;
 
   /** @param clock the source of time for leases, delays, timers, retention and KV TTL (default: wall clock) */
-  constructor(readonly store: SqliteStore, readonly config: Config, codec: PayloadCodec, readonly log: Logger, clock: Clock = systemClock) {
+  constructor(readonly store: SqliteStore, readonly config: Config, readonly codec: PayloadCodec, readonly log: Logger, clock: Clock = systemClock) {
     ({ engine: this.engine, units: this.units, backend: this.backend } = EngineBackend.open(store, config, codec, log, clock));
     this.waiters = new Waiters(config.limits.maxWaitersPerQueue);
-    this.engine.onPartitionsReady((key, partitions, visibleAt) => {
-      if (visibleAt !== null) return; // the engine re-announces it when it is due
+    this.backend.onPartitionsReady((key, partitions, visibleAt) => {
+      if (visibleAt !== null) return; // the backend re-announces it when it is due
       this.hintsSeen++;
       this.hintsByQueue.set(key.queue, (this.hintsByQueue.get(key.queue) ?? 0) + 1);
-      const q = this.engine.queue(key.tenant, key.queue);
-      if (q) for (const p of partitions) this.waiters.partitionReady(q, p);
+      for (const p of partitions) this.waiters.partitionReady(key, p);
+      if (this.waiters.discoveryParked) this.wakeDiscovery(key);
     });
     this.startedAt = clock.now();
   }
@@ -176,7 +177,24 @@ export class Broker {
    * @throws QueenError `name_too_long`, `invalid_name`
    */
   checkName(kind: string, name: string): void {
-    this.engine.checkName(kind, name);
+    const max = this.config.limits.maxNameBytes;
+    if (name.length > max || Buffer.byteLength(name, 'utf8') > max) {
+      throw new QueenError('name_too_long', `${kind} exceeds ${max} bytes (QUEEN_MAX_NAME_BYTES)`);
+    }
+    checkNameText(kind, name);
+  }
+
+  /** QUEEN_MAX_PAYLOAD_BYTES: the largest payload a push or a timer accepts. */
+  get maxPayloadBytes(): number {
+    return this.config.limits.maxPayloadBytes;
+  }
+
+  /** Wakes the discovery pops interested in queue `key` (its labels read through the contract). */
+  private wakeDiscovery(key: QueueKey): void {
+    this.backend.admin.readQueue(key).then(
+      (q) => { if (q) this.waiters.labelsReady(key.tenant, q); },
+      (e: unknown) => this.log.error({ err: e, queue: key.queue }, 'reading a queue to wake discovery pops failed'),
+    );
   }
 
   /** Pops parked waiting for messages right now. */
@@ -213,15 +231,15 @@ export class Broker {
    * @throws QueenError `invalid_option` (with `invalid`), `encryption_key_missing`
    */
   async configure(req: ConfigureRequest): Promise<ConfigureResult> {
-    this.engine.checkName('queue', req.queue);
+    this.checkName('queue', req.queue);
     for (const [kind, v] of [['namespace', req.namespace], ['task', req.task], ['namespace', req.options.namespace], ['task', req.options.task]] as const) {
-      if (typeof v === 'string') this.engine.checkName(kind, v);
+      if (typeof v === 'string') this.checkName(kind, v);
     }
     const key = { tenant: DEFAULT_TENANT, queue: req.queue };
     const existing = await this.backend.admin.readQueue(key);
     const base = req.mode === 'merge' && existing ? existing.options : undefined;
     const options = applyOptions(base, req.options);
-    if (options.encryptionEnabled && !this.engine.codec.canEncrypt) throw new QueenError('encryption_key_missing');
+    if (options.encryptionEnabled && !this.codec.canEncrypt) throw new QueenError('encryption_key_missing');
     const namespace = typeof req.namespace === 'string' && req.namespace !== '' ? req.namespace
       : typeof req.options.namespace === 'string' ? req.options.namespace : req.mode === 'replace' || !existing ? '' : existing.namespace;
     const task = typeof req.task === 'string' && req.task !== '' ? req.task
@@ -244,7 +262,8 @@ export class Broker {
     if (items.length === 0) return [];
     const diverted = this.pushGate?.(items, producerSub);
     if (diverted) return diverted;
-    const results = await appendPush(this.engine, this.backend, planPush(this.engine, items, producerSub), this.engine.clock.now());
+    const plan = planPush(this, await queueOptionsOf(this.backend, items), items, producerSub);
+    const results = await appendPush(this.backend, plan, this.engine.clock.now());
     for (const r of results) if (r.status === 'queued') this.counters.pushMessages++;
     this.notify((o) => o.pushed?.(results, this.engine.clock.now()));
     return results;
@@ -268,24 +287,29 @@ export class Broker {
       if (signal?.aborted || this.stopping || this.popMaintenance) return null;
       parker.reset();
       const generation = this.readyGeneration(req.queue);
-      const claimed = await claimThrough(this.engine, this.backend, req, this.engine.clock.now());
+      const { claimed, storedConflation } = await claimThrough(this.backend, req, this.defaultNew, this.engine.clock.now());
       if (claimed.length > 0) {
         if (signal?.aborted) this.log.debug('client left after its pop was claimed; the lease will expire');
         this.notify((o) => o.popped?.(req, claimed, this.engine.clock.now()));
-        return { ...renderPop(this.engine, this.log, this.counters, req, claimed), ...conflationEcho(this.engine, req) };
+        return { ...renderPop(this.codec, this.log, this.counters, req, claimed), ...conflationEcho(storedConflation, req) };
       }
       if (!req.wait || this.engine.clock.now() >= deadline) {
         this.counters.popEmpty++;
         this.notify((o) => o.popped?.(req, [], this.engine.clock.now()));
-        const echo = conflationEcho(this.engine, req);
+        const echo = conflationEcho(storedConflation, req);
         return echo.conflation ? { ...emptyConflation(req), ...echo, conflation: true } : null;
       }
       if (signal?.aborted) return null;
       // A wake-up that arrived while the claim ran may be for us: claim again instead of parking.
       if (this.readyGeneration(req.queue) !== generation) continue;
       this.waiters.add(parker.waiter); // throws too_many_waiters at QUEEN_MAX_WAITERS_PER_QUEUE
-      await parker.wait(this.engine, this.waiters, deadline, signal);
+      await parker.wait(this.engine.scheduler, this.waiters, deadline, signal);
     }
+  }
+
+  /** The broker's default subscription mode is `new` (QUEEN_DEFAULT_SUBSCRIPTION_MODE). */
+  private get defaultNew(): boolean {
+    return this.config.defaultSubscriptionMode === 'new';
   }
 
   /** Counts wake-up hints for `queue` (undefined: any queue, for discovery pops). */
@@ -300,9 +324,11 @@ export class Broker {
     this.counters.ackRequests++;
     if (inputs.length === 0) return [];
     let outcomes: AckOutcome[];
+    const groups = groupAcks(inputs);
     for (let attempt = 1; ; attempt++) {
+      const targets = await this.backend.readAckTargets(groups.lookups);
       const now = this.engine.clock.now();
-      const plan = planAcks(this.engine, this.store, inputs, now);
+      const plan = planAcks(inputs, groups, targets, now);
       const commits = ackCommits(plan, now);
       // Refused when the lease ended or another unit moved the cursor after the plan read it:
       // decide again on the new state (each retry follows a commit that moved the cursor).
@@ -347,7 +373,7 @@ export class Broker {
     const transactionId = newId();
     for (let attempt = 1; ; attempt++) {
       const now = this.engine.clock.now();
-      const d = await decideTransaction(this.engine, this.backend.timers, this.store, req, transactionId, new KvView(this.backend.kv, DEFAULT_TENANT, now), now);
+      const d = await decideTransaction(this.backend, this, req, transactionId, new KvView(this.backend.kv, DEFAULT_TENANT, now), now);
       if (d.refusal) return d.refusal;
       const unit = await this.backend.unit(d.ops);
       if (unit.committed) {
@@ -394,7 +420,7 @@ export class Broker {
     const { rows, total } = await this.backend.dlq.list(filter);
     const messages = rows.map((r): DeadLetterView => ({
       id: r.id, transactionId: r.transactionId, partitionId: r.partitionId, queue: r.queue, partition: r.partition,
-      consumerGroup: r.group, errorMessage: r.error, retryCount: r.retryCount, data: decodeForDelivery(this.engine.codec, { ...r, id: r.messageId }, r, this.log, this.counters).data,
+      consumerGroup: r.group, errorMessage: r.error, retryCount: r.retryCount, data: decodeForDelivery(this.codec, { ...r, id: r.messageId }, r, this.log, this.counters).data,
       messageId: r.messageId, traceId: r.traceId, producerSub: r.producerSub, createdAt: iso(r.createdAt), failedAt: iso(r.failedAt),
     }));
     const { limit, offset } = filter;

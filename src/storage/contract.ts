@@ -88,7 +88,7 @@ export interface ClaimRequest {
   group: string;
   /** Only this partition. */
   partition?: string | undefined;
-  /** Most partitions to claim. */
+  /** Most partitions to claim. The backend chooses which of the group's claimable partitions it serves. */
   maxPartitions: number;
   /** Most messages across claimed partitions. */
   batch: number;
@@ -284,6 +284,22 @@ export interface PruneCut {
   end: number;
 }
 
+/** A partition's retention inputs (docs/http-api.md#retention). */
+export interface RetentionPartition {
+  queue: QueueKey;
+  partition: string;
+  /** Public id of the partition. */
+  partitionId: string;
+  firstOffset: number;
+  headOffset: number;
+  /**
+   * The lowest position over the queue's registered groups (each group's committed offset, or
+   * where its subscription starts on a partition it has no cursor on): what every group consumed.
+   * Undefined when no group is registered.
+   */
+  consumedUpTo: number | undefined;
+}
+
 /** Operator views and writes. */
 export interface AdminSubStore {
   /** A queue's configuration; undefined when the queue does not exist. */
@@ -327,6 +343,21 @@ export interface AdminSubStore {
    * @returns per partition cut, the messages removed and the first offset before the cut
    */
   prune(queue: QueueKey, cuts: PruneCut[]): Promise<{ partition: string; removed: number; firstOffsetBefore: number }[]>;
+  /** Every queue of every tenant with its options (the retention sweep's rules). */
+  queueOptions(): Promise<{ queue: QueueKey; options: QueueOptions }[]>;
+  /**
+   * Retention candidates by age: over the oldest `limit` messages of `queue` created before
+   * `cutoff` (epoch ms), the prefix of each partition they are in (`end`: one past the newest of
+   * them); `rows` is how many messages were counted (below `limit`: there are no more).
+   */
+  agedPrefixes(queue: QueueKey, cutoff: number, limit: number): Promise<{ prefixes: { partition: RetentionPartition; end: number }[]; rows: number }>;
+  /**
+   * Retention inputs of the partitions with these public ids (unknown ids left out), or of the
+   * partitions of `consumedOn` where some group's stored cursor is past the first offset.
+   */
+  retentionPartitions(selector: { partitionIds: string[] } | { consumedOn: QueueKey }): Promise<RetentionPartition[]>;
+  /** The first message of a partition at or after `fromOffset` created after `time` (epoch ms): its offset and creation time; undefined when none. */
+  firstAfter(key: PartitionKey, fromOffset: number, time: number): Promise<{ offset: number; createdAt: number } | undefined>;
 }
 
 /** Named differences between backends. */
@@ -336,6 +367,48 @@ export interface BackendCapabilities {
   /** Only one process may use the data. */
   singleWriter: boolean;
 }
+
+/** What ack planning reads for one (partition, consumer group) (src/broker/messaging/ack.ts decides on it). */
+export interface AckLookup {
+  /** Public id of the partition. */
+  partitionId: string;
+  group: string;
+  /** The messages acknowledged, by transactionId. */
+  transactionIds: string[];
+}
+
+/** The committed state an ack of one (partition, group) is decided on. */
+export interface AckTarget {
+  queue: QueueKey;
+  partition: string;
+  /** The queue's options (retry limit, dead-letter queue). */
+  options: QueueOptions;
+  /**
+   * The group's cursor on the partition; at the group's start position (subscription, first
+   * retained offset) when it has none yet. Undefined when the group never consumed the queue.
+   */
+  cursor: CursorView | undefined;
+  /** Per transactionId, in lookup order: the offset of its newest message in the partition; undefined when none. */
+  offsets: (number | undefined)[];
+}
+
+/** A consumer group's subscription on a queue as registered (fixed at its first claim there). */
+export interface GroupSubscription {
+  /** Where it starts on partitions it has no cursor on. */
+  seed: CursorSeed;
+  conflation: boolean;
+}
+
+/** A queue a pop targets, with the popping group's subscription there. */
+export interface PopTarget {
+  queue: string;
+  config: QueueConfig;
+  /** Undefined when the group has not claimed on this queue yet (the domain resolves one from the request). */
+  subscription: GroupSubscription | undefined;
+}
+
+/** What a pop targets: one queue by name, or (discovery) the queues whose namespace and/or task match. */
+export type PopSelector = { queue: string } | { namespace: string | undefined; task: string | undefined };
 
 /** The operation contract a storage backend implements (see the module comment). */
 export interface QueueBackend {
@@ -353,6 +426,16 @@ export interface QueueBackend {
   /** Runs `ops` in order as one atomic unit. */
   unit(ops: UnitOp[]): Promise<UnitResult>;
   readCursor(key: CursorKey): Promise<CursorView | undefined>;
+  /**
+   * The queues a pop of `group` looks at, unordered: the named queue (none when it does not
+   * exist), or every queue of `tenant` whose namespace equals the selector's and whose task equals
+   * the selector's (each only when given; a selector naming neither matches nothing).
+   */
+  readPopTargets(tenant: string, group: string, selector: PopSelector): Promise<PopTarget[]>;
+  /** Ack planning reads, one per lookup, in order; undefined for an unknown partitionId. */
+  readAckTargets(lookups: AckLookup[]): Promise<(AckTarget | undefined)[]>;
+  /** True when `leaseId` holds at least one cursor whose lease is live at `now`. */
+  leaseHeld(leaseId: string, now: number): Promise<boolean>;
   readPartition(key: PartitionKey): Promise<PartitionView | undefined>;
   /** Registers a wake-up listener (see {@link ReadyListener}). */
   onPartitionsReady(listener: ReadyListener): void;

@@ -361,6 +361,77 @@ export const contractCases: ContractCase[] = [
     assert.deepEqual(names.rows.map((r) => [r.name, r.traceCount, r.messageCount, r.lastSeen]), [['n', 3, 1, T0 + 2]]);
     assert.equal(names.total, 1);
   } },
+  { name: 'ack reads: offsets by transactionId, the group\'s cursor (at its start when it has none), the queue\'s options; lease holding', cursorCommit: false, async run(b) {
+    const P2 = { ...Q, partition: 'p2' };
+    await fill(b, 3);
+    await b.append({ key: P2, items: [item('x'), item('y')], dedupWindowMs: 0, now: T0 });
+    const partitionId = (await b.readPartition(P))!.partitionId;
+    const partition2 = (await b.readPartition(P2))!.partitionId;
+    assert.deepEqual(await b.readAckTargets([{ partitionId: 'no-such-partition', group: 'g', transactionIds: ['t0'] }]), [undefined]);
+    const [before] = await b.readAckTargets([{ partitionId, group: 'g', transactionIds: ['t0'] }]);
+    assert.deepEqual([before?.queue, before?.partition, before?.cursor], [Q, 'p', undefined], 'a group that never consumed the queue has no cursor');
+    await b.claim(claimReq({ partition: 'p', batch: 2 }));
+    await b.claim(claimReq({ group: 'late', partition: 'p', leaseId: 'L9', seed: { mode: 'from', fromTime: T0 + 5_000 } }));
+    const [held, fresh, late] = await b.readAckTargets([
+      { partitionId, group: 'g', transactionIds: ['t1', 'unknown', 't0'] },
+      { partitionId: partition2, group: 'g', transactionIds: ['y'] },
+      { partitionId: partition2, group: 'late', transactionIds: [] },
+    ]);
+    assert.deepEqual(held?.offsets, [1, undefined, 0]);
+    assert.deepEqual([held?.cursor?.committedOffset, held?.cursor?.leaseId, held?.cursor?.deliveredUpTo], [0, 'L1', 2]);
+    assert.equal(held?.options.retryLimit, QUEUE_DEFAULTS.retryLimit);
+    assert.deepEqual([fresh?.offsets, fresh?.cursor?.committedOffset, fresh?.cursor?.leaseId], [[1], 0, null], 'no cursor yet: at the start of an all-messages group');
+    assert.equal(late?.cursor?.committedOffset, 2, 'no cursor yet: a group subscribed from later starts after older messages');
+    assert.equal(await b.leaseHeld('L1', T0 + 1), true);
+    assert.equal(await b.leaseHeld('L9', T0 + 1), false, 'a claim that took nothing holds no lease');
+    assert.equal(await b.leaseHeld('L1', T0 + 30_001), false, 'expired');
+  } },
+  { name: 'pop targets: a queue by name or by namespace/task, with the group\'s registered subscription; a claim with nothing ready is empty', cursorCommit: false, async run(b) {
+    const other = '00000000-0000-0000-0000-000000000002';
+    const cfg = (namespace: string, task: string, priority: number) => ({ namespace, task, options: { ...QUEUE_DEFAULTS, priority } });
+    await b.admin.configureQueue({ ...Q, queue: 'a' }, cfg('ns', 'build', 1), T0);
+    await b.admin.configureQueue({ ...Q, queue: 'b' }, cfg('ns', 'test', 5), T0);
+    await b.admin.configureQueue({ ...Q, queue: 'c' }, cfg('elsewhere', 'build', 0), T0);
+    await b.admin.configureQueue({ tenant: other, queue: 'd' }, cfg('ns', 'build', 0), T0);
+    const names = async (sel: Parameters<QueueBackend['readPopTargets']>[2]) => (await b.readPopTargets(DEFAULT_TENANT, 'g', sel)).map((t) => t.queue).sort();
+    assert.deepEqual(await names({ queue: 'a' }), ['a']);
+    assert.deepEqual(await names({ queue: 'nope' }), []);
+    assert.deepEqual(await names({ namespace: 'ns', task: undefined }), ['a', 'b']);
+    assert.deepEqual(await names({ namespace: undefined, task: 'build' }), ['a', 'c'], 'the other tenant\'s queue is not listed');
+    assert.deepEqual(await names({ namespace: 'ns', task: 'build' }), ['a']);
+    assert.deepEqual(await names({ namespace: undefined, task: undefined }), []);
+    const [before] = await b.readPopTargets(DEFAULT_TENANT, 'g', { queue: 'b' });
+    assert.deepEqual([before?.config.options.priority, before?.config.namespace, before?.subscription], [5, 'ns', undefined]);
+    await b.append({ key: { ...Q, queue: 'b', partition: 'p' }, items: [item('x')], dedupWindowMs: 0, now: T0 });
+    const late = claimReq({ queue: { ...Q, queue: 'b' }, leaseId: null, conflation: true, seed: { mode: 'from', fromTime: T0 + 1, label: 'new' } });
+    assert.deepEqual(await b.claim(late), [], 'the message is older than the subscription');
+    const [after] = await b.readPopTargets(DEFAULT_TENANT, 'g', { queue: 'b' });
+    assert.deepEqual(after?.subscription, { seed: { mode: 'from', fromTime: T0 + 1, label: 'new' }, conflation: true });
+    assert.deepEqual(await b.claim({ ...late, now: T0 + 2 }), [], 'registered, nothing ready');
+  } },
+  { name: 'retention reads: queue options, prefixes by age, partitions with the groups\' lowest position, the first message after a time', cursorCommit: true, async run(b) {
+    const P2 = { ...Q, partition: 'p2' };
+    await fill(b, 3, T0);
+    await b.append({ key: P, items: [item('late')], dedupWindowMs: 0, now: T0 + 10_000 });
+    await b.append({ key: P2, items: [item('x')], dedupWindowMs: 0, now: T0 + 1 });
+    assert.ok((await b.admin.queueOptions()).some((q) => q.queue.queue === 'q' && q.queue.tenant === DEFAULT_TENANT && q.options.retryLimit === QUEUE_DEFAULTS.retryLimit));
+    const aged = await b.admin.agedPrefixes(Q, T0 + 5_000, 100);
+    assert.equal(aged.rows, 4);
+    assert.deepEqual(aged.prefixes.map((x) => [x.partition.partition, x.end]).sort(), [['p', 3], ['p2', 1]]);
+    const limited = await b.admin.agedPrefixes(Q, T0 + 5_000, 2);
+    assert.equal(limited.rows, 2, 'the oldest `limit` messages only');
+    assert.deepEqual((await b.admin.agedPrefixes({ ...Q, queue: 'nope' }, T0 + 5_000, 10)), { prefixes: [], rows: 0 });
+    const id = (await b.readPartition(P))!.partitionId;
+    const [none] = await b.admin.retentionPartitions({ partitionIds: [id, 'no-such-partition'] });
+    assert.deepEqual([none?.partition, none?.firstOffset, none?.headOffset, none?.consumedUpTo], ['p', 0, 4, undefined], 'no group: nothing consumed');
+    await b.claim(claimReq({ partition: 'p', batch: 2 }));
+    await b.commitCursor({ key: { ...P, group: 'g' }, leaseId: 'L1', committedOffset: 2, retryCount: 0, release: true, now: T0 + 1 });
+    await b.claim(claimReq({ group: 'g2', partition: 'p', leaseId: null }));
+    assert.deepEqual((await b.admin.retentionPartitions({ partitionIds: [id] })).map((x) => x.consumedUpTo), [2], 'the lowest group position');
+    assert.deepEqual((await b.admin.retentionPartitions({ consumedOn: Q })).map((x) => x.partition), ['p'], 'partitions with a cursor past the first offset');
+    assert.deepEqual(await b.admin.firstAfter(P, 0, T0 + 5_000), { offset: 3, createdAt: T0 + 10_000 });
+    assert.equal(await b.admin.firstAfter(P, 0, T0 + 20_000), undefined);
+  } },
   { name: 'admin views: queues per tenant, a group\'s cursors, queue deletion', cursorCommit: false, async run(b) {
     const other = '00000000-0000-0000-0000-000000000002';
     await fill(b, 2);

@@ -28,6 +28,7 @@ export function openSqliteBackend(dir: string, sync: SyncMode = 'normal'): Queue
     commitCursor: (r: CursorCommit) => { follow(r.now); return b.commitCursor(r); },
     extendLease: (id: string, until: number, now: number) => { follow(now); return b.extendLease(id, until, now); },
     releaseLease: (id: string, now: number) => { follow(now); return b.releaseLease(id, now); },
+    leaseHeld: (id: string, now: number) => { follow(now); return b.leaseHeld(id, now); },
     unit: (ops: UnitOp[]) => { for (const o of ops) follow(nowOf(o)); return b.unit(ops); },
     close: async () => {
       units.stop();

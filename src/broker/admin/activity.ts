@@ -179,7 +179,7 @@ export class Activity implements BrokerObserver {
     }
     const seen = new Set<string>();
     for (const c of claimed) {
-      const q = c.queue.name;
+      const q = c.queue;
       if (!seen.has(q)) {
         seen.add(q);
         this.add(q, 'popRequests', 1, now);

@@ -17,7 +17,7 @@ import type { Broker } from '../broker.js';
 import { optionsView } from './resources.js';
 import type { Engine } from '../../storage/sqlite/engine.js';
 import { groupPosition, partitionLag } from '../messaging/positions.js';
-import { hasStoredDuplicate, planPush, probeStored, pushAppends, pushResults, type PushResult } from '../messaging/push.js';
+import { planPush, pushAppends, pushResults, queueOptionsOf, type PushResult } from '../messaging/push.js';
 import { DEFAULT_TENANT, type AppendResult } from '../../storage/contract.js';
 import type { QueueOptions } from '../../model/options.js';
 import { QUEUE_MODE, type GroupState, type PartitionState, type QueueState } from '../../storage/sqlite/state.js';
@@ -330,6 +330,14 @@ export interface ReplayTarget {
   partition?: string | undefined;
 }
 
+/** A replay of the same dead letter already stored in the target partition inside its dedup window (`windowMs`; 0 = off). */
+function storedReplay(
+  broker: Broker, transactionId: string, queue: string, partition: string, windowMs: number, now: number,
+): { id: string; offset: number } | undefined {
+  const p = windowMs > 0 ? broker.engine.queues.get(queue)?.partitions.get(partition) : undefined;
+  return p ? broker.store.findByTransactionId(p.pk, transactionId, now - windowMs) : undefined;
+}
+
 /**
  * Decides and runs a replay as one unit of the operation contract: the push (refusing a
  * duplicate) and the dead letter's deletion (refused when another replay took it); a replay
@@ -347,10 +355,14 @@ async function moveDeadLetter(
     if (decoded.error) throw new QueenError('payload_integrity_failed', undefined, { success: false, dlqRowRemoved: false });
     const queue = target.queue ?? row.queue;
     const partition = target.partition ?? row.partition;
-    const plan = planPush(engine, [{ queue, partition, payload: decoded.data, transactionId: `dlq:${row.id}`, traceId: row.traceId }], row.producerSub);
-    probeStored(engine, broker.store, plan, now);
-    if (hasStoredDuplicate(plan)) return { row, result: pushResults(plan, { ops: [], slots: [undefined] }, [])[0]!, dlqRowRemoved: false };
-    const appends = pushAppends(engine, plan, now);
+    const items = [{ queue, partition, payload: decoded.data, transactionId: `dlq:${row.id}`, traceId: row.traceId }];
+    const plan = planPush(broker, await queueOptionsOf(broker.backend, items), items, row.producerSub);
+    const stored = storedReplay(broker, plan.items[0]!.transactionId, queue, partition, plan.items[0]!.dedupWindowMs, now);
+    if (stored) {
+      const base = { index: 0, transaction_id: plan.items[0]!.transactionId, queueName: queue, partition };
+      return { row, result: { ...base, message_id: stored.id, status: 'duplicate', offset: stored.offset }, dlqRowRemoved: false };
+    }
+    const appends = pushAppends(plan, now);
     for (const a of appends.ops) a.request.refuseDuplicates = true;
     const unit = await broker.backend.unit([...appends.ops, { op: 'dlqDelete', id: row.id }]);
     if (unit.committed) return { row, result: pushResults(plan, appends, unit.results.slice(0, appends.ops.length) as AppendResult[])[0]!, dlqRowRemoved: true };

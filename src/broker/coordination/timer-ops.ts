@@ -8,13 +8,13 @@
  * so a queue with `encryptionEnabled` keeps its timers' payloads encrypted at rest.
  */
 import { QueenError } from '../../errors.js';
-import { DEFAULT_TENANT, type AppendResult, type TimerSubStore, type UnitOp, type UnitOpResult } from '../../storage/contract.js';
+import { DEFAULT_TENANT, type AppendResult, type QueueBackend, type UnitOp, type UnitOpResult } from '../../storage/contract.js';
+import type { PayloadCodec } from '../../model/codec.js';
 import type { TimerRow } from '../../storage/timers.js';
 import { newId } from '../../util/ids.js';
 import { RawJson } from '../../util/json.js';
 import { iso } from '../../util/time.js';
-import type { Engine } from '../../storage/sqlite/engine.js';
-import { planPush, pushAppends, pushResults, type PushResult } from '../messaging/push.js';
+import { planPush, pushAppends, pushResults, queueOptionsOf, type PushContext, type PushResult, type QueueOptionsByName } from '../messaging/push.js';
 
 /** Longest delay a timer may be scheduled with: 90 days (docs/http-api.md#timers). */
 export const TIMER_HORIZON_MS = 90 * 24 * 3600 * 1000;
@@ -76,21 +76,21 @@ export interface TimerView {
  * @throws QueenError `invalid_request`, `name_too_long`, `invalid_name`, `timer_horizon_exceeded`,
  *   `payload_too_large`
  */
-export function checkTimerOps(engine: Engine, ops: readonly TimerOp[], where = 'operations'): void {
-  const maxPayload = engine.config.limits.maxPayloadBytes;
+export function checkTimerOps(ctx: PushContext, ops: readonly TimerOp[], where = 'operations'): void {
+  const maxPayload = ctx.maxPayloadBytes;
   ops.forEach((o, i) => {
     const at = `${where}[${i}]`;
     if (o.queue === '') throw new QueenError('invalid_request', `${at}.queue must not be empty`);
     if (o.timerKey === '') throw new QueenError('invalid_request', `${at}.timerKey must not be empty`);
-    engine.checkName('queue', o.queue);
-    engine.checkName('timerKey', o.timerKey);
+    ctx.checkName('queue', o.queue);
+    ctx.checkName('timerKey', o.timerKey);
     if (o.partition !== undefined) {
       if (o.partition === '') throw new QueenError('invalid_request', `${at}.partition must not be empty (omit it for Default)`);
-      engine.checkName('partition', o.partition);
+      ctx.checkName('partition', o.partition);
     }
     if (o.txn !== undefined) {
       if (o.txn === '') throw new QueenError('invalid_request', `${at}.txn must not be empty`);
-      engine.checkName('txn', o.txn);
+      ctx.checkName('txn', o.txn);
     }
     if (o.op === 'cancel') {
       if (o.delayMs !== undefined) throw new QueenError('invalid_request', `${at}.delayMs is not accepted on cancel`);
@@ -112,8 +112,8 @@ export function checkTimerOps(engine: Engine, ops: readonly TimerOp[], where = '
 }
 
 /** The stored form of a payload for `queue` (encrypted when the queue says so). @throws QueenError `encryption_unavailable` */
-function encodeFor(engine: Engine, queue: string, json: string): { payload: string | Buffer; encrypted: boolean } {
-  return engine.codec.encode(engine.queues.get(queue)?.options.encryptionEnabled ?? false, json);
+function encodeFor(ctx: PushContext, options: QueueOptionsByName, queue: string, json: string): { payload: string | Buffer; encrypted: boolean } {
+  return ctx.codec.encode(options.get(queue)?.encryptionEnabled ?? false, json);
 }
 
 /**
@@ -127,8 +127,10 @@ function encodeFor(engine: Engine, queue: string, json: string): { payload: stri
  * @throws QueenError `encryption_unavailable` (nothing is written)
  */
 export async function decideTimerOps(
-  engine: Engine, timers: TimerSubStore, ops: readonly TimerOp[], producerSub: string | null, now: number,
+  ctx: PushContext, backend: QueueBackend, ops: readonly TimerOp[], producerSub: string | null, now: number,
 ): Promise<{ results: TimerResult[]; ops: UnitOp[]; earliest: number | undefined }> {
+  const timers = backend.timers;
+  const options = await queueOptionsOf(backend, ops.filter((o) => o.payloadJson !== undefined));
   const results: TimerResult[] = [];
   const expects: UnitOp[] = [];
   const writes: UnitOp[] = [];
@@ -167,7 +169,7 @@ export async function decideTimerOps(
       }
     }
     const deliverAt = now + Math.max(0, o.delayMs!);
-    const stored = o.payloadJson !== undefined ? encodeFor(engine, o.queue, o.payloadJson) : { payload: existing!.payload, encrypted: existing!.encrypted };
+    const stored = o.payloadJson !== undefined ? encodeFor(ctx, options, o.queue, o.payloadJson) : { payload: existing!.payload, encrypted: existing!.encrypted };
     const row: TimerRow = {
       queue: o.queue,
       timerKey: o.timerKey,
@@ -201,15 +203,16 @@ export async function decideTimerOps(
  * @throws PayloadIntegrityError when the stored payload cannot be opened; QueenError from the push plan
  */
 export async function timerFiring(
-  engine: Engine, timers: TimerSubStore, queue: string, timerKey: string, now: number,
+  ctx: PushContext, backend: QueueBackend, queue: string, timerKey: string, now: number,
 ): Promise<{ ops: UnitOp[]; answer: (results: readonly UnitOpResult[]) => PushResult } | undefined> {
-  const t = await timers.get(DEFAULT_TENANT, queue, timerKey);
+  const t = await backend.timers.get(DEFAULT_TENANT, queue, timerKey);
   if (!t || t.deliverAt > now) return undefined;
-  const json = engine.codec.decode(t.payload, t.encrypted);
-  const plan = planPush(engine, [{ queue, partition: t.partition, payload: new RawJson(json), transactionId: t.txn }], t.producerSub);
+  const json = ctx.codec.decode(t.payload, t.encrypted);
+  const items = [{ queue, partition: t.partition, payload: new RawJson(json), transactionId: t.txn }];
+  const plan = planPush(ctx, await queueOptionsOf(backend, items), items, t.producerSub);
   // The message carries the id announced when the timer was scheduled.
   plan.items[0]!.messageId = t.messageId;
-  const appends = pushAppends(engine, plan, now);
+  const appends = pushAppends(plan, now);
   const head: UnitOp[] = [
     { op: 'timerExpect', tenant: DEFAULT_TENANT, queue, timerKey, expect: { deliverAt: t.deliverAt, messageId: t.messageId, attempts: t.attempts, updatedAt: t.updatedAt } },
     { op: 'timerDelete', tenant: DEFAULT_TENANT, queue, timerKey },
@@ -221,10 +224,10 @@ export async function timerFiring(
 }
 
 /** A stored timer in the wire shape (payload opened and base64-encoded). */
-export function timerView(engine: Engine, t: TimerRow, now: number): TimerView {
+export function timerView(codec: PayloadCodec, t: TimerRow, now: number): TimerView {
   let payload: string | null;
   try {
-    payload = Buffer.from(engine.codec.decode(t.payload, t.encrypted), 'utf8').toString('base64');
+    payload = Buffer.from(codec.decode(t.payload, t.encrypted), 'utf8').toString('base64');
   } catch {
     payload = null;
   }

@@ -90,7 +90,7 @@ export class Timers {
    * @throws QueenError as {@link apply} does for malformed input
    */
   check(ops: readonly TimerOp[], where?: string): void {
-    checkTimerOps(this.broker.engine, ops, where);
+    checkTimerOps(this.broker, ops, where);
   }
 
   /**
@@ -101,10 +101,10 @@ export class Timers {
    */
   async apply(ops: TimerOp[], producerSub: string | null): Promise<TimerResult[]> {
     const { engine, backend } = this.broker;
-    checkTimerOps(engine, ops);
+    checkTimerOps(this.broker, ops);
     if (ops.length === 0) return [];
     for (let attempt = 1; ; attempt++) {
-      const d = await decideTimerOps(engine, backend.timers, ops, producerSub, engine.clock.now());
+      const d = await decideTimerOps(this.broker, backend, ops, producerSub, engine.clock.now());
       const unit = await backend.unit(d.ops);
       if (unit.committed) {
         if (d.earliest !== undefined) this.arm(d.earliest);
@@ -117,7 +117,7 @@ export class Timers {
   /** One timer in the wire shape, or undefined. */
   async peek(queue: string, timerKey: string): Promise<TimerView | undefined> {
     const t = await this.broker.backend.timers.get(DEFAULT_TENANT, queue, timerKey);
-    return t ? timerView(this.broker.engine, t, this.broker.engine.clock.now()) : undefined;
+    return t ? timerView(this.broker.codec, t, this.broker.engine.clock.now()) : undefined;
   }
 
   /** A keyset page of a queue's timers by key: `{rows, truncated, nextAfter}`. */
@@ -127,7 +127,7 @@ export class Timers {
     const page = truncated ? rows.slice(0, limit) : rows;
     const now = this.broker.engine.clock.now();
     return {
-      rows: page.map((t) => timerView(this.broker.engine, t, now)),
+      rows: page.map((t) => timerView(this.broker.codec, t, now)),
       truncated,
       nextAfter: truncated ? page[page.length - 1]!.timerKey : null,
     };
@@ -163,7 +163,7 @@ export class Timers {
   private async fire(queue: string, timerKey: string): Promise<PushResult | undefined> {
     const { engine, backend } = this.broker;
     for (let attempt = 1; ; attempt++) {
-      const f = await timerFiring(engine, backend.timers, queue, timerKey, engine.clock.now());
+      const f = await timerFiring(this.broker, backend, queue, timerKey, engine.clock.now());
       if (!f) return undefined;
       const unit = await backend.unit(f.ops);
       if (unit.committed) return f.answer(unit.results);

@@ -33,25 +33,19 @@ export class AdminJobs {
     this.views = new AdminViews(broker, this.activity);
     this.cursorMoved = (queue, partition) => {
       const p = broker.engine.queues.get(queue)?.partitions.get(partition);
-      if (p) this.retention.touched(p);
+      if (p) this.retention.touched(p.id);
     };
-    const engine = broker.engine;
     const retention = this.retention;
     broker.observers.push(this.activity, {
-      popped(req, claimed) { if (req.autoAck) for (const c of claimed) retention.touched(c.partition); },
+      popped(req, claimed) {
+        if (req.autoAck) for (const c of claimed) retention.touched(c.partitionId);
+      },
       acked(inputs) {
-        for (const a of new Set(inputs.map((i) => i.partitionId))) {
-          const p = engine.partitionsById.get(a);
-          if (p) retention.touched(p);
-        }
+        for (const a of inputs) retention.touched(a.partitionId);
       },
       transacted(req, result) {
         if (!result.success) return;
-        for (const op of req.operations) {
-          if (op.type !== 'ack') continue;
-          const p = engine.partitionsById.get(op.ack.partitionId);
-          if (p) retention.touched(p);
-        }
+        for (const op of req.operations) if (op.type === 'ack') retention.touched(op.ack.partitionId);
       },
     });
   }

@@ -19,7 +19,7 @@ import { newId } from '../../util/ids.js';
 import { RawJson, stringifyClientJson } from '../../util/json.js';
 import type { Activity } from '../admin/activity.js';
 import type { Broker } from '../broker.js';
-import { appendPush, planPush, type PushItem, type PushResult } from '../messaging/push.js';
+import { appendPush, planPush, queueOptionsOf, type PushItem, type PushResult } from '../messaging/push.js';
 
 /** Items per replay unit of work. */
 const REPLAY_CHUNK = 500;
@@ -275,7 +275,7 @@ export class Maintenance {
       }));
       let results: PushResult[];
       try {
-        results = await appendPush(engine, this.broker.backend, planPush(engine, pushItems, run[0]!.s), engine.clock.now());
+        results = await appendPush(this.broker.backend, planPush(this.broker, await queueOptionsOf(this.broker.backend, pushItems), pushItems, run[0]!.s), engine.clock.now());
       } catch (e) {
         if (!isQueenError(e)) throw e;
         results = await this.replayOneByOne(pushItems, run[0]!.s);
@@ -293,7 +293,7 @@ export class Maintenance {
     const out: PushResult[] = [];
     for (const item of items) {
       try {
-        out.push(...await appendPush(engine, this.broker.backend, planPush(engine, [item], producerSub), engine.clock.now()));
+        out.push(...await appendPush(this.broker.backend, planPush(this.broker, await queueOptionsOf(this.broker.backend, [item]), [item], producerSub), engine.clock.now()));
       } catch (e) {
         if (!isQueenError(e)) throw e;
         this.failed++;

@@ -11,17 +11,16 @@
  *   us) are visited; a partition whose consumed messages are still too young is re-visited when the
  *   oldest of them comes of age (a due-time heap), not on every sweep.
  *
- * A partition is a log: removal always cuts a prefix, moving `partitions.first_offset` (and the
- * engine's `firstOffset`) up. Nothing unconsumed goes silently: every removal is counted per
+ * A partition is a log: removal always cuts a prefix, moving its first offset up. What to cut is
+ * decided on the contract's retention reads (`admin.queueOptions`, `agedPrefixes`,
+ * `retentionPartitions`, `firstAfter`) and cut with `admin.prune`. Nothing unconsumed goes silently: every removal is counted per
  * (queue, reason, consumed) and each sweep that removed unconsumed messages logs them per queue.
  */
 import type { Activity } from '../admin/activity.js';
 import type { Broker } from '../broker.js';
-import type { Engine } from '../../storage/sqlite/engine.js';
-import { minGroupPosition } from '../messaging/positions.js';
-import type { PartitionState, QueueState } from '../../storage/sqlite/state.js';
+import type { QueueOptions } from '../../model/options.js';
 import { MinHeap } from '../../util/heap.js';
-import type { PruneCut } from '../../storage/contract.js';
+import type { PruneCut, QueueKey, RetentionPartition } from '../../storage/contract.js';
 
 /** Units of work per sweep for one rule on one queue (the rest waits for the next sweep). */
 const MAX_STEPS = 50;
@@ -38,28 +37,31 @@ export interface SweepReport {
   removedUnconsumed: number;
 }
 
-function completedRuleOn(q: QueueState): boolean {
-  return q.options.retentionEnabled && q.options.completedRetentionSeconds > 0;
+function completedRuleOn(o: QueueOptions | undefined): o is QueueOptions {
+  return o !== undefined && o.retentionEnabled && o.completedRetentionSeconds > 0;
 }
+
+/** A queue's key as one string (tenant and name). */
+function slot(q: QueueKey): string {
+  return `${q.tenant}\u0000${q.queue}`;
+}
+
+type Note = (q: QueueKey, reason: RetentionReason, removed: number, unconsumed: number) => void;
 
 /** The retention and eviction sweep (see the module comment); cost follows what is due. */
 export class Retention {
-  /** Partitions whose consumed prefix may be removable now. */
-  private readonly dirty = new Set<number>();
+  /** Partitions (public ids) whose consumed prefix may be removable now. */
+  private readonly dirty = new Set<string>();
   /** Partitions with consumed messages not old enough yet, by the time the oldest comes of age. */
-  private readonly due = new MinHeap<number>();
-  /** Queues whose partitions were seeded into `dirty` since the completed rule was switched on. */
-  private readonly seeded = new Set<number>();
+  private readonly due = new MinHeap<string>();
+  /** Queues (tenant and name) whose partitions were seeded into `dirty` since the completed rule was switched on. */
+  private readonly seeded = new Set<string>();
   private started = false;
   private running: Promise<SweepReport> | undefined;
   /** The last sweep's report. */
   last: SweepReport | undefined;
 
   constructor(private readonly broker: Broker, private readonly activity: Activity) {}
-
-  private get engine(): Engine {
-    return this.broker.engine;
-  }
 
   /** Starts the periodic sweep: every `RETENTION_INTERVAL` ms on the broker's clock and scheduler. */
   start(): void {
@@ -69,23 +71,23 @@ export class Retention {
 
   async stop(): Promise<void> {
     this.started = false;
-    this.engine.scheduler.lane<string>('retention').cancel('sweep');
+    this.broker.engine.scheduler.lane<string>('retention').cancel('sweep');
     await this.running?.catch(() => undefined);
   }
 
   /** Arms the next periodic sweep one interval from now (a fixed cadence, like setInterval). */
   private scheduleNext(): void {
     if (!this.started) return;
-    const lane = this.engine.scheduler.lane<string>('retention');
-    lane.schedule('sweep', this.engine.clock.now() + this.broker.config.retentionIntervalMs, () => {
+    const lane = this.broker.engine.scheduler.lane<string>('retention');
+    lane.schedule('sweep', this.broker.engine.clock.now() + this.broker.config.retentionIntervalMs, () => {
       this.scheduleNext();
       void this.sweep().catch((e: unknown) => this.broker.log.error({ err: e }, 'retention sweep failed'));
     });
   }
 
-  /** The consumption point of `p` may have moved: visit it on the next sweep (O(1)). */
-  touched(p: PartitionState): void {
-    if (completedRuleOn(p.queue)) this.dirty.add(p.pk);
+  /** The consumption point of the partition with public id `partitionId` may have moved: visit it on the next sweep (O(1)). */
+  touched(partitionId: string): void {
+    this.dirty.add(partitionId);
   }
 
   /** Runs one sweep now (waits for a running one instead of overlapping). */
@@ -97,24 +99,26 @@ export class Retention {
 
   private async run(): Promise<SweepReport> {
     const t0 = performance.now();
-    const now = this.engine.clock.now();
+    const now = this.broker.engine.clock.now();
     const report: SweepReport = { startedAt: now, durationMs: 0, queuesChecked: 0, partitionsVisited: 0, removed: 0, removedUnconsumed: 0 };
     const perQueue = new Map<string, Map<RetentionReason, { removed: number; unconsumed: number }>>();
-    const note = (q: QueueState, reason: RetentionReason, removed: number, unconsumed: number) => {
-      let m = perQueue.get(q.name);
-      if (!m) perQueue.set(q.name, (m = new Map<RetentionReason, { removed: number; unconsumed: number }>()));
+    const note: Note = (q, reason, removed, unconsumed) => {
+      let m = perQueue.get(q.queue);
+      if (!m) perQueue.set(q.queue, (m = new Map<RetentionReason, { removed: number; unconsumed: number }>()));
       const e = m.get(reason) ?? { removed: 0, unconsumed: 0 };
       e.removed += removed;
       e.unconsumed += unconsumed;
       m.set(reason, e);
       report.removed += removed;
       report.removedUnconsumed += unconsumed;
-      if (unconsumed > 0) this.activity.retentionRemoved(q.name, reason, false, unconsumed, now);
-      if (removed - unconsumed > 0) this.activity.retentionRemoved(q.name, reason, true, removed - unconsumed, now);
+      if (unconsumed > 0) this.activity.retentionRemoved(q.queue, reason, false, unconsumed, now);
+      if (removed - unconsumed > 0) this.activity.retentionRemoved(q.queue, reason, true, removed - unconsumed, now);
     };
 
-    for (const q of [...this.engine.queues.values()]) {
-      const o = q.options;
+    const admin = this.broker.backend.admin;
+    const rules = new Map<string, QueueOptions>();
+    for (const { queue: q, options: o } of await admin.queueOptions()) {
+      rules.set(slot(q), o);
       const cutoffs: { at: number; reason: RetentionReason }[] = [];
       if (o.retentionEnabled && o.retentionSeconds > 0) cutoffs.push({ at: now - o.retentionSeconds * 1000, reason: 'retention' });
       if (o.maxWaitTimeSeconds > 0) cutoffs.push({ at: now - o.maxWaitTimeSeconds * 1000, reason: 'max_wait' });
@@ -123,14 +127,14 @@ export class Retention {
         const rule = cutoffs.reduce((a, b) => (b.at > a.at ? b : a));
         await this.sweepByAge(q, rule.at, rule.reason, note, report);
       }
-      if (completedRuleOn(q)) {
-        if (!this.seeded.has(q.pk)) this.seed(q); // one-time O(partitions of q) when the rule is switched on
+      if (completedRuleOn(o)) {
+        if (!this.seeded.has(slot(q))) await this.seed(q); // one-time O(cursors of q) when the rule is switched on
       } else {
-        this.seeded.delete(q.pk);
+        this.seeded.delete(slot(q));
       }
     }
-    for (const pk of this.due.popDue(now)) this.dirty.add(pk);
-    if (this.dirty.size > 0) await this.sweepCompleted(now, note, report);
+    for (const id of this.due.popDue(now)) this.dirty.add(id);
+    if (this.dirty.size > 0) await this.sweepCompleted(now, rules, note, report);
 
     for (const [queue, reasons] of perQueue) {
       for (const [reason, e] of reasons) {
@@ -148,34 +152,27 @@ export class Retention {
 
   /**
    * Seeds the completed rule for `q` (at boot or when the rule is switched on): only partitions
-   * where some group's cursor moved past the head can have a prefix consumed by every group, so
-   * the cost is O(cursors written), not O(partitions).
+   * where some group's cursor moved past the first offset can have a prefix consumed by every
+   * group, so the cost is O(cursors written), not O(partitions).
    */
-  private seed(q: QueueState): void {
-    this.seeded.add(q.pk);
-    for (const g of q.groups.values()) {
-      for (const [pk, c] of g.cursors) {
-        const p = this.engine.partitionsByPk.get(pk);
-        if (p && c.materialized && c.committedOffset > p.firstOffset) this.dirty.add(pk);
-      }
-    }
+  private async seed(q: QueueKey): Promise<void> {
+    this.seeded.add(slot(q));
+    for (const p of await this.broker.backend.admin.retentionPartitions({ consumedOn: q })) this.dirty.add(p.partitionId);
   }
 
   /**
    * Removes the prefix `[firstOffset, end)` of each partition in one operation of the contract
    * (`admin.prune`); what it removed that some group had not consumed yet is counted as unconsumed.
    */
-  private async cut(q: QueueState, ends: Map<PartitionState, number>, reason: RetentionReason, note: (q: QueueState, r: RetentionReason, removed: number, unconsumed: number) => void): Promise<void> {
-    const engine = this.engine;
+  private async cut(q: QueueKey, ends: readonly { partition: RetentionPartition; end: number }[], reason: RetentionReason, note: Note): Promise<void> {
     const unconsumedBelow = new Map<string, { end: number; consumedUpTo: number }>();
     const cuts: PruneCut[] = [];
-    for (const [p, end] of ends) {
-      if (!engine.partitionsByPk.has(p.pk)) continue;
-      cuts.push({ partition: p.name, end });
-      unconsumedBelow.set(p.name, { end: Math.min(end, p.headOffset), consumedUpTo: minGroupPosition(engine, p) ?? p.firstOffset });
+    for (const { partition: p, end } of ends) {
+      cuts.push({ partition: p.partition, end });
+      unconsumedBelow.set(p.partition, { end: Math.min(end, p.headOffset), consumedUpTo: p.consumedUpTo ?? p.firstOffset });
     }
     if (cuts.length === 0) return;
-    const done = await this.broker.backend.admin.prune({ tenant: q.tenant, queue: q.name }, cuts);
+    const done = await this.broker.backend.admin.prune(q, cuts);
     for (const e of done) {
       const u = unconsumedBelow.get(e.partition)!;
       const unconsumed = Math.max(0, u.end - Math.max(e.firstOffsetBefore, u.consumedUpTo));
@@ -183,62 +180,55 @@ export class Retention {
     }
   }
 
-  private async sweepByAge(q: QueueState, cutoff: number, reason: RetentionReason, note: Parameters<Retention['cut']>[3], report: SweepReport): Promise<void> {
+  private async sweepByAge(q: QueueKey, cutoff: number, reason: RetentionReason, note: Note, report: SweepReport): Promise<void> {
     const batch = this.broker.config.retentionBatchSize;
     for (let step = 0; step < MAX_STEPS; step++) {
-      if (!this.engine.queues.has(q.name)) return;
-      const rows = this.engine.store.ops.messagesOlderThan(q.pk, cutoff, batch);
-      if (rows.length === 0) return;
-      const ends = new Map<PartitionState, number>();
-      for (const r of rows) {
-        const p = this.engine.partitionsByPk.get(r.partitionPk);
-        if (!p) continue;
-        ends.set(p, Math.max(ends.get(p) ?? 0, r.offset + 1)); // created_at is monotone per partition: a prefix
-      }
-      report.partitionsVisited += ends.size;
-      await this.cut(q, ends, reason, note);
-      if (rows.length < batch) return;
+      const { prefixes, rows } = await this.broker.backend.admin.agedPrefixes(q, cutoff, batch);
+      if (rows === 0) return;
+      report.partitionsVisited += prefixes.length;
+      await this.cut(q, prefixes, reason, note);
+      if (rows < batch) return;
     }
   }
 
-  private async sweepCompleted(now: number, note: Parameters<Retention['cut']>[3], report: SweepReport): Promise<void> {
-    const engine = this.engine;
+  private async sweepCompleted(now: number, rules: ReadonlyMap<string, QueueOptions>, note: Note, report: SweepReport): Promise<void> {
+    const admin = this.broker.backend.admin;
     const batch = this.broker.config.retentionBatchSize;
     const work = [...this.dirty];
     this.dirty.clear();
-    const byQueue = new Map<QueueState, Map<PartitionState, number>>();
+    const byQueue = new Map<string, { queue: QueueKey; ends: { partition: RetentionPartition; end: number }[] }>();
     let rows = 0;
-    for (const pk of work) {
-      const p = engine.partitionsByPk.get(pk);
-      if (!p || !completedRuleOn(p.queue)) continue;
+    for (const p of await admin.retentionPartitions({ partitionIds: work })) {
+      const o = rules.get(slot(p.queue));
+      if (!completedRuleOn(o)) continue;
       report.partitionsVisited++;
       if (rows >= batch * MAX_STEPS) {
-        this.dirty.add(pk); // next sweep
+        this.dirty.add(p.partitionId); // next sweep
         continue;
       }
-      const consumed = minGroupPosition(engine, p);
+      const consumed = p.consumedUpTo;
       if (consumed === undefined || consumed <= p.firstOffset) continue;
-      const keepMs = p.queue.options.completedRetentionSeconds * 1000;
-      const youngFrom = engine.store.firstOffsetAfter(p.pk, p.firstOffset, now - keepMs - 1) ?? p.headOffset;
+      const keepMs = o.completedRetentionSeconds * 1000;
+      const key = { ...p.queue, partition: p.partition };
+      const young = await admin.firstAfter(key, p.firstOffset, now - keepMs - 1);
+      const youngFrom = young?.offset ?? p.headOffset;
       const end = Math.min(consumed, youngFrom, p.firstOffset + batch);
       if (end > p.firstOffset) {
-        let m = byQueue.get(p.queue);
-        if (!m) byQueue.set(p.queue, (m = new Map<PartitionState, number>()));
-        m.set(p, end);
+        let m = byQueue.get(slot(p.queue));
+        if (!m) byQueue.set(slot(p.queue), (m = { queue: p.queue, ends: [] }));
+        m.ends.push({ partition: p, end });
         rows += end - p.firstOffset;
       }
       if (end < consumed) {
         if (end === p.firstOffset + batch && end < youngFrom) {
-          this.dirty.add(pk); // more than one batch to remove: continue next sweep
-        } else {
-          const at = engine.store.ops.createdAtFrom(p.pk, end);
-          if (at !== undefined) this.due.push(at + keepMs + 1, pk);
+          this.dirty.add(p.partitionId); // more than one batch to remove: continue next sweep
+        } else if (young) {
+          this.due.push(young.createdAt + keepMs + 1, p.partitionId); // end is youngFrom: its message comes of age then
         }
       }
     }
-    for (const [q, ends] of byQueue) {
-      const entries = [...ends];
-      for (let i = 0; i < entries.length; i += batch) await this.cut(q, new Map(entries.slice(i, i + batch)), 'completed', note);
+    for (const { queue, ends } of byQueue.values()) {
+      for (let i = 0; i < ends.length; i += batch) await this.cut(queue, ends.slice(i, i + batch), 'completed', note);
     }
   }
 }

@@ -2,17 +2,15 @@
  * Acknowledgements: the one place that decides ack statuses, the implicit ack of a batch, the
  * retry budget and the dead-letter hand-off (docs/http-api.md#ack-statuses).
  *
- * Planned per (consumer group, partition) without writing, then applied as the operation
+ * Planned per (consumer group, partition) without writing, on the contract's ack reads
+ * (`QueueBackend.readAckTargets`: one call per request), then applied as the operation
  * contract's cursor commits (src/storage/contract.ts), each conditional on the lease it was
  * decided under and on the cursor offset it was decided on; a transaction refuses the whole unit
  * when any ack is rejected.
  */
-import type { CursorCommit } from '../../storage/contract.js';
-import type { StoreReader } from '../../storage/store.js';
+import type { AckLookup, AckTarget, CursorCommit, CursorKey, CursorView } from '../../storage/contract.js';
 import { newId } from '../../util/ids.js';
-import type { Engine } from '../../storage/sqlite/engine.js';
 import { dlqEnabled } from '../../model/options.js';
-import { leaseLive, type CursorState, type GroupState, type PartitionState } from '../../storage/sqlite/state.js';
 
 export type AckStatus = 'completed' | 'failed' | 'retry' | 'dlq';
 
@@ -52,9 +50,9 @@ export interface AckOutcome {
 }
 
 interface CursorPlan {
-  group: GroupState;
-  partition: PartitionState;
-  cursor: CursorState;
+  key: CursorKey;
+  /** The cursor the plan was decided on. */
+  cursor: CursorView;
   committedOffset: number;
   release: boolean;
   retryCount: number;
@@ -73,41 +71,65 @@ function outcome(index: number, transactionId: string, success: boolean, error: 
   return { index, transactionId, success, error, leaseReleased: false, dlq: false, noop };
 }
 
-/** Plans `inputs` (no writes). Every item gets an outcome; rejected items never move a cursor. */
-export function planAcks(engine: Engine, tx: StoreReader, inputs: readonly AckInput[], now: number): AckPlan {
-  const outcomes: AckOutcome[] = new Array<AckOutcome>(inputs.length);
-  const groups = new Map<string, number[]>();
+/** Acks grouped per (consumer group, partition): the lookups to read and, per lookup, the input indexes. */
+export interface AckGroups {
+  lookups: AckLookup[];
+  indexes: number[][];
+}
+
+/** Groups `inputs` per (consumer group, partitionId), in first-seen order. */
+export function groupAcks(inputs: readonly AckInput[]): AckGroups {
+  const byKey = new Map<string, number>();
+  const lookups: AckLookup[] = [];
+  const indexes: number[][] = [];
   inputs.forEach((a, i) => {
     const k = `${a.group}\u0000${a.partitionId}`;
-    const list = groups.get(k);
-    if (list) list.push(i);
-    else groups.set(k, [i]);
-  });
-  const cursors: CursorPlan[] = [];
-  for (const indexes of groups.values()) {
-    const first = inputs[indexes[0]!]!;
-    const p = engine.partitionsById.get(first.partitionId);
-    const g = p?.queue.groups.get(first.group);
-    if (!p || !g) {
-      const why = !p ? `unresolvable partitionId ${first.partitionId}` : `consumer group ${first.group} has not consumed this queue`;
-      for (const i of indexes) outcomes[i] = outcome(i, inputs[i]!.transactionId, false, why);
-      continue;
+    let at = byKey.get(k);
+    if (at === undefined) {
+      at = lookups.length;
+      byKey.set(k, at);
+      lookups.push({ partitionId: a.partitionId, group: a.group, transactionIds: [] });
+      indexes.push([]);
     }
-    const plan = planPartition(engine, tx, g, p, inputs, indexes, outcomes, now);
+    lookups[at]!.transactionIds.push(a.transactionId);
+    indexes[at]!.push(i);
+  });
+  return { lookups, indexes };
+}
+
+/**
+ * Plans `inputs` (no writes) on `targets`, the contract's answer to `groups.lookups`. Every item
+ * gets an outcome; rejected items never move a cursor.
+ */
+export function planAcks(inputs: readonly AckInput[], groups: AckGroups, targets: readonly (AckTarget | undefined)[], now: number): AckPlan {
+  const outcomes: AckOutcome[] = new Array<AckOutcome>(inputs.length);
+  const cursors: CursorPlan[] = [];
+  groups.indexes.forEach((indexes, k) => {
+    const first = inputs[indexes[0]!]!;
+    const t = targets[k];
+    if (!t || !t.cursor) {
+      const why = !t ? `unresolvable partitionId ${first.partitionId}` : `consumer group ${first.group} has not consumed this queue`;
+      for (const i of indexes) outcomes[i] = outcome(i, inputs[i]!.transactionId, false, why);
+      return;
+    }
+    const plan = planPartition(t, t.cursor, first, inputs, indexes, outcomes, now);
     if (plan) cursors.push(plan);
-  }
+  });
   return { outcomes, cursors };
 }
 
+function leaseLive(c: CursorView, now: number): boolean {
+  return c.leaseId !== null && c.leaseExpiresAt !== null && c.leaseExpiresAt > now;
+}
+
 function planPartition(
-  engine: Engine, tx: StoreReader, g: GroupState, p: PartitionState, inputs: readonly AckInput[], indexes: number[],
-  outcomes: AckOutcome[], now: number,
+  t: AckTarget, c: CursorView, first: AckInput, inputs: readonly AckInput[], indexes: number[], outcomes: AckOutcome[], now: number,
 ): CursorPlan | undefined {
-  const c = engine.ensureCursor(g, p);
   const live = leaseLive(c, now);
   const pending: { i: number; offset: number; status: AckStatus }[] = [];
   let leaseId: string | null = null;
-  for (const i of indexes) {
+  for (let k = 0; k < indexes.length; k++) {
+    const i = indexes[k]!;
     const a = inputs[i]!;
     const status = normalizeStatus(a.status);
     if (a.leaseId && !(live && c.leaseId === a.leaseId)) {
@@ -115,22 +137,22 @@ function planPartition(
       continue;
     }
     if (a.leaseId) leaseId = a.leaseId;
-    const row = tx.findByTransactionId(p.pk, a.transactionId, 0);
-    if (!row) {
-      outcomes[i] = outcome(i, a.transactionId, false, `unresolvable transactionId ${a.transactionId} in partition ${p.id}`);
+    const offset = t.offsets[k];
+    if (offset === undefined) {
+      outcomes[i] = outcome(i, a.transactionId, false, `unresolvable transactionId ${a.transactionId} in partition ${first.partitionId}`);
       continue;
     }
-    if (row.offset < c.committedOffset) {
+    if (offset < c.committedOffset) {
       outcomes[i] = status === 'completed'
         ? outcome(i, a.transactionId, true, null, true)
         : outcome(i, a.transactionId, false, `already committed: ${a.transactionId} is behind the group's cursor`);
       continue;
     }
-    pending.push({ i, offset: row.offset, status });
+    pending.push({ i, offset, status });
   }
   if (pending.length === 0) return undefined;
 
-  const plan: CursorPlan = { group: g, partition: p, cursor: c, committedOffset: c.committedOffset, release: false, retryCount: c.retryCount, leaseId };
+  const plan: CursorPlan = { key: { ...t.queue, partition: t.partition, group: first.group }, cursor: c, committedOffset: c.committedOffset, release: false, retryCount: c.retryCount, leaseId };
   const nacks = pending.filter((x) => x.status !== 'completed');
   let dlqIndex = -1;
   if (nacks.length > 0) {
@@ -141,9 +163,9 @@ function planPartition(
     plan.committedOffset = head.offset;
     plan.release = c.leaseId !== null;
     const errorText = inputs[head.i]!.error ?? null;
-    const limit = p.queue.options.retryLimit;
+    const limit = t.options.retryLimit;
     if (head.status === 'dlq' || (head.status === 'failed' && c.retryCount >= limit)) {
-      const toDlq = head.status === 'dlq' || dlqEnabled(p.queue.options);
+      const toDlq = head.status === 'dlq' || dlqEnabled(t.options);
       plan.deadLetter = { offset: head.offset, error: errorText ?? 'Retries exhausted', toDlq };
       plan.committedOffset = head.offset + 1;
       plan.retryCount = 0;
@@ -180,9 +202,9 @@ function planPartition(
  */
 export function ackCommits(plan: AckPlan, now: number): CursorCommit[] {
   return plan.cursors.map((cp) => {
-    const { group: g, partition: p, cursor: c } = cp;
+    const c = cp.cursor;
     return {
-      key: { tenant: p.queue.tenant, queue: p.queue.name, partition: p.name, group: g.name },
+      key: cp.key,
       leaseId: cp.leaseId, ifCommittedOffset: c.committedOffset, committedOffset: cp.committedOffset, retryCount: cp.retryCount,
       release: cp.release,
       deadLetter: cp.deadLetter?.toDlq ? { id: newId(), offset: cp.deadLetter.offset, error: cp.deadLetter.error, retryCount: c.retryCount } : undefined,

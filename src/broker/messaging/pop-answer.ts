@@ -5,7 +5,7 @@
 import type { Logger } from 'pino';
 import { decodeForDelivery, type PayloadIntegrityIssue } from '../../crypto/delivery.js';
 import { iso } from '../../util/time.js';
-import type { Engine } from '../../storage/sqlite/engine.js';
+import type { PayloadCodec } from '../../model/codec.js';
 import type { ClaimedPartition, PopRequest } from './pop.js';
 
 /** One delivered message, in the wire shape of docs/http-api.md#pop. */
@@ -59,10 +59,10 @@ export interface EmptyConflationResponse {
 /**
  * Conflation echo (docs/http-api.md#conflation): the group's stored policy wins; a request that disagrees with it
  * is told so with `conflationConflict`.
+ * @param stored the group's registered conflation on the named queue; undefined when not registered (or a discovery pop)
  */
-export function conflationEcho(engine: Engine, req: PopRequest): { conflation?: true; conflationConflict?: true } {
+export function conflationEcho(stored: boolean | undefined, req: PopRequest): { conflation?: true; conflationConflict?: true } {
   const asked = req.conflation === true;
-  const stored = req.queue === undefined ? undefined : engine.queues.get(req.queue)?.groups.get(req.group)?.subscription.conflation;
   const effective = stored ?? asked;
   return { ...(effective ? { conflation: true as const } : {}), ...(stored !== undefined && stored !== asked ? { conflationConflict: true as const } : {}) };
 }
@@ -77,14 +77,14 @@ export function emptyConflation(req: PopRequest): Omit<EmptyConflationResponse, 
  * that fails authentication is delivered with `data: null` and an `error`, and counted in
  * `counters.payloadIntegrityFailures`); the delivered messages are counted in `counters.popMessages`.
  */
-export function renderPop(engine: Engine, log: Logger, counters: { popMessages: number; payloadIntegrityFailures: number }, req: PopRequest, claimed: ClaimedPartition[]): PopResponse {
+export function renderPop(codec: PayloadCodec, log: Logger, counters: { popMessages: number; payloadIntegrityFailures: number }, req: PopRequest, claimed: ClaimedPartition[]): PopResponse {
   const messages: PoppedMessage[] = [];
   for (const c of claimed) {
     for (const r of c.rows) {
-      const d = decodeForDelivery(engine.codec, r, { queue: c.queue.name, partition: c.partition.name, consumerGroup: c.group }, log, counters);
+      const d = decodeForDelivery(codec, r, { queue: c.queue, partition: c.partition, consumerGroup: c.group }, log, counters);
       messages.push({
         id: r.id, transactionId: r.transactionId, traceId: r.traceId, data: d.data, producerSub: r.producerSub,
-        createdAt: iso(r.createdAt), partitionId: c.partition.id, partition: c.partition.name, queue: c.queue.name,
+        createdAt: iso(r.createdAt), partitionId: c.partitionId, partition: c.partition, queue: c.queue,
         leaseId: c.leaseId, consumerGroup: c.group, offset: r.offset, deliveryAttempt: c.deliveryAttempt,
         ...(d.error ? { error: d.error } : {}),
       });
@@ -93,7 +93,7 @@ export function renderPop(engine: Engine, log: Logger, counters: { popMessages: 
   counters.popMessages += messages.length;
   const first = claimed[0]!;
   return {
-    success: true, queue: req.queue ?? '', partition: first.partition.name, partitionId: first.partition.id,
+    success: true, queue: req.queue ?? '', partition: first.partition, partitionId: first.partitionId,
     leaseId: first.leaseId, consumerGroup: req.group, messages, partitionsClaimed: claimed.length,
   };
 }

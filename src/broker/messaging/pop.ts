@@ -1,15 +1,16 @@
 /**
  * Pop: claim whole partitions for a consumer group and lease the next messages of each
- * (docs/http-api.md#pop). Candidates come from the group's ready set, never a scan of
- * all partitions (docs/storage.md#costs-scale-with-work). One live lease per (partition, group): a leased partition is
- * skipped, not waited on.
+ * (docs/http-api.md#pop). The queues come from the contract's `readPopTargets`; which partitions
+ * are served is the backend's choice inside `claim` (the SQLite one takes them from the group's
+ * ready set, never a scan of all partitions: docs/storage.md#costs-scale-with-work). One live lease
+ * per (partition, group): a leased partition is skipped, not waited on.
  */
-import type { MessageRow, SubscriptionRow } from '../../storage/store.js';
+import type { MessageRow } from '../../storage/store.js';
 import { newId } from '../../util/ids.js';
-import type { Engine, SubscriptionRequest } from '../../storage/sqlite/engine.js';
-import { matches, type Waiter, type Waiters } from './waiters.js';
-import type { PartitionState, QueueState } from '../../storage/sqlite/state.js';
-import { DEFAULT_TENANT, type QueueBackend } from '../../storage/contract.js';
+import { resolveSubscription, type SubscriptionRequest } from '../../model/subscription.js';
+import type { Scheduler } from '../../util/scheduler.js';
+import type { Waiter, Waiters } from './waiters.js';
+import { DEFAULT_TENANT, type GroupSubscription, type PopTarget, type QueueBackend } from '../../storage/contract.js';
 
 /** A validated pop request (the HTTP layer applies defaults and limits). */
 export interface PopRequest {
@@ -37,8 +38,11 @@ export interface PopRequest {
 
 /** Messages claimed from one partition. */
 export interface ClaimedPartition {
-  queue: QueueState;
-  partition: PartitionState;
+  /** Queue name (the request's tenant). */
+  queue: string;
+  partition: string;
+  /** Public id of the partition. */
+  partitionId: string;
   group: string;
   leaseId: string;
   /** 1-based delivery attempt of this batch for the group. */
@@ -46,54 +50,60 @@ export interface ClaimedPartition {
   rows: MessageRow[];
 }
 
-/** The queues a request looks at, discovery ones by priority (higher first), then name. */
-function targetQueues(engine: Engine, req: PopRequest): QueueState[] {
-  if (req.queue !== undefined) {
-    const q = engine.queues.get(req.queue);
-    return q ? [q] : [];
-  }
-  const out = [...engine.tenantQueues(DEFAULT_TENANT)].filter((q) => matches(req, q));
-  out.sort((a, b) => b.options.priority - a.options.priority || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  return out;
+/** Discovery targets by priority (higher first), then name. */
+function byPriority(targets: PopTarget[]): PopTarget[] {
+  return targets.sort((a, b) => b.config.options.priority - a.config.options.priority || (a.queue < b.queue ? -1 : a.queue > b.queue ? 1 : 0));
+}
+
+/** The subscription a claim of `req` carries on a queue: the group's registered one, else resolved from the request. */
+function subscriptionFor(t: PopTarget, req: PopRequest, defaultNew: boolean, now: number): GroupSubscription {
+  if (t.subscription) return t.subscription;
+  const r = resolveSubscription(req.group, req.subscription, defaultNew, now);
+  return { seed: r.mode === 'all' || r.fromTime === null ? { mode: 'all' } : { mode: 'from', fromTime: r.fromTime, label: r.label }, conflation: r.conflation };
+}
+
+/** What a pop claimed, and the group's stored conflation on the named queue (for the echo; undefined when not registered there). */
+export interface PopClaim {
+  claimed: ClaimedPartition[];
+  storedConflation: boolean | undefined;
 }
 
 /**
- * Claims for `req` through the operation contract: one claim per target queue (discovery ones by
- * priority; a queue where the group is registered and nothing is ready is skipped, a hint from the
- * indexes), with the queue's options and the group's subscription passed in as decisions.
+ * Claims for `req` through the operation contract: the target queues read once, then one claim
+ * per target queue (discovery ones by priority), with the queue's options and the group's
+ * subscription passed in as decisions; the backend chooses the partitions.
+ * @param defaultNew the broker's default subscription mode is `new`
  * @param now epoch ms on the broker's clock
- * @returns the claimed batches; empty when nothing is deliverable now
+ * @returns the claimed batches (empty when nothing is deliverable now)
  * @throws QueenError `invalid_request` for a bad `subscriptionFrom` (before anything is claimed)
  */
-export async function claimThrough(engine: Engine, backend: QueueBackend, req: PopRequest, now: number): Promise<ClaimedPartition[]> {
-  const targets: { q: QueueState; sub: SubscriptionRow }[] = [];
-  for (const q of targetQueues(engine, req)) {
-    const g = q.groups.get(req.group);
-    if (req.queue === undefined && g && g.ready.size === 0) continue;
-    targets.push({ q, sub: g?.subscription ?? engine.resolveSubscription(q, req.group, req.subscription, now) });
-  }
+export async function claimThrough(backend: QueueBackend, req: PopRequest, defaultNew: boolean, now: number): Promise<PopClaim> {
+  const found = await backend.readPopTargets(DEFAULT_TENANT, req.group,
+    req.queue !== undefined ? { queue: req.queue } : { namespace: req.namespace, task: req.task });
+  const targets = (req.queue !== undefined ? found : byPriority(found)).map((t) => ({ t, sub: subscriptionFor(t, req, defaultNew, now) }));
+  const storedConflation = req.queue !== undefined ? found[0]?.subscription?.conflation : undefined;
   const out: ClaimedPartition[] = [];
   const leaseId = req.autoAck ? null : newId();
   let budget = req.batch;
   const maxParts = req.partition !== undefined ? 1 : req.partitions;
-  for (const { q, sub } of targets) {
+  for (const { t, sub } of targets) {
     if (budget <= 0 || out.length >= maxParts) break;
+    const o = t.config.options;
     const batches = await backend.claim({
-      queue: { tenant: q.tenant, queue: q.name }, group: req.group, partition: req.partition,
+      queue: { tenant: DEFAULT_TENANT, queue: t.queue }, group: req.group, partition: req.partition,
       maxPartitions: maxParts - out.length, batch: budget, leaseId,
-      leaseMs: (req.leaseSeconds ?? (q.options.leaseTime > 0 ? q.options.leaseTime : 60)) * 1000,
-      delayMs: q.options.delayedProcessing * 1000, windowMs: q.options.windowBuffer * 1000, conflation: sub.conflation,
-      seed: sub.mode === 'all' || sub.fromTime === null ? { mode: 'all' } : { mode: 'from', fromTime: sub.fromTime, label: sub.label },
-      now,
+      leaseMs: (req.leaseSeconds ?? (o.leaseTime > 0 ? o.leaseTime : 60)) * 1000,
+      delayMs: o.delayedProcessing * 1000, windowMs: o.windowBuffer * 1000, conflation: sub.conflation, seed: sub.seed, now,
     });
     for (const b of batches) {
-      const p = q.partitions.get(b.partition);
-      if (!p) continue;
-      out.push({ queue: q, partition: p, group: req.group, leaseId: leaseId ?? '', deliveryAttempt: b.deliveryAttempt, rows: b.messages });
+      out.push({
+        queue: t.queue, partition: b.partition, partitionId: b.partitionId, group: req.group, leaseId: leaseId ?? '',
+        deliveryAttempt: b.deliveryAttempt, rows: b.messages,
+      });
       budget -= b.messages.length;
     }
   }
-  return out;
+  return { claimed: out, storedConflation };
 }
 
 /**
@@ -107,7 +117,7 @@ export class Parker {
 
   constructor(req: PopRequest) {
     this.waiter = {
-      queue: req.queue, group: req.group, partition: req.partition, namespace: req.namespace, task: req.task,
+      tenant: DEFAULT_TENANT, queue: req.queue, group: req.group, partition: req.partition, namespace: req.namespace, task: req.task,
       wake: () => {
         this.woken = true;
         this.resolveWake?.();
@@ -115,10 +125,10 @@ export class Parker {
     };
   }
 
-  /** Resolves on wake-up, at `deadline` (epoch ms, on the engine's clock), or on abort; always deregisters from `waiters`. */
-  wait(engine: Engine, waiters: Waiters, deadline: number, signal: AbortSignal | undefined): Promise<void> {
+  /** Resolves on wake-up, at `deadline` (epoch ms, on the scheduler's clock), or on abort; always deregisters from `waiters`. */
+  wait(scheduler: Scheduler, waiters: Waiters, deadline: number, signal: AbortSignal | undefined): Promise<void> {
     if (this.woken) return Promise.resolve();
-    const deadlines = engine.scheduler.lane<Parker>('pop-deadline');
+    const deadlines = scheduler.lane<Parker>('pop-deadline');
     return new Promise<void>((resolve) => {
       const done = () => {
         deadlines.cancel(this);

@@ -1,18 +1,46 @@
 /**
  * Push: append messages to partitions (auto-creating queues and partitions), with dedup of
  * `transactionId` per partition inside the queue's `dedupWindowSeconds`, including repeats inside
- * one request (docs/http-api.md#push). Planned first (no writes: validation, encoding, repeats),
- * then applied as the operation contract's appends (src/storage/contract.ts), which assign offsets
- * and probe the dedup window; a transaction probes beforehand so it can refuse the whole unit.
+ * one request (docs/http-api.md#push). Planned first (no writes: validation, encoding, repeats) on
+ * the queues' options read through the contract (one read per queue named in the request), then
+ * applied as the operation contract's appends (src/storage/contract.ts), which assign offsets and
+ * probe the dedup window; a transaction's appends refuse a duplicate so the whole unit is refused.
  */
 import { QueenError } from '../../errors.js';
 import type { AppendRequest, AppendResult, QueueBackend, UnitOp } from '../../storage/contract.js';
 import { DEFAULT_TENANT } from '../../storage/contract.js';
-import type { StoredPayload, StoreReader } from '../../storage/store.js';
+import type { PayloadCodec } from '../../model/codec.js';
+import type { StoredPayload } from '../../storage/store.js';
 import { newId } from '../../util/ids.js';
 import { stringifyClientJson } from '../../util/json.js';
-import type { Engine } from '../../storage/sqlite/engine.js';
-import { QUEUE_DEFAULTS } from '../../model/options.js';
+import { QUEUE_DEFAULTS, type QueueOptions } from '../../model/options.js';
+
+/** What planning a push needs besides the queues' options: the payload limit, the name rules, the codec (the Broker is one). */
+export interface PushContext {
+  /** QUEEN_MAX_PAYLOAD_BYTES. */
+  readonly maxPayloadBytes: number;
+  /** @throws QueenError `name_too_long`, `invalid_name` */
+  checkName(kind: string, name: string): void;
+  readonly codec: PayloadCodec;
+}
+
+/** The options of the queues a request names, by name; undefined for a queue that does not exist yet (defaults apply). */
+export type QueueOptionsByName = ReadonlyMap<string, QueueOptions | undefined>;
+
+/**
+ * Reads the options of every queue `items` name through the contract (one read per distinct queue).
+ * @param tenant the queues' tenant (default: the default tenant)
+ */
+export async function queueOptionsOf(
+  backend: QueueBackend, items: readonly { queue: string }[], tenant: string = DEFAULT_TENANT,
+): Promise<QueueOptionsByName> {
+  const out = new Map<string, QueueOptions | undefined>();
+  for (const it of items) {
+    if (out.has(it.queue)) continue;
+    out.set(it.queue, (await backend.admin.readQueue({ tenant, queue: it.queue }))?.options);
+  }
+  return out;
+}
 
 /** One message to append, as the push body and transaction push ops carry it. */
 export interface PushItem {
@@ -51,8 +79,8 @@ interface Planned {
   /** The caller named the transactionId (only those are deduplicated). */
   explicit: boolean;
   stored: { payload: StoredPayload; encrypted: boolean };
-  /** Existing message in the store with this transactionId inside the window. */
-  duplicateOf?: { id: string; offset: number };
+  /** The queue's dedup window, ms, for an item with a caller-named transactionId; 0 otherwise. */
+  dedupWindowMs: number;
   /** Earlier item of the same request with the same (queue, partition, transactionId). */
   repeatOf?: number;
 }
@@ -64,33 +92,35 @@ export interface PushPlan {
 
 /**
  * Validates and plans a push without reading the store; repeats inside the request are marked.
+ * @param options the options of the queues `items` name ({@link queueOptionsOf})
  * @param producerSub the caller's JWT `sub` (never taken from the body)
  * @throws QueenError `name_too_long`, `payload_too_large`, `encryption_unavailable`
  */
-export function planPush(engine: Engine, items: readonly PushItem[], producerSub: string | null): PushPlan {
+export function planPush(ctx: PushContext, options: QueueOptionsByName, items: readonly PushItem[], producerSub: string | null): PushPlan {
   const planned: Planned[] = [];
   const seen = new Map<string, number>();
-  const maxPayload = engine.config.limits.maxPayloadBytes;
+  const maxPayload = ctx.maxPayloadBytes;
   for (let index = 0; index < items.length; index++) {
     const item = items[index]!;
     const queue = item.queue;
     const partition = item.partition ?? 'Default';
-    engine.checkName('queue', queue);
-    engine.checkName('partition', partition);
+    ctx.checkName('queue', queue);
+    ctx.checkName('partition', partition);
     const json = stringifyClientJson(item.payload === undefined ? null : item.payload);
     if (json.length > maxPayload && Buffer.byteLength(json, 'utf8') > maxPayload) {
       throw new QueenError('payload_too_large', `items[${index}].payload exceeds ${maxPayload} bytes`);
     }
-    const q = engine.queues.get(queue);
+    const q = options.get(queue);
     const messageId = item.messageId ?? newId();
     const explicitTxn = item.transactionId !== undefined && item.transactionId !== '';
     const transactionId = explicitTxn ? item.transactionId! : messageId;
-    engine.checkName('transactionId', transactionId);
-    if (typeof item.traceId === 'string') engine.checkName('traceId', item.traceId);
+    ctx.checkName('transactionId', transactionId);
+    if (typeof item.traceId === 'string') ctx.checkName('traceId', item.traceId);
     const p: Planned = {
       index, queue, partition, transactionId, messageId, explicit: explicitTxn,
       traceId: typeof item.traceId === 'string' && item.traceId !== '' ? item.traceId : null,
-      stored: engine.codec.encode(q?.options.encryptionEnabled ?? false, json),
+      stored: ctx.codec.encode(q?.encryptionEnabled ?? false, json),
+      dedupWindowMs: explicitTxn ? (q ?? QUEUE_DEFAULTS).dedupWindowSeconds * 1000 : 0,
     };
     if (explicitTxn) {
       const key = `${queue}\u0000${partition}\u0000${transactionId}`;
@@ -106,33 +136,14 @@ export function planPush(engine: Engine, items: readonly PushItem[], producerSub
   return { items: planned, producerSub };
 }
 
-/** Marks planned items that duplicate a stored message inside their queue's dedup window (reads committed rows). */
-export function probeStored(engine: Engine, tx: StoreReader, plan: PushPlan, now: number): void {
-  for (const p of plan.items) {
-    if (!p.explicit || p.repeatOf !== undefined) continue;
-    const q = engine.queues.get(p.queue);
-    const window = (q?.options ?? QUEUE_DEFAULTS).dedupWindowSeconds;
-    const part = q?.partitions.get(p.partition);
-    if (part && window > 0) {
-      const hit = tx.findByTransactionId(part.pk, p.transactionId, now - window * 1000);
-      if (hit) p.duplicateOf = { id: hit.id, offset: hit.offset };
-    }
-  }
-}
-
-/** True when some planned item duplicates a message already stored (transactions refuse this). */
-export function hasStoredDuplicate(plan: PushPlan): Planned | undefined {
-  return plan.items.find((p) => p.duplicateOf !== undefined);
-}
-
 /**
  * Appends a planned push as one unit of the operation contract (its appends, all or nothing);
  * parked consumers are woken by the appends' hints after the commit.
  * @returns one result per planned item, in request order
  * @throws QueenError `storage_error` when the unit was refused (appends carry no condition: never expected)
  */
-export async function appendPush(engine: Engine, backend: QueueBackend, plan: PushPlan, now: number): Promise<PushResult[]> {
-  const appends = pushAppends(engine, plan, now);
+export async function appendPush(backend: QueueBackend, plan: PushPlan, now: number): Promise<PushResult[]> {
+  const appends = pushAppends(plan, now);
   const unit = await backend.unit(appends.ops);
   if (!unit.committed) throw new QueenError('storage_error', 'a unit of appends was refused');
   return pushResults(plan, appends, unit.results as AppendResult[]);
@@ -141,7 +152,7 @@ export async function appendPush(engine: Engine, backend: QueueBackend, plan: Pu
 /** A push as the contract's append ops, with where each planned item's answer is. */
 export interface PushAppends {
   ops: Extract<UnitOp, { op: 'append' }>[];
-  /** Per planned item: [op index, item index in that op], or undefined (a repeat or a stored duplicate). */
+  /** Per planned item: [op index, item index in that op], or undefined (a repeat). */
   slots: ([number, number] | undefined)[];
 }
 
@@ -149,16 +160,16 @@ export interface PushAppends {
  * The appends of a planned push, in request order: consecutive items of one partition go in one
  * append; only items with a caller-named transactionId carry the queue's dedup window (ms).
  */
-export function pushAppends(engine: Engine, plan: PushPlan, now: number): PushAppends {
+export function pushAppends(plan: PushPlan, now: number): PushAppends {
   const ops: PushAppends['ops'] = [];
   const slots: PushAppends['slots'] = [];
   let last: AppendRequest | undefined;
   for (const p of plan.items) {
-    if (p.repeatOf !== undefined || p.duplicateOf) {
+    if (p.repeatOf !== undefined) {
       slots.push(undefined);
       continue;
     }
-    const dedupWindowMs = p.explicit ? (engine.queues.get(p.queue)?.options ?? QUEUE_DEFAULTS).dedupWindowSeconds * 1000 : 0;
+    const dedupWindowMs = p.dedupWindowMs;
     if (!last || last.key.queue !== p.queue || last.key.partition !== p.partition || last.dedupWindowMs !== dedupWindowMs) {
       last = { key: { tenant: DEFAULT_TENANT, queue: p.queue, partition: p.partition }, items: [], dedupWindowMs, now };
       ops.push({ op: 'append', request: last });
@@ -183,10 +194,6 @@ export function pushResults(plan: PushPlan, appends: PushAppends, results: reado
     if (p.repeatOf !== undefined) {
       const first = out[p.repeatOf]!;
       out.push({ ...base, message_id: first.message_id, status: 'duplicate', ...(first.offset !== undefined ? { offset: first.offset } : {}) });
-      return;
-    }
-    if (p.duplicateOf) {
-      out.push({ ...base, message_id: p.duplicateOf.id, status: 'duplicate', offset: p.duplicateOf.offset });
       return;
     }
     const [op, k] = appends.slots[i]!;

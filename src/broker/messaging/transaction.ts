@@ -5,11 +5,9 @@
  * decision runs as one unit of the operation contract (src/storage/contract.ts) that is refused,
  * and decided again, when what it was decided on changed meanwhile.
  */
-import type { AppendResult, TimerSubStore, UnitOp, UnitOpResult } from '../../storage/contract.js';
-import type { StoreReader } from '../../storage/store.js';
-import { ackCommits, planAcks, type AckInput } from './ack.js';
-import type { Engine } from '../../storage/sqlite/engine.js';
-import { hasStoredDuplicate, planPush, probeStored, pushAppends, pushResults, type PushItem } from './push.js';
+import type { AckTarget, AppendResult, QueueBackend, UnitOp, UnitOpResult } from '../../storage/contract.js';
+import { ackCommits, groupAcks, planAcks, type AckInput } from './ack.js';
+import { planPush, pushAppends, pushResults, queueOptionsOf, type PushContext, type PushItem } from './push.js';
 import { applyKvOps, type KvView, type KvOp } from '../coordination/kv.js';
 import { decideTimerOps, type TimerOp, type TimerResult } from '../coordination/timer-ops.js';
 
@@ -45,11 +43,10 @@ export type TransactionResult =
  * Resolves which lease an ack uses when the op names none: the current holder of
  * (partition, group) if the caller listed it, else the single `requiredLeases` entry.
  */
-function resolveLease(engine: Engine, ack: AckInput, required: string[]): string | undefined {
+function resolveLease(ack: AckInput, target: AckTarget | undefined, required: string[]): string | undefined {
   if (ack.leaseId) return ack.leaseId;
   if (required.length === 0) return undefined;
-  const p = engine.partitionsById.get(ack.partitionId);
-  const c = p?.queue.groups.get(ack.group)?.cursors.get(p.pk);
+  const c = target?.cursor;
   if (c?.leaseId && required.includes(c.leaseId)) return c.leaseId;
   return required.length === 1 ? required[0] : undefined;
 }
@@ -70,7 +67,8 @@ export type TransactionDecision =
 
 /**
  * Decides one transaction on committed state, outside any unit (no writes): required leases,
- * the ack plan, the dedup probe, the KV and timer riders. The decision is one unit of the
+ * the ack plan (on the contract's ack reads), the KV and timer riders; a push duplicating a
+ * stored message is found by the unit's `refuseDuplicates` appends (the backend's dedup probe). The decision is one unit of the
  * operation contract whose ops carry what it was decided on (live leases, the cursor offsets, the
  * KV rows and timers read, `refuseDuplicates` appends), so it commits all or nothing, and only if
  * nothing it read changed. Business refusals are answered, not thrown.
@@ -79,35 +77,37 @@ export type TransactionDecision =
  * @throws KvPreconditionLost (a required KV precondition), QueenError `encryption_unavailable` (timers)
  */
 export async function decideTransaction(
-  engine: Engine, timers: TimerSubStore, reader: StoreReader, req: TransactionRequest, transactionId: string, kvView: KvView, now: number,
+  backend: QueueBackend, ctx: PushContext, req: TransactionRequest, transactionId: string, kvView: KvView, now: number,
 ): Promise<TransactionDecision> {
   for (const lease of req.requiredLeases) {
-    if (engine.liveLeases(lease, now).length === 0) {
+    if (!await backend.leaseHeld(lease, now)) {
       return { refusal: { transactionId, success: false, reason: 'ack_rejected', error: `required lease ${lease} is not held (expired or unknown); transaction rolled back`, results: [] } };
     }
   }
   const acks: AckInput[] = [];
   const items: PushItem[] = [];
   for (const op of req.operations) {
-    if (op.type === 'ack') acks.push({ ...op.ack, leaseId: resolveLease(engine, op.ack, req.requiredLeases) });
+    if (op.type === 'ack') acks.push(op.ack);
     else items.push(...op.items);
   }
-  const ackPlan = planAcks(engine, reader, acks, now);
+  const groups = groupAcks(acks);
+  const targets = acks.length > 0 ? await backend.readAckTargets(groups.lookups) : [];
+  groups.indexes.forEach((indexes, k) => {
+    for (const i of indexes) acks[i] = { ...acks[i]!, leaseId: resolveLease(acks[i]!, targets[k], req.requiredLeases) };
+  });
+  const ackPlan = planAcks(acks, groups, targets, now);
   const rejected = ackPlan.outcomes.find((o) => !o.success);
   if (rejected) {
     return { refusal: { transactionId, success: false, reason: 'ack_rejected', error: `ack of ${rejected.transactionId} rejected: ${rejected.error}; transaction rolled back`, results: [] } };
   }
-  const pushPlan = planPush(engine, items, req.producerSub);
-  probeStored(engine, reader, pushPlan, now);
+  const pushPlan = planPush(ctx, await queueOptionsOf(backend, items), items, req.producerSub);
   const duplicate = (dup: { transactionId: string; queue: string; partition: string }): TransactionResult => ({
     transactionId, success: false, reason: 'duplicate', error: `QDUP duplicate message ${dup.transactionId} in queue ${dup.queue} partition ${dup.partition}; transaction rolled back`, results: [],
   });
-  const dup = hasStoredDuplicate(pushPlan);
-  if (dup) return { refusal: duplicate(dup) };
   const kv = req.kv && req.kv.ops.length > 0 ? req.kv : undefined;
   const kvResults = kv ? await applyKvOps(kvView, kv.ops) : [];
-  const timed = req.timers && req.timers.length > 0 ? await decideTimerOps(engine, timers, req.timers, req.producerSub, now) : undefined;
-  const appends = pushAppends(engine, pushPlan, now);
+  const timed = req.timers && req.timers.length > 0 ? await decideTimerOps(ctx, backend, req.timers, req.producerSub, now) : undefined;
+  const appends = pushAppends(pushPlan, now);
   for (const a of appends.ops) a.request.refuseDuplicates = true;
   const leaseOps: UnitOp[] = req.requiredLeases.map((leaseId) => ({ op: 'leaseHeld', leaseId, now }));
   const kvOps = kv ? kvView.ops() : [];

@@ -1,12 +1,26 @@
 /**
- * Parked long-poll consumers (docs/storage.md#parked-pops): kept in memory, keyed by what they wait for, woken
- * by the commit that makes messages visible. Never by polling the store.
+ * Parked long-poll consumers (docs/storage.md#parked-pops): kept in memory, keyed by what they wait for
+ * (the queue's tenant and name, the group), woken from the backend's `onPartitionsReady` hints after
+ * the commit that makes messages visible. Never by polling the store.
  */
 import { QueenError } from '../../errors.js';
-import type { QueueState } from '../../storage/sqlite/state.js';
+import { DEFAULT_TENANT, type QueueKey } from '../../storage/contract.js';
+
+/** The waiters' map key of a queue: its name for the default tenant (as metrics list them), tenant-qualified otherwise. */
+function queueSlot(tenant: string, queue: string): string {
+  return tenant === DEFAULT_TENANT ? queue : `${tenant}\u0000${queue}`;
+}
+
+/** A queue's discovery labels. */
+export interface QueueLabels {
+  namespace: string;
+  task: string;
+}
 
 /** A parked pop. `wake` is called at most once; the waiter is removed before it runs. */
 export interface Waiter {
+  /** The tenant of the queue or of the discovery. */
+  tenant: string;
   /** Queue name; undefined for a namespace/task discovery pop. */
   queue: string | undefined;
   group: string;
@@ -19,7 +33,7 @@ export interface Waiter {
 
 /** Registry of parked long-poll pops, indexed by queue and group and by discovery label. */
 export class Waiters {
-  /** queue name → group → parked waiters (so a push looks only at its own queue's waiters). */
+  /** queue (tenant, name) → group → parked waiters (so a push looks only at its own queue's waiters). */
   private readonly byQueue = new Map<string, Map<string, Set<Waiter>>>();
   private readonly perQueue = new Map<string, number>();
   /** Discovery waiters by `namespace\u0000task` as they asked (either may be empty). */
@@ -56,14 +70,15 @@ export class Waiters {
       this.discoveryCount++;
       return;
     }
-    const n = this.perQueue.get(w.queue) ?? 0;
+    const slot = queueSlot(w.tenant, w.queue);
+    const n = this.perQueue.get(slot) ?? 0;
     if (n >= this.maxPerQueue) throw this.full();
-    let groups = this.byQueue.get(w.queue);
-    if (!groups) this.byQueue.set(w.queue, (groups = new Map<string, Set<Waiter>>()));
+    let groups = this.byQueue.get(slot);
+    if (!groups) this.byQueue.set(slot, (groups = new Map<string, Set<Waiter>>()));
     let set = groups.get(w.group);
     if (!set) groups.set(w.group, (set = new Set()));
     set.add(w);
-    this.perQueue.set(w.queue, n + 1);
+    this.perQueue.set(slot, n + 1);
   }
 
   /** Removes `w` if still parked; returns true when it was. */
@@ -76,14 +91,15 @@ export class Waiters {
       this.discoveryCount--;
       return true;
     }
-    const groups = this.byQueue.get(w.queue);
+    const slot = queueSlot(w.tenant, w.queue);
+    const groups = this.byQueue.get(slot);
     const set = groups?.get(w.group);
     if (!groups || !set || !set.delete(w)) return false;
     if (set.size === 0) groups.delete(w.group);
-    if (groups.size === 0) this.byQueue.delete(w.queue);
-    const n = (this.perQueue.get(w.queue) ?? 1) - 1;
-    if (n <= 0) this.perQueue.delete(w.queue);
-    else this.perQueue.set(w.queue, n);
+    if (groups.size === 0) this.byQueue.delete(slot);
+    const n = (this.perQueue.get(slot) ?? 1) - 1;
+    if (n <= 0) this.perQueue.delete(slot);
+    else this.perQueue.set(slot, n);
     return true;
   }
 
@@ -91,14 +107,20 @@ export class Waiters {
     if (this.remove(w)) w.wake();
   }
 
+  /** True while some discovery pop is parked (a hint then needs the queue's labels: {@link labelsReady}). */
+  get discoveryParked(): boolean {
+    return this.discoveryCount > 0;
+  }
+
   /**
-   * Partition `partition` of `q` became claimable for some group (a wake-up hint, after commit):
-   * wakes, per group parked on `q`, every waiter on that partition and the oldest wildcard waiter
-   * (one claim per hint; a woken waiter that finds more work left has it announced again), and the
-   * discovery waiters interested in `q`. A group with nothing to claim re-parks after one empty claim.
+   * Partition `partition` of queue `q` became claimable for some group (a wake-up hint, after
+   * commit): wakes, per group parked on `q`, every waiter on that partition and the oldest wildcard
+   * waiter (one claim per hint; a woken waiter that finds more work left has it announced again).
+   * A group with nothing to claim re-parks after one empty claim. Discovery waiters are woken by
+   * {@link labelsReady}.
    */
-  partitionReady(q: QueueState, partition: string): void {
-    const groups = this.byQueue.get(q.name);
+  partitionReady(q: QueueKey, partition: string): void {
+    const groups = this.byQueue.get(queueSlot(q.tenant, q.queue));
     if (groups) {
       for (const set of [...groups.values()]) {
         let wildcardWoken = false;
@@ -112,24 +134,28 @@ export class Waiters {
         }
       }
     }
-    for (const w of this.discoveryCandidates(q)) this.fire(w);
   }
 
-  /** Discovery waiters interested in `q`: keyed lookups, never a walk over every waiter. */
-  private discoveryCandidates(q: QueueState): Waiter[] {
+  /** A queue of `tenant` with these labels has a claimable partition: wakes the discovery waiters interested in it. */
+  labelsReady(tenant: string, labels: QueueLabels): void {
+    for (const w of this.discoveryCandidates(tenant, labels)) this.fire(w);
+  }
+
+  /** Discovery waiters interested in a queue with `q`'s labels: keyed lookups, never a walk over every waiter. */
+  private discoveryCandidates(tenant: string, q: QueueLabels): Waiter[] {
     if (this.discoveryCount === 0) return [];
     const out: Waiter[] = [];
     const keys = new Set([discoveryKey(q.namespace, q.task), discoveryKey(q.namespace, ''), discoveryKey('', q.task)]);
     for (const k of keys) {
       const set = this.discovery.get(k);
-      if (set) for (const w of set) if (matches(w, q)) out.push(w);
+      if (set) for (const w of set) if (w.tenant === tenant && matches(w, q)) out.push(w);
     }
     return out;
   }
 
-  /** Wakes every waiter of `queueName` (any group): used when a wake-worthy change has no single partition. */
-  wakeQueue(queueName: string): void {
-    const groups = this.byQueue.get(queueName);
+  /** Wakes every waiter of queue `queueName` of `tenant` (any group): used when a wake-worthy change has no single partition. */
+  wakeQueue(queueName: string, tenant: string = DEFAULT_TENANT): void {
+    const groups = this.byQueue.get(queueSlot(tenant, queueName));
     if (groups) for (const set of [...groups.values()]) for (const w of [...set]) this.fire(w);
   }
 
@@ -145,7 +171,7 @@ function discoveryKey(namespace: string, task: string): string {
 }
 
 /** True when discovery waiter `w` is interested in queue `q`. */
-export function matches(w: { namespace: string | undefined; task: string | undefined }, q: QueueState): boolean {
+export function matches(w: { namespace: string | undefined; task: string | undefined }, q: QueueLabels): boolean {
   if (w.namespace && q.namespace !== w.namespace) return false;
   if (w.task && q.task !== w.task) return false;
   return Boolean(w.namespace || w.task);

@@ -11,7 +11,7 @@
  * (src/storage/sqlite/backend.ts) on the same connection.
  */
 import type {
-  AdminSubStore, AppendRequest, AppendResult, BackendCapabilities, ClaimRequest, ClaimedBatch, CommitResult, CursorCommit,
+  AckLookup, AckTarget, AdminSubStore, GroupSubscription, PopSelector, PopTarget, RetentionPartition, AppendRequest, AppendResult, BackendCapabilities, ClaimRequest, ClaimedBatch, CommitResult, CursorCommit,
   CursorKey, CursorView, PartitionKey, PartitionView, QueueBackend, ReadyListener, UnitOp, UnitOpResult, UnitResult,
 } from '../contract.js';
 
@@ -29,7 +29,7 @@ import { deleteGroupOn, pruneOn, seekGroupOn, setSubscriptionFromOn } from './en
 
 export { UnitRefused } from './refused.js';
 
-import { leaseLive, type CursorState, type GroupState, type PartitionState } from './state.js';
+import { leaseLive, type CursorState, type GroupState, type PartitionState, type QueueState } from './state.js';
 
 /** The decisions a claim of one partition carries in (the queue's options and the group's mode, or a contract request's). */
 export interface ClaimParams {
@@ -144,6 +144,33 @@ export function claimOn(e: Engine, tx: StoreTx, req: ClaimRequest): ClaimedBatch
     tx.afterCommit(() => e.announce(q, first)); // more work left
   }
   return out;
+}
+
+/**
+ * First offset of `p` the group has not consumed: its cursor when it has one, else where its
+ * subscription would start (one O(log n) store probe for a timestamp subscription).
+ */
+function groupPosition(e: Engine, g: GroupState, p: PartitionState): number {
+  const c = g.cursors.get(p.pk);
+  if (c) return Math.min(Math.max(c.committedOffset, p.firstOffset), p.headOffset);
+  const sub = g.subscription;
+  if (sub.mode === 'all' || sub.fromTime === null) return p.firstOffset;
+  if (p.lastMessageAt === null || p.lastMessageAt <= sub.fromTime) return p.headOffset;
+  return e.store.firstOffsetAfter(p.pk, p.firstOffset, sub.fromTime) ?? p.headOffset;
+}
+
+/** A partition's retention inputs on the indexes (the lowest position over the queue's groups). */
+function retentionView(e: Engine, p: PartitionState): RetentionPartition {
+  let min: number | undefined;
+  for (const g of p.queue.groups.values()) {
+    const pos = groupPosition(e, g, p);
+    if (min === undefined || pos < min) min = pos;
+    if (min <= p.firstOffset) break;
+  }
+  return {
+    queue: { tenant: p.queue.tenant, queue: p.queue.name }, partition: p.name, partitionId: p.id,
+    firstOffset: p.firstOffset, headOffset: p.headOffset, consumedUpTo: min,
+  };
 }
 
 /** Runs `work` as one unit of the store's group commit with the engine's undo log (Broker.run). */
@@ -275,7 +302,11 @@ export class EngineBackend implements QueueBackend {
 
   // ---------------------------------------------------------------- claim
 
+  /** Nothing ready for a registered group (and no partition named): answered from the ready set, without a unit. */
   claim(req: ClaimRequest): Promise<ClaimedBatch[]> {
+    if (req.partition === undefined && this.engine.queue(req.queue.tenant, req.queue.queue)?.groups.get(req.group)?.ready.size === 0) {
+      return Promise.resolve([]);
+    }
     return this.run((tx) => claimOn(this.engine, tx, req));
   }
 
@@ -357,6 +388,51 @@ export class EngineBackend implements QueueBackend {
     return this.sql.readPartition(key);
   }
 
+  /** On the indexes (the cursor at its start position when the group has none yet) and the store's transactionId index. */
+  readAckTargets(lookups: AckLookup[]): Promise<(AckTarget | undefined)[]> {
+    const e = this.engine;
+    return Promise.resolve(lookups.map((l): AckTarget | undefined => {
+      const p = e.partitionsById.get(l.partitionId);
+      if (!p) return undefined;
+      const q = p.queue;
+      const g = q.groups.get(l.group);
+      return {
+        queue: { tenant: q.tenant, queue: q.name }, partition: p.name, options: q.options,
+        cursor: g ? view(e.ensureCursor(g, p)) : undefined,
+        offsets: g ? l.transactionIds.map((t) => e.store.findByTransactionId(p.pk, t, 0)?.offset) : [],
+      };
+    }));
+  }
+
+  /** On the indexes: the tenant's queues by name or label, with the group's registered subscription. */
+  readPopTargets(tenant: string, group: string, selector: PopSelector): Promise<PopTarget[]> {
+    const e = this.engine;
+    const target = (q: QueueState): PopTarget => {
+      const sub = q.groups.get(group)?.subscription;
+      const subscription: GroupSubscription | undefined = sub && {
+        seed: sub.mode === 'all' || sub.fromTime === null ? { mode: 'all' } : { mode: 'from', fromTime: sub.fromTime, label: sub.label },
+        conflation: sub.conflation,
+      };
+      return { queue: q.name, config: { queueId: q.id, namespace: q.namespace, task: q.task, options: q.options }, subscription };
+    };
+    if ('queue' in selector) {
+      const q = e.queue(tenant, selector.queue);
+      return Promise.resolve(q ? [target(q)] : []);
+    }
+    const { namespace, task } = selector;
+    const out: PopTarget[] = [];
+    if (!namespace && !task) return Promise.resolve(out);
+    for (const q of e.tenantQueues(tenant)) {
+      if ((namespace && q.namespace !== namespace) || (task && q.task !== task)) continue;
+      out.push(target(q));
+    }
+    return Promise.resolve(out);
+  }
+
+  leaseHeld(leaseId: string, now: number): Promise<boolean> {
+    return Promise.resolve(this.engine.liveLeases(leaseId, now).length > 0);
+  }
+
   // ---------------------------------------------------------------- sub-stores
 
   /** KV rows on the SQL implementation; the expiry sweep's writes run as this broker's units. */
@@ -404,6 +480,49 @@ export class EngineBackend implements QueueBackend {
     prune: (queue, cuts) => this.run(() => pruneOn(this.engine, queue, cuts)),
     queues: (tenant) => this.sql.admin.queues(tenant),
     cursors: (queue, group) => this.sql.admin.cursors(queue, group),
+    queueOptions: () => Promise.resolve([...this.engine.queues.values()].map((q) => ({ queue: { tenant: q.tenant, queue: q.name }, options: q.options }))),
+    agedPrefixes: (queue, cutoff, limit) => {
+      const e = this.engine;
+      const q = e.queue(queue.tenant, queue.queue);
+      if (!q) return Promise.resolve({ prefixes: [], rows: 0 });
+      const rows = e.store.ops.messagesOlderThan(q.pk, cutoff, limit);
+      const ends = new Map<PartitionState, number>();
+      for (const r of rows) {
+        const p = e.partitionsByPk.get(r.partitionPk);
+        if (p) ends.set(p, Math.max(ends.get(p) ?? 0, r.offset + 1)); // created_at is monotone per partition: a prefix
+      }
+      return Promise.resolve({ prefixes: [...ends].map(([p, end]) => ({ partition: retentionView(e, p), end })), rows: rows.length });
+    },
+    retentionPartitions: (selector) => {
+      const e = this.engine;
+      const out: RetentionPartition[] = [];
+      if ('partitionIds' in selector) {
+        for (const id of selector.partitionIds) {
+          const p = e.partitionsById.get(id);
+          if (p) out.push(retentionView(e, p));
+        }
+        return Promise.resolve(out);
+      }
+      const q = e.queue(selector.consumedOn.tenant, selector.consumedOn.queue);
+      const seen = new Set<PartitionState>();
+      for (const g of q?.groups.values() ?? []) {
+        for (const [pk, c] of g.cursors) {
+          const p = e.partitionsByPk.get(pk);
+          if (p && !seen.has(p) && c.materialized && c.committedOffset > p.firstOffset) {
+            seen.add(p);
+            out.push(retentionView(e, p));
+          }
+        }
+      }
+      return Promise.resolve(out);
+    },
+    firstAfter: (key, fromOffset, time) => {
+      const e = this.engine;
+      const p = e.queue(key.tenant, key.queue)?.partitions.get(key.partition);
+      const offset = p ? e.store.firstOffsetAfter(p.pk, fromOffset, time) : undefined;
+      const createdAt = p && offset !== undefined ? e.store.ops.createdAtFrom(p.pk, offset) : undefined;
+      return Promise.resolve(offset !== undefined && createdAt !== undefined ? { offset, createdAt } : undefined);
+    },
     deleteQueue: (queue) => {
       return this.run((tx) => {
         const q = this.engine.queue(queue.tenant, queue.queue);

@@ -20,10 +20,10 @@ import { checkNameText } from '../../util/names.js';
 import type { PayloadCodec } from '../../model/codec.js';
 import { applyOptions, QUEUE_DEFAULTS } from '../../model/options.js';
 import {
-  leaseLive, namesFromQueue, QUEUE_MODE, queueMapKey,
+  leaseLive, namesFromQueue, queueMapKey,
   type CursorState, type GroupState, type PartitionState, type QueueState,
 } from './state.js';
-import { isNewMode, parseSubscriptionFrom } from '../../model/subscription.js';
+import { resolveSubscription } from '../../model/subscription.js';
 import { LeaseExpiry } from './leases.js';
 import { systemClock, type Clock } from '../../util/clock.js';
 import { Scheduler, type SchedulerLane } from '../../util/scheduler.js';
@@ -35,18 +35,8 @@ import { UndoLog } from './undo.js';
  */
 const SCHEDULER_MAX_DELAY_MS = 60_000;
 
-/** What a group asks for on first contact (docs/http-api.md#subscription-modes). */
-export interface SubscriptionRequest {
-  mode?: string | undefined;
-  from?: string | undefined;
-  /**
-   * When the consumer first asked (epoch ms): a `new` / `now` subscription starts there, so a
-   * long-poll parked before the queue existed still gets the push that wakes it.
-   */
-  since?: number | undefined;
-  /** Ask for a conflating group (newest message per partition); recorded on first contact only. */
-  conflation?: boolean | undefined;
-}
+export type { SubscriptionRequest } from '../../model/subscription.js';
+import type { SubscriptionRequest } from '../../model/subscription.js';
 
 /** In-memory indexes and wake-up machinery shared by every broker operation (see the module comment). */
 export class Engine {
@@ -346,20 +336,10 @@ export class Engine {
    * @throws QueenError `invalid_request` for an unparseable `subscriptionFrom`
    */
   resolveSubscription(q: QueueState, name: string, req: SubscriptionRequest, now: number): SubscriptionRow {
-    const base = { queuePk: q.pk, group: name, createdAt: now, conflation: name !== QUEUE_MODE && req.conflation === true };
-    // Inclusive of the millisecond the consumer arrived in (`fromTime` is exclusive).
-    const start = Math.min(now, req.since ?? now) - 1;
-    if (name === QUEUE_MODE) return { ...base, mode: 'all', fromTime: null, label: 'all' };
-    if (req.from?.trim()) {
-      const from = parseSubscriptionFrom(req.from);
-      return from === 'now'
-        ? { ...base, mode: 'from', fromTime: start, label: 'new' }
-        : { ...base, mode: 'from', fromTime: from, label: 'timestamp' };
-    }
-    const mode = (req.mode ?? '').trim();
-    const isNew = isNewMode(mode) || (mode === '' && this.config.defaultSubscriptionMode === 'new');
-    return isNew ? { ...base, mode: 'from', fromTime: start, label: 'new' } : { ...base, mode: 'all', fromTime: null, label: 'all' };
+    const r = resolveSubscription(name, req, this.config.defaultSubscriptionMode === 'new', now);
+    return { queuePk: q.pk, group: name, createdAt: now, ...r };
   }
+
 
   /** The group's cursor on `p`, computing its starting offset on first touch (not yet written). */
   ensureCursor(g: GroupState, p: PartitionState): CursorState {

@@ -10,7 +10,7 @@ import { DEFAULT_TENANT } from '../contract.js';
 import type { CursorRow, PartitionRow, QueueRow, SubscriptionRow } from '../store.js';
 
 /** The reserved group of pops without `consumerGroup` (competing consumers on one cursor). */
-export const QUEUE_MODE = '__QUEUE_MODE__';
+export { QUEUE_MODE } from '../../model/subscription.js';
 
 /** A partition in memory: its stored row, with the queue object in place of the queue's key. */
 export interface PartitionState extends Omit<PartitionRow, 'queuePk'> {

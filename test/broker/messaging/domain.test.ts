@@ -82,7 +82,7 @@ describe('parked consumers', () => {
   test('a push wakes only waiters of its queue, and discovery waiters by label', async () => {
     const woken: string[] = [];
     const w = (name: string, queue: string | undefined, namespace?: string, task?: string) => ({
-      queue, group: QUEUE_MODE, partition: undefined, namespace, task, wake: () => woken.push(name),
+      tenant: DEFAULT_TENANT, queue, group: QUEUE_MODE, partition: undefined, namespace, task, wake: () => woken.push(name),
     });
     const waiters = broker.waiters;
     const a = w('a', 'wq-a');

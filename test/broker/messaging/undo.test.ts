@@ -81,7 +81,7 @@ test('a unit that throws after writing leaves memory exactly as before; the rest
   const bad = broker.units.run((tx) => {
     const now = clock.now();
     const items = [{ queue: 'u', partition: 'a', payload: 3 }, { queue: 'u', partition: 'b', payload: 4 }, { queue: 'new-q', payload: 5 }];
-    for (const o of pushAppends(engine, planPush(engine, items, null), now).ops) appendOn(engine, tx, o.request);
+    for (const o of pushAppends(planPush(broker, new Map(), items, null), now).ops) appendOn(engine, tx, o.request);
     const got = claimOn(engine, tx, claimReq('u', 'g', now));
     assert.equal(got.length, 1, 'the failing unit did claim (so it changed a cursor, a lease and the ready set)');
     assert.equal(claimOn(engine, tx, claimReq('u', 'fresh', now)).length, 1, 'and registered a new group that claimed');
