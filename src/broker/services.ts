@@ -29,6 +29,8 @@ import type { AdminViews } from './admin/views.js';
 import { Broker } from './broker.js';
 import { Kv } from './coordination/kv.js';
 import { Timers } from './coordination/timers.js';
+import { EphemeralEngine } from './ephemeral/engine.js';
+import { registerEphemeralMetrics } from './ephemeral/metrics.js';
 import { AdminJobs } from './jobs/admin-jobs.js';
 
 /** What {@link Services} is built from. */
@@ -57,6 +59,8 @@ export class Services {
   readonly jobs: AdminJobs;
   /** Read-only operator views. */
   readonly views: AdminViews;
+  /** Ephemeral (RAM-only) queues (docs/ephemeral.md); {@link loadEphemeral} before serving. */
+  readonly ephemeral: EphemeralEngine;
   private state: 'new' | 'started' | 'stopped' = 'new';
 
   constructor(deps: ServicesDeps) {
@@ -67,6 +71,13 @@ export class Services {
     this.jobs = new AdminJobs(this.broker);
     this.views = this.jobs.views;
     this.timers = new Timers(this.broker);
+    this.ephemeral = new EphemeralEngine(this.broker.backend, deps.config.ephemeral, this.clock);
+    registerEphemeralMetrics(this.jobs.metrics.registry, this.ephemeral);
+  }
+
+  /** Re-creates declared ephemeral queues (empty) and reads the kill switch; call after {@link start}, before the listener opens. */
+  async loadEphemeral(): Promise<void> {
+    await this.ephemeral.load();
   }
 
   /**
@@ -86,6 +97,7 @@ export class Services {
   /** Stops taking new work and answers every parked pop (204); background jobs keep running. */
   stopAccepting(): void {
     this.broker.stopAccepting();
+    this.ephemeral.close();
   }
 
   /**
@@ -97,6 +109,7 @@ export class Services {
     const started = this.state === 'started';
     this.state = 'stopped';
     this.broker.stopAccepting();
+    this.ephemeral.close();
     if (started) {
       await this.timers.stop();
       await this.jobs.stop();

@@ -9,6 +9,7 @@ import { isIP } from 'node:net';
 import path from 'node:path';
 import { isNewMode } from '../model/subscription.js';
 import { loadEncryptionConfig, type EncryptionConfig } from './encryption.js';
+import { loadEphemeralConfig, type EphemeralConfig } from './ephemeral.js';
 import { ConfigError, int, oneOf, str, type Env } from './env.js';
 import { loadJwtConfig, type JwtConfig } from './jwt.js';
 
@@ -75,6 +76,8 @@ export interface Config {
   jwt: JwtConfig;
   /** Encryption at rest (docs/security.md#encryption-at-rest), see src/config/encryption.ts. */
   encryption: EncryptionConfig;
+  /** Ephemeral (RAM-only) queues (docs/ephemeral.md#settings), see src/config/ephemeral.ts. */
+  ephemeral: EphemeralConfig;
 }
 
 /**
@@ -130,5 +133,6 @@ export function loadConfig(env: Env = process.env): Config {
     limits,
     jwt: loadJwtConfig(env),
     encryption: loadEncryptionConfig(env),
+    ephemeral: loadEphemeralConfig(env),
   };
 }

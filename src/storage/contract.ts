@@ -329,6 +329,26 @@ export interface AdminSubStore {
   prune(queue: QueueKey, cuts: PruneCut[]): Promise<{ partition: string; removed: number; firstOffsetBefore: number }[]>;
 }
 
+/** A stored ephemeral queue declaration (docs/ephemeral.md#declarations): options only, never contents. */
+export interface EphemeralDeclaration {
+  tenant: string;
+  queue: string;
+  /** The options object as the client sent it (JSON text). */
+  options: string;
+  /** Epoch ms of the last write. */
+  updatedAt: number;
+}
+
+/** Ephemeral queue declarations (table `ephemeral_queues`); contents never touch the store. */
+export interface EphemeralSubStore {
+  /** Inserts or replaces a declaration. */
+  put(row: EphemeralDeclaration): Promise<void>;
+  /** Removes a declaration; returns whether a row existed. */
+  delete(tenant: string, queue: string): Promise<boolean>;
+  /** Every declaration, by tenant then queue, at most `limitPerTenant` per tenant. */
+  list(limitPerTenant: number): Promise<EphemeralDeclaration[]>;
+}
+
 /** Named differences between backends. */
 export interface BackendCapabilities {
   /** Wake-ups travel between processes through the store (PostgreSQL LISTEN/NOTIFY). */
@@ -362,5 +382,6 @@ export interface QueueBackend {
   readonly traces: TraceSubStore;
   readonly dlq: DlqSubStore;
   readonly admin: AdminSubStore;
+  readonly ephemeral: EphemeralSubStore;
   close(): Promise<void>;
 }
