@@ -161,6 +161,19 @@ describe('ephemeral queues', () => {
     assert.deepEqual(got.body.messages.map((m: any) => m.payload), [0, 1, 2, 3, 4]);
   });
 
+  test('a pop whose client went away while parked is given nothing: the next consumer gets the message on its first attempt', async () => {
+    const q = uniqueName('eph');
+    const gone = new AbortController();
+    const parked = fetch(`${b.url}/api/v1/ephemeral/pop?queue=${q}&group=g&wait=true&timeout=20000`, { signal: gone.signal }).catch(() => 'aborted');
+    await waitFor(async () => (await call(b.url, 'GET', '/metrics/prometheus')).text.match(/queen_ephemeral_parked_consumers (\d+)/)?.[1] !== '0' || undefined, { timeoutMs: 10_000, what: 'parked pop' });
+    gone.abort();
+    assert.equal(await parked, 'aborted');
+    await waitFor(async () => (await call(b.url, 'GET', '/metrics/prometheus')).text.match(/queen_ephemeral_parked_consumers (\d+)/)?.[1] === '0' || undefined, { timeoutMs: 10_000, what: 'the parked pop to leave' });
+    await push(b.url, q, ['only']);
+    const r = await pop(b.url, q, '&group=g');
+    assert.deepEqual(r.body.messages.map((m: any) => [m.payload, m.attempts]), [['only', 1]]);
+  });
+
   test('commitOnDelivery delivers at most once: nothing leased, acks answer unknown', async () => {
     const q = uniqueName('eph');
     await push(b.url, q, [1, 2]);
