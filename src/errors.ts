@@ -65,6 +65,7 @@ export const ERRORS = {
   ephemeral_bad_request: { status: 400, message: 'bad ephemeral request' },
   feature_gated: { status: 403, message: 'ephemeral queues are not enabled for this tenant' },
   ephemeral_quota_exceeded: { status: 403, message: "the tenant's ephemeral allowance is exhausted" },
+  internal_only: { status: 403, message: 'internal route: only a verified relay between nodes may call it' },
   ephemeral_queue_not_found: { status: 404, message: 'no ephemeral queue by that name exists on this broker' },
   queue_full: { status: 429, message: 'the ephemeral queue is full' },
   rate_limited: { status: 429, message: 'ephemeral push rate exceeded' },

@@ -163,6 +163,12 @@ export async function ephemeralRoutes(app: FastifyInstance, { services, config }
     return depth(q, group);
   });
 
+  // Relay routes between nodes (docs/ephemeral.md#routes): there is no verified relay on one node.
+  const internalOnly = async (): Promise<never> => { throw new QueenError('internal_only'); };
+  app.post('/api/v1/ephemeral/_adopt', internalOnly);
+  app.post('/api/v1/ephemeral/_leaving', internalOnly);
+  app.get('/api/v1/ephemeral/_ready', noHead, internalOnly);
+
   const killSwitch = () => ({
     ephemeralEnabled: engine.enabled, cellBytes: engine.cellBytes, cellMaxBytes: engine.config.maxBytes, queues: engine.queueCount,
     grantedTenants: 0, requireGrant: false, epoch: engine.epoch,

@@ -61,4 +61,13 @@ export const ephemeralSchemas = {
     tags: ['ephemeral'], summary: 'Switch ephemeral queues on or off',
     body: handBody(obj({ enabled: bool }, undefined, ['enabled'])), response: answers(killSwitch, 'The new state'),
   },
+  'POST /api/v1/ephemeral/_adopt': {
+    tags: ['ephemeral'], summary: 'Multi-node hand-over of rings (internal; refused: one node)', body: handBody(obj()), response: answers(obj(), 'Never on one node: 403 internal_only'),
+  },
+  'POST /api/v1/ephemeral/_leaving': {
+    tags: ['ephemeral'], summary: 'A node announces it is leaving (internal; refused: one node)', body: handBody(obj()), response: answers(obj(), 'Never on one node: 403 internal_only'),
+  },
+  'GET /api/v1/ephemeral/_ready': {
+    tags: ['ephemeral'], summary: 'A node announces it is ready (internal; refused: one node)', response: answers(obj(), 'Never on one node: 403 internal_only'),
+  },
 } satisfies RouteTable;

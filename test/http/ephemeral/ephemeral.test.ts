@@ -143,6 +143,14 @@ describe('ephemeral queues', () => {
     assert.deepEqual((await push(b.url, uniqueName('eph'), [])).body, { pushed: 0 });
   });
 
+  test('the relay routes between nodes answer 403 internal_only', async () => {
+    for (const [method, path] of [['POST', '/api/v1/ephemeral/_adopt'], ['POST', '/api/v1/ephemeral/_leaving'], ['GET', '/api/v1/ephemeral/_ready']] as const) {
+      const r = await call(b.url, method, path, method === 'POST' ? { rings: [] } : undefined);
+      assert.equal(r.status, 403, path);
+      assert.equal(r.body.code, 'internal_only');
+    }
+  });
+
   test('a long poll is woken by a push; a window {count:5} holds the pop until 5 arrive', async () => {
     const q = uniqueName('eph');
     const parked = pop(b.url, q, '&wait=true&timeout=20000');
