@@ -9,6 +9,7 @@ import { isIP } from 'node:net';
 import path from 'node:path';
 import { isNewMode } from '../model/subscription.js';
 import { loadEncryptionConfig, type EncryptionConfig } from './encryption.js';
+import { loadEphemeralConfig, type EphemeralConfig } from './ephemeral.js';
 import { ConfigError, int, oneOf, str, type Env } from './env.js';
 import { loadJwtConfig, type JwtConfig } from './jwt.js';
 import { loadKafkaConfig, type KafkaConfig } from './kafka.js';
@@ -78,6 +79,8 @@ export interface Config {
   encryption: EncryptionConfig;
   /** The Kafka port (docs/kafka.md#configuration), undefined when off; see src/config/kafka.ts. */
   kafka: KafkaConfig | undefined;
+  /** Ephemeral (RAM-only) queues (docs/ephemeral.md#settings), see src/config/ephemeral.ts. */
+  ephemeral: EphemeralConfig;
 }
 
 /**
@@ -134,5 +137,6 @@ export function loadConfig(env: Env = process.env): Config {
     jwt: loadJwtConfig(env),
     encryption: loadEncryptionConfig(env),
     kafka: loadKafkaConfig(env),
+    ephemeral: loadEphemeralConfig(env),
   };
 }
