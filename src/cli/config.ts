@@ -152,7 +152,8 @@ export function readTokenRef(ref: string | undefined): string {
 
 /**
  * Applies the precedence to the loaded file.
- * @throws CliError exit 1 when no server results
+ * @throws CliError exit 1 when no server results, or when it is not an http(s) URL (a bad
+ *   argument, not an unreachable broker: docs/cli.md#exit-codes)
  */
 export function resolve(cfg: ConfigFile, o: Overrides): Resolved {
   const name = o.context || process.env.QUEEN_CONTEXT || cfg['current-context'] || '';
@@ -170,5 +171,12 @@ export function resolve(cfg: ConfigFile, o: Overrides): Resolved {
   if (o.token) r.token = o.token;
   if (!r.server) throw userError('no server configured: pass --server, set $QUEEN_SERVER, or run `queenctl config set-context <name> --server <url>`');
   r.server = r.server.replace(/\/+$/, '');
+  let url: URL | undefined;
+  try {
+    url = new URL(r.server);
+  } catch {
+    url = undefined;
+  }
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) throw userError(`invalid server URL "${r.server}": expected http://host:port or https://host:port`);
   return r;
 }

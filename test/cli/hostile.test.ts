@@ -47,3 +47,16 @@ describe('push input', () => {
     assert.ok(!r.stderr.includes('\u0000') && !r.stderr.includes('\u001b'), JSON.stringify(r.stderr));
   });
 });
+
+describe('connection flags', () => {
+  test('a server that is not an http(s) URL is a user error (exit 1), not an unreachable broker', async () => {
+    for (const server of ['notaurl', 'ftp://x', 'http://[::1']) {
+      const r = await cli.run(['--server', server, 'ping']);
+      assert.equal(r.code, 1, `${server}: ${r.stderr}`);
+      assert.match(r.stderr, /^queenctl: invalid server URL/);
+    }
+    // An unreachable but well-formed server stays exit 2.
+    const down = await cli.run(['--server', 'http://127.0.0.1:1', 'ping']);
+    assert.equal(down.code, 2, down.stderr);
+  });
+});
