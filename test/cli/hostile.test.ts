@@ -48,6 +48,18 @@ describe('push input', () => {
   });
 });
 
+describe('numeric flags', () => {
+  test('absurd counts are exit 1 with a message, never a crash or a silently rounded number', async () => {
+    const q = uniqueName('cli-num');
+    const huge = await cli.run(['push', q, '--concurrency', '99999999999', '--data', '{}']);
+    assert.equal(huge.code, 1, huge.stderr);
+    assert.match(huge.stderr, /^queenctl: --concurrency must be between 1 and 256/);
+    const unsafe = await cli.run(['queue', 'list', '--limit', '99999999999999999999']);
+    assert.equal(unsafe.code, 1, unsafe.stderr);
+    assert.match(unsafe.stderr, /^queenctl: --limit: expected a non-negative integer/);
+  });
+});
+
 describe('connection flags', () => {
   test('a server that is not an http(s) URL is a user error (exit 1), not an unreachable broker', async () => {
     for (const server of ['notaurl', 'ftp://x', 'http://[::1']) {

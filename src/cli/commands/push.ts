@@ -31,6 +31,9 @@ interface PushOptions {
   dryRun?: boolean;
 }
 
+/** Most requests `push` keeps in flight (`--concurrency`); each is one lane object and one socket. */
+export const MAX_CONCURRENCY = 256;
+
 /** Totals of a push run, by item status. */
 export interface PushTotals { queued: number; duplicate: number; failed: number }
 
@@ -154,7 +157,7 @@ export function registerPush(program: Command): void {
     .action(async (queue: string, o: PushOptions, cmd: Command) => {
       const s = Session.of(cmd);
       if (o.batch < 1) throw userError('--batch must be at least 1');
-      if (o.concurrency < 1) throw userError('--concurrency must be at least 1');
+      if (o.concurrency < 1 || o.concurrency > MAX_CONCURRENCY) throw userError(`--concurrency must be between 1 and ${MAX_CONCURRENCY}`);
       const api = o.dryRun ? undefined : s.api();
       let input: NodeJS.ReadableStream;
       let bar: SingleBar | undefined;
