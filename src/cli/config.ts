@@ -80,6 +80,14 @@ export function loadConfig(file: string): ConfigFile {
   if (typeof doc !== 'object' || Array.isArray(doc)) throw userError(`parse ${file}: not a mapping`);
   const cfg = doc as ConfigFile;
   if (cfg.contexts !== undefined && !Array.isArray(cfg.contexts)) throw userError(`parse ${file}: contexts must be a list`);
+  if (cfg['current-context'] !== undefined && typeof cfg['current-context'] !== 'string') throw userError(`parse ${file}: current-context must be a string`);
+  for (const [i, c] of (cfg.contexts ?? []).entries()) {
+    const where = `parse ${file}: contexts[${i}]`;
+    if (c === null || typeof c !== 'object' || Array.isArray(c)) throw userError(`${where} must be a mapping`);
+    if (typeof c.name !== 'string' || c.name === '') throw userError(`${where}.name must be a non-empty string`);
+    for (const k of ['server', 'token-ref'] as const) if (c[k] !== undefined && c[k] !== null && typeof c[k] !== 'string') throw userError(`${where}.${k} must be a string`);
+    if (c.insecure !== undefined && c.insecure !== null && typeof c.insecure !== 'boolean') throw userError(`${where}.insecure must be true or false`);
+  }
   return cfg;
 }
 

@@ -4,11 +4,13 @@
  * server URLs end with a clear message and the documented exit code, never a crash or a partial
  * push the user did not ask for.
  */
+import fs from 'node:fs';
+import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startBroker, type BrokerHandle } from '../helpers/broker.js';
 import { uniqueName } from '../helpers/http.js';
-import { Cli, ndjson } from './run.js';
+import { Cli, ndjson, queenctl, tempHome } from './run.js';
 
 let broker: BrokerHandle;
 let cli: Cli;
@@ -57,6 +59,17 @@ describe('numeric flags', () => {
     const unsafe = await cli.run(['queue', 'list', '--limit', '99999999999999999999']);
     assert.equal(unsafe.code, 1, unsafe.stderr);
     assert.match(unsafe.stderr, /^queenctl: --limit: expected a non-negative integer/);
+  });
+});
+
+describe('config file', () => {
+  test('a context field of the wrong type is exit 1 naming it, not a TypeError', async () => {
+    const home = tempHome();
+    fs.mkdirSync(path.join(home, '.queen'), { recursive: true });
+    fs.writeFileSync(path.join(home, '.queen', 'config.yaml'), 'current-context: a\ncontexts:\n  - name: a\n    server: 5\n');
+    const r = await queenctl(['ping'], { home });
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stderr, /contexts\[0\]\.server must be a string/);
   });
 });
 
