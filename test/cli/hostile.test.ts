@@ -59,6 +59,12 @@ describe('numeric flags', () => {
     const unsafe = await cli.run(['queue', 'list', '--limit', '99999999999999999999']);
     assert.equal(unsafe.code, 1, unsafe.stderr);
     assert.match(unsafe.stderr, /^queenctl: --limit: expected a non-negative integer/);
+    const producers = await cli.run(['bench', '--queue', q, '--producers', '99999999', '--total', '10']);
+    assert.equal(producers.code, 1, producers.stderr);
+    assert.match(producers.stderr, /^queenctl: --producers must be at most 256/);
+    const filler = await cli.run(['bench', '--queue', q, '--payload-size', '99999999999', '--total', '10']);
+    assert.equal(filler.code, 1, filler.stderr);
+    assert.match(filler.stderr, /^queenctl: --payload-size must be at most 16777216/);
   });
 });
 
