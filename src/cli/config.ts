@@ -80,6 +80,14 @@ export function loadConfig(file: string): ConfigFile {
   if (typeof doc !== 'object' || Array.isArray(doc)) throw userError(`parse ${file}: not a mapping`);
   const cfg = doc as ConfigFile;
   if (cfg.contexts !== undefined && !Array.isArray(cfg.contexts)) throw userError(`parse ${file}: contexts must be a list`);
+  if (cfg['current-context'] !== undefined && typeof cfg['current-context'] !== 'string') throw userError(`parse ${file}: current-context must be a string`);
+  for (const [i, c] of (cfg.contexts ?? []).entries()) {
+    const where = `parse ${file}: contexts[${i}]`;
+    if (c === null || typeof c !== 'object' || Array.isArray(c)) throw userError(`${where} must be a mapping`);
+    if (typeof c.name !== 'string' || c.name === '') throw userError(`${where}.name must be a non-empty string`);
+    for (const k of ['server', 'token-ref'] as const) if (c[k] !== undefined && c[k] !== null && typeof c[k] !== 'string') throw userError(`${where}.${k} must be a string`);
+    if (c.insecure !== undefined && c.insecure !== null && typeof c.insecure !== 'boolean') throw userError(`${where}.insecure must be true or false`);
+  }
   return cfg;
 }
 
@@ -152,7 +160,8 @@ export function readTokenRef(ref: string | undefined): string {
 
 /**
  * Applies the precedence to the loaded file.
- * @throws CliError exit 1 when no server results
+ * @throws CliError exit 1 when no server results, or when it is not an http(s) URL (a bad
+ *   argument, not an unreachable broker: docs/cli.md#exit-codes)
  */
 export function resolve(cfg: ConfigFile, o: Overrides): Resolved {
   const name = o.context || process.env.QUEEN_CONTEXT || cfg['current-context'] || '';
@@ -170,5 +179,12 @@ export function resolve(cfg: ConfigFile, o: Overrides): Resolved {
   if (o.token) r.token = o.token;
   if (!r.server) throw userError('no server configured: pass --server, set $QUEEN_SERVER, or run `queenctl config set-context <name> --server <url>`');
   r.server = r.server.replace(/\/+$/, '');
+  let url: URL | undefined;
+  try {
+    url = new URL(r.server);
+  } catch {
+    url = undefined;
+  }
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) throw userError(`invalid server URL "${r.server}": expected http://host:port or https://host:port`);
   return r;
 }

@@ -101,6 +101,7 @@ export function durationFlag(name: string, v: string): number {
  * @throws CliError exit 1
  */
 export function intFlag(name: string, v: string): number {
-  if (!/^\d+$/.test(v.trim())) throw userError(`--${name}: expected a non-negative integer, got "${v}"`);
-  return Number(v);
+  const n = Number(v);
+  if (!/^\d+$/.test(v.trim()) || !Number.isSafeInteger(n)) throw userError(`--${name}: expected a non-negative integer up to 2^53-1, got "${v}"`);
+  return n;
 }

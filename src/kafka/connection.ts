@@ -98,7 +98,10 @@ export class KafkaConnection {
         const frame = this.frames.shift()!;
         if (this.frames.length < MAX_QUEUED / 2 && this.socket.isPaused()) this.socket.resume();
         const out = await this.handle(frame);
-        if (out && !this.closed) this.socket.write(out);
+        // Backpressure: the next request is handled once this answer has left the process, so a
+        // client that pipelines requests without reading cannot make the broker buffer an answer
+        // per request; meanwhile its frames queue up to MAX_QUEUED and the socket is paused.
+        if (out && !this.closed && !this.socket.write(out)) await this.flushed();
       }
     } catch (e) {
       if (!(e instanceof ProtocolError)) this.ctx.log.error({ err: e }, 'kafka: request failed; connection closed');
@@ -106,6 +109,20 @@ export class KafkaConnection {
     } finally {
       this.working = false;
     }
+  }
+
+  /** Resolves when the socket's write buffer has drained, or the connection is gone. */
+  private flushed(): Promise<void> {
+    return new Promise((resolve) => {
+      if (this.socket.destroyed) return resolve();
+      const done = (): void => {
+        this.socket.off('drain', done);
+        this.socket.off('close', done);
+        resolve();
+      };
+      this.socket.on('drain', done);
+      this.socket.on('close', done);
+    });
   }
 
   /** One frame → the bytes to send (undefined: nothing). Throws ProtocolError to close. */

@@ -9,7 +9,9 @@ import { MultiBar, Presets, type SingleBar } from 'cli-progress';
 import type { Command } from 'commander';
 import type { Api } from '../client.js';
 import { serverError, userError } from '../errors.js';
+import { MAX_LINE_BYTES } from '../lines.js';
 import { intFlag, Session } from '../session.js';
+import { MAX_CONCURRENCY } from './push.js';
 
 interface BenchOptions {
   queue: string; total: number; batch: number; partitions: number; producers: number; consumers: number;
@@ -76,6 +78,10 @@ export function registerBench(program: Command): void {
     .option('--auto-delete', 'delete the queue at the end')
     .action(async (o: BenchOptions, cmd: Command) => {
       for (const k of ['total', 'batch', 'partitions', 'producers', 'consumers'] as const) if (o[k] < 1) throw userError(`--${k} must be at least 1`);
+      // Each producer and consumer is a loop with its own request in flight; each payload holds
+      // the filler: bounded so a typo is a message, not an allocation that takes the machine down.
+      for (const k of ['producers', 'consumers'] as const) if (o[k] > MAX_CONCURRENCY) throw userError(`--${k} must be at most ${MAX_CONCURRENCY}`);
+      if (o.payloadSize > MAX_LINE_BYTES) throw userError(`--payload-size must be at most ${MAX_LINE_BYTES}`);
       const s = Session.of(cmd);
       const api = s.api();
       if (o.autoCreate) await api.call('POST /api/v1/configure', { body: { queue: o.queue, options: { leaseTime: 60 } } });

@@ -11,12 +11,11 @@
  * the first empty pop or after one batch (`--batch`, 100) unless `--limit` says otherwise; with
  * `--follow` it long-polls until interrupted; `--limit` and `--idle-millis` stop it too.
  */
-import fs from 'node:fs';
-import readline from 'node:readline';
 import type { Command } from 'commander';
 import type { PoppedMessage } from '../../http/schemas/types.js';
 import type { Api } from '../client.js';
 import { emptyResult, serverError, userError } from '../errors.js';
+import { invalidJsonLine, openInput, readLines } from '../lines.js';
 import { toJson } from '../output.js';
 import { durationFlag, intFlag, Session } from '../session.js';
 import { parseTimeIso } from '../time.js';
@@ -164,25 +163,16 @@ export function registerTail(program: Command): void {
 
 /** Reads NDJSON acknowledgement lines (the output of pop/tail) from a file or stdin (`-`). */
 async function readAckLines(file: string): Promise<{ transactionId: string; partitionId: string; leaseId?: string; consumerGroup?: string }[]> {
-  let input: NodeJS.ReadableStream;
-  if (file === '-') input = process.stdin;
-  else {
-    try {
-      fs.accessSync(file, fs.constants.R_OK);
-    } catch (e) {
-      throw userError(`open ${file}: ${(e as NodeJS.ErrnoException).code ?? 'unreadable'}`);
-    }
-    input = fs.createReadStream(file);
-  }
+  const { input } = openInput(file);
   const out = [];
-  for await (const raw of readline.createInterface({ input, crlfDelay: Infinity })) {
+  for await (const { line: raw, n } of readLines(input)) {
     const line = raw.trim();
     if (line === '') continue;
     let m: { transactionId?: unknown; partitionId?: unknown; leaseId?: unknown; consumerGroup?: unknown };
     try {
       m = JSON.parse(line) as typeof m;
     } catch (e) {
-      throw userError(`invalid JSON line: ${(e as Error).message}`);
+      throw invalidJsonLine(n, e);
     }
     if (typeof m.transactionId !== 'string' || typeof m.partitionId !== 'string' || !m.transactionId || !m.partitionId) throw userError('each line must include transactionId and partitionId');
     out.push({

@@ -9,13 +9,12 @@
  * the broker digit for digit. A progress bar (cli-progress) shows on stderr when it is a terminal
  * and the input is a file.
  */
-import fs from 'node:fs';
-import readline from 'node:readline';
 import { SingleBar, Presets } from 'cli-progress';
 import type { Command } from 'commander';
 import type { Api } from '../client.js';
 import { emptyResult, serverError, userError } from '../errors.js';
 import { toJson } from '../output.js';
+import { invalidJsonLine, openInput, readLines } from '../lines.js';
 import { intFlag, Session } from '../session.js';
 import { parseClientJson } from '../../util/json.js';
 
@@ -32,6 +31,9 @@ interface PushOptions {
   dryRun?: boolean;
 }
 
+/** Most requests `push` keeps in flight (`--concurrency`); each is one lane object and one socket. */
+export const MAX_CONCURRENCY = 256;
+
 /** Totals of a push run, by item status. */
 export interface PushTotals { queued: number; duplicate: number; failed: number }
 
@@ -43,7 +45,7 @@ function partitionFrom(payload: unknown, path: string): string {
 }
 
 /** One item's JSON text for the push body (the payload spliced in as its source text) and its partition. */
-function itemText(queue: string, line: string, o: PushOptions, firstTx: { done: boolean }): { text: string; partition: string } {
+function itemText(queue: string, line: string, n: number, o: PushOptions, firstTx: { done: boolean }): { text: string; partition: string } {
   let payloadText = line;
   let partition = o.partition ?? '';
   let transactionId = '';
@@ -52,7 +54,7 @@ function itemText(queue: string, line: string, o: PushOptions, firstTx: { done: 
   try {
     parsed = JSON.parse(line);
   } catch (e) {
-    throw userError(`invalid JSON line: ${(e as Error).message}`);
+    throw invalidJsonLine(n, e);
   }
   if (o.wrapped) {
     if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw userError('--wrapped: each line must be an object {transactionId?, traceId?, partition?, data}');
@@ -90,7 +92,7 @@ async function sendBatch(api: Api, items: string[], totals: PushTotals): Promise
  * Pushes every NDJSON line of `input` to `queue`. Lines go to `o.concurrency` lanes by partition;
  * each lane sends its batches one after the other, so the messages of one partition are stored in
  * input order while different partitions travel in parallel.
- * @throws CliError exit 1 on a bad line, exit 2/3 when the broker refuses a batch
+ * @throws CliError exit 1 on a bad or over-long line (src/cli/lines.ts), exit 2/3 when the broker refuses a batch
  */
 export async function pushLines(api: Api | undefined, queue: string, input: NodeJS.ReadableStream, o: PushOptions, onProgress?: (bytes: number) => void): Promise<PushTotals> {
   const totals: PushTotals = { queued: 0, duplicate: 0, failed: 0 };
@@ -123,12 +125,11 @@ export async function pushLines(api: Api | undefined, queue: string, input: Node
     while (queuedBatches >= 2 * o.concurrency && !failure) await new Promise<void>((r) => (wake = r));
     if (failure) throw failure;
   };
-  const rl = readline.createInterface({ input, crlfDelay: Infinity });
-  for await (const raw of rl) {
-    onProgress?.(Buffer.byteLength(raw) + 1);
+  for await (const { line: raw, n, bytes } of readLines(input)) {
+    onProgress?.(bytes);
     const line = raw.trim();
     if (line === '') continue;
-    const item = itemText(queue, line, o, firstTx);
+    const item = itemText(queue, line, n, o, firstTx);
     let k = laneOfPartition.get(item.partition);
     if (k === undefined) laneOfPartition.set(item.partition, (k = laneOfPartition.size % o.concurrency));
     const lane = lanes[k]!;
@@ -148,7 +149,7 @@ export function registerPush(program: Command): void {
     .option('--batch <n>', 'messages per request', (v) => intFlag('batch', v), 100)
     .option('--concurrency <n>', 'requests in flight (on different partitions)', (v) => intFlag('concurrency', v), 4)
     .option('--data <json>', 'one inline JSON payload (stdin is not read)')
-    .option('-f, --file <path>', 'read NDJSON from a file instead of stdin')
+    .option('-f, --file <path>', 'read NDJSON from a file instead of stdin (- for stdin)')
     .option('--trace-id <id>', 'trace id attached to every message')
     .option('--transaction-id <id>', 'transactionId of the first message')
     .option('--wrapped', 'lines are items {transactionId?, traceId?, partition?, data}')
@@ -156,7 +157,7 @@ export function registerPush(program: Command): void {
     .action(async (queue: string, o: PushOptions, cmd: Command) => {
       const s = Session.of(cmd);
       if (o.batch < 1) throw userError('--batch must be at least 1');
-      if (o.concurrency < 1) throw userError('--concurrency must be at least 1');
+      if (o.concurrency < 1 || o.concurrency > MAX_CONCURRENCY) throw userError(`--concurrency must be between 1 and ${MAX_CONCURRENCY}`);
       const api = o.dryRun ? undefined : s.api();
       let input: NodeJS.ReadableStream;
       let bar: SingleBar | undefined;
@@ -164,13 +165,9 @@ export function registerPush(program: Command): void {
         const { Readable } = await import('node:stream');
         input = Readable.from([`${o.data}\n`]);
       } else if (o.file) {
-        let size: number;
-        try {
-          size = fs.statSync(o.file).size;
-        } catch (e) {
-          throw userError(`open ${o.file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
-        }
-        input = fs.createReadStream(o.file);
+        const opened = openInput(o.file);
+        input = opened.input;
+        const size = opened.size ?? 0;
         if (process.stderr.isTTY && !s.g.quiet && size > 1 << 20) {
           bar = new SingleBar({ stream: process.stderr, format: 'push [{bar}] {percentage}% {value}/{total} bytes' }, Presets.shades_classic);
           bar.start(size, 0);
