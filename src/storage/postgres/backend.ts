@@ -1,0 +1,163 @@
+/**
+ * The PostgreSQL backend of the operation contract (src/storage/contract.ts `QueueBackend`,
+ * docs/storage.md#postgresql-backend): several broker processes may share one database. Each
+ * operation is one transaction on a pooled connection (db.ts); the message operations are in
+ * log-ops.ts, the sub-stores in sub-stores.ts and admin.ts; wake-up hints travel between processes
+ * by LISTEN/NOTIFY (wake.ts) and reach this process's listeners directly after COMMIT.
+ */
+import type { PoolConfig } from 'pg';
+import { randomUUID } from 'node:crypto';
+import type {
+  AdminSubStore, AppendRequest, AppendResult, BackendCapabilities, ClaimRequest, ClaimedBatch, CommitResult, CursorCommit, CursorKey,
+  CursorView, DlqSubStore, KvSubStore, LockSubStore, PartitionKey, PartitionView, QueueBackend, ReadyListener, TimerSubStore,
+  TraceSubStore, UnitOp, UnitOpResult, UnitResult,
+} from '../contract.js';
+import { UnitRefused } from '../sqlite/refused.js';
+import { adminStore } from './admin.js';
+import { PgDb, q } from './db.js';
+import { appendIn, claimIn, commitIn, cursorView } from './log-ops.js';
+import { migrate } from './migrate.js';
+import { applyRider, dlqStore, kvStore, lockStore, timerStore, traceStore } from './sub-stores.js';
+import { WakeListener } from './wake.js';
+
+/** How the backend connects (node-postgres pool options: `connectionString` or host/port/user/password/database/ssl, `max`). */
+export interface PgBackendOptions {
+  pool: PoolConfig;
+  /** Names this process in NOTIFY payloads (its own hints are not delivered twice); default a random id. */
+  serverId?: string | undefined;
+  /** Listen for other processes' hints (default true). */
+  listen?: boolean | undefined;
+  /** Called with errors of the LISTEN connection (it reconnects by itself). */
+  onListenError?: ((e: Error) => void) | undefined;
+}
+
+/** {@link QueueBackend} on PostgreSQL (see the module comment). */
+export class PgBackend implements QueueBackend {
+  readonly capabilities: BackendCapabilities = { listenNotify: true, singleWriter: false };
+  readonly kv: KvSubStore;
+  readonly locks: LockSubStore;
+  readonly timers: TimerSubStore;
+  readonly traces: TraceSubStore;
+  readonly dlq: DlqSubStore;
+  readonly admin: AdminSubStore;
+
+  private constructor(private readonly db: PgDb, private readonly listener: WakeListener | undefined) {
+    this.kv = kvStore(db);
+    this.locks = lockStore(db);
+    this.timers = timerStore(db);
+    this.traces = traceStore(db);
+    this.dlq = dlqStore(db);
+    this.admin = adminStore(db);
+  }
+
+  /**
+   * Connects, applies the schema migrations (under the advisory lock) and starts listening.
+   * @throws the connection or migration error (the pool is closed again)
+   */
+  static async open(opts: PgBackendOptions): Promise<PgBackend> {
+    const db = new PgDb(opts.pool, opts.serverId ?? randomUUID());
+    let listener: WakeListener | undefined;
+    try {
+      await migrate(db.pool);
+      if (opts.listen !== false) {
+        const { max: _max, ...client } = opts.pool;
+        listener = new WakeListener(client, db.serverId, (q, parts, at) => db.emit(q.tenant, q.queue, parts, at), opts.onListenError);
+        await listener.start();
+      }
+    } catch (e) {
+      await listener?.stop();
+      await db.close();
+      throw e;
+    }
+    return new PgBackend(db, listener);
+  }
+
+  /** Notifications received from other processes and LISTEN reconnections so far. */
+  get notifyStats(): { received: number; reconnects: number } {
+    return { received: this.listener?.received ?? 0, reconnects: this.listener?.reconnects ?? 0 };
+  }
+
+  onPartitionsReady(listener: ReadyListener): void {
+    this.db.onReady(listener);
+  }
+
+  append(req: AppendRequest): Promise<AppendResult> {
+    return this.db.tx((t) => appendIn(t, { ...req, refuseDuplicates: false }, 0));
+  }
+
+  claim(req: ClaimRequest): Promise<ClaimedBatch[]> {
+    return this.db.tx((t) => claimIn(t, req));
+  }
+
+  async commitCursor(req: CursorCommit): Promise<CommitResult> {
+    try {
+      return await this.db.tx((t) => commitIn(t, req, 0));
+    } catch (e) {
+      if (e instanceof UnitRefused) return { applied: false, cursor: await this.readCursor(req.key) };
+      throw e;
+    }
+  }
+
+  async extendLease(leaseId: string, untilMs: number, now: number): Promise<number[]> {
+    const rows = await this.db.tx((t) => q(t, `
+      UPDATE queen.consumers SET lease_expires_at_ms = GREATEST(lease_expires_at_ms, $2)
+       WHERE lease_id = $1 AND lease_expires_at_ms > $3 RETURNING lease_expires_at_ms`, [leaseId, untilMs, now]));
+    return rows.map((r) => r.lease_expires_at_ms as number).sort((a, b) => a - b);
+  }
+
+  releaseLease(leaseId: string, _now: number): Promise<number> {
+    return this.db.tx(async (t) => {
+      const rows = await q(t, `
+        WITH r AS (UPDATE queen.consumers SET lease_id = NULL, lease_expires_at_ms = NULL WHERE lease_id = $1 RETURNING partition_id, next_offset)
+        SELECT q.tenant_id, q.name AS queue, p.name AS partition, p.next_offset AS head, p.first_offset, r.next_offset
+          FROM r JOIN queen.partitions p ON p.id = r.partition_id JOIN queen.queues q ON q.id = p.queue_id`, [leaseId]);
+      for (const r of rows) {
+        if (Math.max(r.next_offset as number, r.first_offset as number) < (r.head as number)) {
+          t.hints.push({ tenant: r.tenant_id as string, queue: r.queue as string, partitions: [r.partition as string], visibleAt: null });
+        }
+      }
+      return rows.length;
+    });
+  }
+
+  async unit(ops: UnitOp[]): Promise<UnitResult> {
+    try {
+      const results = await this.db.tx(async (t) => {
+        const out: UnitOpResult[] = [];
+        for (const [i, o] of ops.entries()) {
+          if (o.op === 'append') out.push(await appendIn(t, o.request, i));
+          else if (o.op === 'commit') out.push(await commitIn(t, o.request, i));
+          else out.push(await applyRider(t, o, i));
+        }
+        return out;
+      });
+      return { committed: true, results };
+    } catch (e) {
+      if (e instanceof UnitRefused) return e.result();
+      throw e;
+    }
+  }
+
+  async readCursor(key: CursorKey): Promise<CursorView | undefined> {
+    const r = await this.db.rows(`
+      SELECT c.* FROM queen.consumers c JOIN queen.partitions p ON p.id = c.partition_id JOIN queen.queues q ON q.id = p.queue_id
+       WHERE q.tenant_id = $1 AND q.name = $2 AND p.name = $3 AND c.consumer_group = $4`, [key.tenant, key.queue, key.partition, key.group]);
+    return r[0] ? cursorView(r[0]) : undefined;
+  }
+
+  async readPartition(key: PartitionKey): Promise<PartitionView | undefined> {
+    const r = (await this.db.rows(`
+      SELECT p.id, p.next_offset, p.first_offset, p.last_message_at_ms FROM queen.partitions p JOIN queen.queues q ON q.id = p.queue_id
+       WHERE q.tenant_id = $1 AND q.name = $2 AND p.name = $3`, [key.tenant, key.queue, key.partition]))[0];
+    return r ? {
+      partitionId: r.id as string, headOffset: r.next_offset as number, firstOffset: r.first_offset as number,
+      lastMessageAt: (r.last_message_at_ms as number | null) ?? null,
+    } : undefined;
+  }
+
+  /** Stops listening and closes the pool. */
+  async close(): Promise<void> {
+    await this.listener?.stop();
+    await this.db.close();
+  }
+}
