@@ -145,8 +145,12 @@ export async function claimIn(t: Tx, req: ClaimRequest): Promise<ClaimedBatch[]>
   let budget = req.batch;
   const later = (partition: string, at: number) =>
     t.hints.push({ tenant: req.queue.tenant, queue: req.queue.queue, partitions: [partition], visibleAt: at });
-  for (const p of candidates) {
-    if (budget <= 0 || out.length >= req.maxPartitions) break;
+  for (const [k, p] of candidates.entries()) {
+    if (budget <= 0 || out.length >= req.maxPartitions) {
+      // more work left: the next waiter is told after the commit
+      t.hints.push({ tenant: req.queue.tenant, queue: req.queue.queue, partitions: candidates.slice(k, k + 1).map((r) => r.name as string), visibleAt: null });
+      break;
+    }
     const id = p.id as string;
     const name = p.name as string;
     const head = p.next_offset as number;
