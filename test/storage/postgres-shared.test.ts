@@ -100,3 +100,18 @@ test('claims racing from three backends: never two live leases on one cursor, de
     assert.equal((await backends[1]!.readCursor({ ...P, group: 'g' }))?.committedOffset, N);
   });
 });
+
+test('group commit: concurrent appends share transactions; offsets stay dense and in arrival order per partition', async () => {
+  await shared(1, async ([b]) => {
+    const results = await Promise.all(Array.from({ length: 120 }, (_, i) =>
+      b!.append({ key: { ...Q, partition: `p${i % 3}` }, items: [item(`t${i}`)], dedupWindowMs: 60_000, now: 1_000 })));
+    for (let k = 0; k < 3; k++) {
+      const offs = results.filter((_, i) => i % 3 === k).map((r) => r.outcomes[0]!.offset);
+      assert.deepEqual(offs, Array.from({ length: 40 }, (_, i) => i), `p${k}: dense, in arrival order`);
+    }
+    assert.ok(b!.groupStats.batches < 120, `appends were gathered (${b!.groupStats.batches} transactions for 120 appends)`);
+    const dup = await Promise.all([b!.append({ key: { ...Q, partition: 'p0' }, items: [item('t0')], dedupWindowMs: 60_000, now: 1_001 }),
+      b!.append({ key: { ...Q, partition: 'p0' }, items: [item('new')], dedupWindowMs: 60_000, now: 1_001 })]);
+    assert.deepEqual(dup.map((r) => [r.outcomes[0]!.status, r.outcomes[0]!.offset]), [['duplicate', 0], ['queued', 40]]);
+  });
+});

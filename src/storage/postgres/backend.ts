@@ -31,6 +31,15 @@ export interface PgBackendOptions {
   onListenError?: ((e: Error) => void) | undefined;
 }
 
+/** Most appends gathered into one transaction. */
+export const MAX_GROUP = 500;
+
+interface PendingAppend {
+  req: AppendRequest;
+  resolve(r: AppendResult): void;
+  reject(e: unknown): void;
+}
+
 /** {@link QueueBackend} on PostgreSQL (see the module comment). */
 export class PgBackend implements QueueBackend {
   readonly capabilities: BackendCapabilities = { listenNotify: true, singleWriter: false };
@@ -40,6 +49,10 @@ export class PgBackend implements QueueBackend {
   readonly traces: TraceSubStore;
   readonly dlq: DlqSubStore;
   readonly admin: AdminSubStore;
+  /** Appends gathered into transactions so far (group commit). */
+  readonly groupStats = { batches: 0, appends: 0 };
+  private readonly pendingAppends: PendingAppend[] = [];
+  private committing = false;
 
   private constructor(private readonly db: PgDb, private readonly listener: WakeListener | undefined) {
     this.kv = kvStore(db);
@@ -81,8 +94,49 @@ export class PgBackend implements QueueBackend {
     this.db.onReady(listener);
   }
 
+  /**
+   * Group commit across requests (design B4): appends that arrive while a batch is committing are
+   * gathered into the next transaction (at most {@link MAX_GROUP} per batch), ordered by partition
+   * key (stable, so one partition keeps arrival order) so that batches of several processes lock
+   * partition rows in one order. A batch that fails is retried one append per transaction, so
+   * one bad request fails alone.
+   */
   append(req: AppendRequest): Promise<AppendResult> {
-    return this.db.tx((t) => appendIn(t, { ...req, refuseDuplicates: false }, 0));
+    return new Promise<AppendResult>((resolve, reject) => {
+      this.pendingAppends.push({ req: { ...req, refuseDuplicates: false }, resolve, reject });
+      this.pumpAppends();
+    });
+  }
+
+  private pumpAppends(): void {
+    if (this.committing || this.pendingAppends.length === 0) return;
+    const batch = this.pendingAppends.splice(0, MAX_GROUP);
+    this.committing = true;
+    void this.commitAppends(batch).finally(() => {
+      this.committing = false;
+      this.pumpAppends();
+    });
+  }
+
+  private async commitAppends(batch: PendingAppend[]): Promise<void> {
+    const keyOf = (r: AppendRequest) => JSON.stringify([r.key.tenant, r.key.queue, r.key.partition]);
+    const ordered = batch.map((b, i) => ({ b, i, k: keyOf(b.req) })).sort((x, y) => (x.k < y.k ? -1 : x.k > y.k ? 1 : x.i - y.i)).map((x) => x.b);
+    this.groupStats.batches++;
+    this.groupStats.appends += ordered.length;
+    try {
+      const results = await this.db.tx(async (t) => {
+        const out: AppendResult[] = [];
+        for (const p of ordered) out.push(await appendIn(t, p.req, 0));
+        return out;
+      });
+      ordered.forEach((p, i) => p.resolve(results[i]!));
+    } catch (e) {
+      if (ordered.length === 1) {
+        ordered[0]!.reject(e);
+        return;
+      }
+      for (const p of ordered) await this.db.tx((t) => appendIn(t, p.req, 0)).then((r) => p.resolve(r), (e: unknown) => p.reject(e));
+    }
   }
 
   claim(req: ClaimRequest): Promise<ClaimedBatch[]> {
@@ -157,6 +211,7 @@ export class PgBackend implements QueueBackend {
 
   /** Stops listening and closes the pool. */
   async close(): Promise<void> {
+    while (this.committing || this.pendingAppends.length > 0) await new Promise((r) => setTimeout(r, 5));
     await this.listener?.stop();
     await this.db.close();
   }

@@ -54,11 +54,16 @@ export async function ensureQueue(t: Tx, tenant: string, name: string, now: numb
 
 /** The contract's append (see the module comment). */
 export async function appendIn(t: Tx, req: AppendRequest, index: number): Promise<AppendResult> {
-  const queueId = await ensureQueue(t, req.key.tenant, req.key.queue, req.now);
-  await exec(t, `INSERT INTO queen.partitions (id, queue_id, name, created_at) VALUES ($1, $2, $3, ${msToTs('$4')})
-                  ON CONFLICT (queue_id, name) DO NOTHING`, [randomUUID(), queueId, req.key.partition, req.now]);
-  const p = (await q(t, `SELECT id, next_offset, last_message_at_ms FROM queen.partitions WHERE queue_id = $1 AND name = $2 FOR UPDATE`,
-    [queueId, req.key.partition]))[0]!;
+  const lock = `SELECT p.id, p.next_offset, p.last_message_at_ms FROM queen.partitions p JOIN queen.queues q ON q.id = p.queue_id
+                 WHERE q.tenant_id = $1 AND q.name = $2 AND p.name = $3 FOR UPDATE OF p`;
+  const key = [req.key.tenant, req.key.queue, req.key.partition];
+  let p = (await q(t, lock, key))[0];
+  if (!p) {
+    const queueId = await ensureQueue(t, req.key.tenant, req.key.queue, req.now);
+    await exec(t, `INSERT INTO queen.partitions (id, queue_id, name, created_at) VALUES ($1, $2, $3, ${msToTs('$4')})
+                    ON CONFLICT (queue_id, name) DO NOTHING`, [randomUUID(), queueId, req.key.partition, req.now]);
+    p = (await q(t, lock, key))[0]!;
+  }
   const partitionId = p.id as string;
   let head = p.next_offset as number;
   const start = head;

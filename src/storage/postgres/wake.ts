@@ -76,7 +76,7 @@ export class WakeListener {
   private timer: NodeJS.Timeout | undefined;
   /** Notifications received from other nodes. */
   received = 0;
-  /** Reconnections after a lost LISTEN connection. */
+  /** Reconnections (listening again) after a lost LISTEN connection. */
   reconnects = 0;
 
   constructor(
@@ -116,8 +116,7 @@ export class WakeListener {
     this.backoffMs = Math.min(this.backoffMs * 2, 5_000);
     this.timer = setTimeout(() => {
       this.timer = undefined;
-      this.reconnects++;
-      this.connect().catch((e: unknown) => { this.onError(e as Error); this.retry(); });
+      this.connect().then(() => { this.reconnects++; }, (e: unknown) => { this.onError(e as Error); this.retry(); });
     }, wait);
     this.timer.unref();
   }
