@@ -11,6 +11,7 @@ import { isNewMode } from '../model/subscription.js';
 import { loadEncryptionConfig, type EncryptionConfig } from './encryption.js';
 import { ConfigError, int, oneOf, str, type Env } from './env.js';
 import { loadJwtConfig, type JwtConfig } from './jwt.js';
+import { loadStorageConfig, type StorageConfig } from './storage.js';
 
 export { ConfigError } from './env.js';
 
@@ -75,6 +76,8 @@ export interface Config {
   jwt: JwtConfig;
   /** Encryption at rest (docs/security.md#encryption-at-rest), see src/config/encryption.ts. */
   encryption: EncryptionConfig;
+  /** The storage backend (`QUEEN_STORAGE`) and the PostgreSQL connection (docs/storage.md#postgresql-backend), see src/config/storage.ts. */
+  storage: StorageConfig;
 }
 
 /**
@@ -130,5 +133,6 @@ export function loadConfig(env: Env = process.env): Config {
     limits,
     jwt: loadJwtConfig(env),
     encryption: loadEncryptionConfig(env),
+    storage: loadStorageConfig(env),
   };
 }
