@@ -115,3 +115,28 @@ test('group commit: concurrent appends share transactions; offsets stay dense an
     assert.deepEqual(dup.map((r) => [r.outcomes[0]!.status, r.outcomes[0]!.offset]), [['duplicate', 0], ['queued', 40]]);
   });
 });
+
+test('on the database clock, a process whose clock runs an hour ahead cannot take a live lease (it could on the callers\' clocks)', async () => {
+  const db = await freshDatabase();
+  const open = (clock: 'caller' | 'database', id: string) => PgBackend.open({ pool: { connectionString: db.url, max: 2 }, serverId: id, clock, listen: false });
+  const backends: PgBackend[] = [];
+  try {
+    const [a, b, c, d] = [await open('database', 'a'), await open('database', 'b'), await open('caller', 'c'), await open('caller', 'd')];
+    backends.push(a, b, c, d);
+    const now = Date.now();
+    const hour = 3_600_000;
+    const req = (leaseId: string, at: number, queue: string): ClaimRequest =>
+      ({ queue: { ...Q, queue }, group: 'g', maxPartitions: 1, batch: 10, leaseId, leaseMs: 60_000, delayMs: 0, windowMs: 0, conflation: false, seed: { mode: 'all' }, now: at });
+    await a.append({ key: { ...P, queue: 'db' }, items: [item('x')], dedupWindowMs: 0, now });
+    assert.equal((await a.claim(req('LA', now, 'db'))).length, 1);
+    assert.deepEqual(await b.claim(req('LB', now + hour, 'db')), [], 'the skewed process finds the lease live');
+    const held = await b.unit([{ op: 'leaseHeld', leaseId: 'LA', now: now + hour }]);
+    assert.equal(held.committed, true, 'and the holder\'s lease still counts as held');
+    await c.append({ key: { ...P, queue: 'caller' }, items: [item('y')], dedupWindowMs: 0, now });
+    assert.equal((await c.claim(req('LC', now, 'caller'))).length, 1);
+    assert.equal((await d.claim(req('LD', now + hour, 'caller'))).length, 1, 'on callers\' clocks the skewed process takes it (what the database clock prevents)');
+  } finally {
+    for (const x of backends) await x.close();
+    await db.drop();
+  }
+});

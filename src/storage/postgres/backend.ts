@@ -14,7 +14,7 @@ import type {
 } from '../contract.js';
 import { UnitRefused } from '../sqlite/refused.js';
 import { adminStore } from './admin.js';
-import { PgDb, q } from './db.js';
+import { clockOf, PgDb, q, type ClockSource } from './db.js';
 import { appendIn, claimIn, commitIn, cursorView } from './log-ops.js';
 import { migrate } from './migrate.js';
 import { applyRider, dlqStore, kvStore, lockStore, timerStore, traceStore } from './sub-stores.js';
@@ -27,6 +27,12 @@ export interface PgBackendOptions {
   serverId?: string | undefined;
   /** Listen for other processes' hints (default true). */
   listen?: boolean | undefined;
+  /**
+   * Whose clock lease and visibility times follow (design B7, docs/storage.md#postgresql-backend):
+   * `caller` (default: the contract's `now`, so a test clock drives them) or `database` (`now()` of
+   * each transaction, so processes with skewed clocks cannot overlap leases).
+   */
+  clock?: ClockSource | undefined;
   /** Called with errors of the LISTEN connection (it reconnects by itself). */
   onListenError?: ((e: Error) => void) | undefined;
 }
@@ -68,7 +74,7 @@ export class PgBackend implements QueueBackend {
    * @throws the connection or migration error (the pool is closed again)
    */
   static async open(opts: PgBackendOptions): Promise<PgBackend> {
-    const db = new PgDb(opts.pool, opts.serverId ?? randomUUID());
+    const db = new PgDb(opts.pool, opts.serverId ?? randomUUID(), opts.clock);
     let listener: WakeListener | undefined;
     try {
       await migrate(db.pool);
@@ -152,10 +158,11 @@ export class PgBackend implements QueueBackend {
     }
   }
 
+  /** On the database clock, `untilMs` keeps its distance from the caller's `now`. */
   async extendLease(leaseId: string, untilMs: number, now: number): Promise<number[]> {
     const rows = await this.db.tx((t) => q(t, `
       UPDATE queen.consumers SET lease_expires_at_ms = GREATEST(lease_expires_at_ms, $2)
-       WHERE lease_id = $1 AND lease_expires_at_ms > $3 RETURNING lease_expires_at_ms`, [leaseId, untilMs, now]));
+       WHERE lease_id = $1 AND lease_expires_at_ms > $3 RETURNING lease_expires_at_ms`, [leaseId, untilMs - now + clockOf(t, now), clockOf(t, now)]));
     return rows.map((r) => r.lease_expires_at_ms as number).sort((a, b) => a - b);
   }
 

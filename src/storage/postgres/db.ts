@@ -22,6 +22,16 @@ export const pgTypes = {
 export interface Tx {
   client: PoolClient;
   hints: Hint[];
+  /** The database clock at the start of the transaction (epoch ms), when the backend follows it. */
+  now: number | undefined;
+}
+
+/** Whose clock lease and visibility times follow: the caller's `now` (the contract's default) or the database's `now()`. */
+export type ClockSource = 'caller' | 'database';
+
+/** The time an operation uses: the database clock when the backend follows it, else the caller's `now`. */
+export function clockOf(t: Tx, callerNow: number): number {
+  return t.now ?? callerNow;
 }
 
 /** A row as returned by the driver. */
@@ -32,7 +42,12 @@ export class PgDb {
   readonly pool: pg.Pool;
   private readonly listeners: ReadyListener[] = [];
 
-  constructor(config: PoolConfig, readonly serverId: string) {
+  /**
+   * @param config node-postgres pool options
+   * @param serverId names this process in NOTIFY payloads
+   * @param clock `database`: every transaction reads `now()` once and lease and visibility times follow it
+   */
+  constructor(config: PoolConfig, readonly serverId: string, readonly clock: ClockSource = 'caller') {
     this.pool = new pg.Pool({ ...config, types: pgTypes });
     this.pool.on('error', () => undefined); // an idle connection lost: the pool replaces it
   }
@@ -48,10 +63,15 @@ export class PgDb {
    */
   async tx<T>(fn: (t: Tx) => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
-    const t: Tx = { client, hints: [] };
+    const t: Tx = { client, hints: [], now: undefined };
     let result: T;
     try {
-      await client.query('BEGIN');
+      if (this.clock === 'database') {
+        const r = (await client.query(`BEGIN; SELECT ${tsToMs('now()')} AS now`)) as unknown as { rows: Row[] }[];
+        t.now = r[1]!.rows[0]!.now as number;
+      } else {
+        await client.query('BEGIN');
+      }
       result = await fn(t);
       const hints = mergeHints(t.hints);
       if (hints.length > 0) await notifyHints(client, this.serverId, hints);

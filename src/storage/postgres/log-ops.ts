@@ -22,7 +22,7 @@ import type {
 import type { MessageRow } from '../store.js';
 import { randomUUID } from 'node:crypto';
 import { UnitRefused } from '../sqlite/refused.js';
-import { exec, msToTs, payloadBytes, payloadOf, q, tsToMs, type Row, type Tx } from './db.js';
+import { clockOf, exec, msToTs, payloadBytes, payloadOf, q, tsToMs, type Row, type Tx } from './db.js';
 
 const MSG_COLS = `"offset", id, transaction_id, trace_id, producer_sub, payload, encrypted, ${tsToMs('created_at')} AS created_ms`;
 
@@ -53,7 +53,8 @@ export async function ensureQueue(t: Tx, tenant: string, name: string, now: numb
 }
 
 /** The contract's append (see the module comment). */
-export async function appendIn(t: Tx, req: AppendRequest, index: number): Promise<AppendResult> {
+export async function appendIn(t: Tx, callerReq: AppendRequest, index: number): Promise<AppendResult> {
+  const req = { ...callerReq, now: clockOf(t, callerReq.now) };
   const lock = `SELECT p.id, p.next_offset, p.last_message_at_ms FROM queen.partitions p JOIN queen.queues q ON q.id = p.queue_id
                  WHERE q.tenant_id = $1 AND q.name = $2 AND p.name = $3 FOR UPDATE OF p`;
   const key = [req.key.tenant, req.key.queue, req.key.partition];
@@ -128,7 +129,8 @@ export async function startOffset(t: Tx, sub: Subscription, p: { id: string; fir
 }
 
 /** The contract's claim (see the module comment). */
-export async function claimIn(t: Tx, req: ClaimRequest): Promise<ClaimedBatch[]> {
+export async function claimIn(t: Tx, callerReq: ClaimRequest): Promise<ClaimedBatch[]> {
+  const req = { ...callerReq, now: clockOf(t, callerReq.now) };
   const qr = (await q(t, 'SELECT id FROM queen.queues WHERE tenant_id = $1 AND name = $2', [req.queue.tenant, req.queue.queue]))[0];
   if (!qr) return [];
   const queueId = qr.id as string;
@@ -222,7 +224,8 @@ export async function partitionOf(t: Tx, tenant: string, queue: string, partitio
  * The contract's cursor commit (see the module comment).
  * @throws UnitRefused when the lease or offset condition fails (the caller rolls the transaction back)
  */
-export async function commitIn(t: Tx, c: CursorCommit, index: number): Promise<CommitResult> {
+export async function commitIn(t: Tx, callerCommit: CursorCommit, index: number): Promise<CommitResult> {
+  const c = { ...callerCommit, now: clockOf(t, callerCommit.now) };
   const { tenant, queue, partition, group } = c.key;
   const p = await partitionOf(t, tenant, queue, partition);
   const cur = p ? (await q(t, 'SELECT * FROM queen.consumers WHERE partition_id = $1 AND consumer_group = $2 FOR UPDATE', [p.id, group]))[0] : undefined;

@@ -14,7 +14,7 @@ import type { DlqFilter, DlqRow } from '../store.js';
 import type { TraceRow } from '../ops.js';
 import type { TimerRow } from '../timers.js';
 import { UnitRefused } from '../sqlite/refused.js';
-import { exec, payloadBytes, payloadOf, q, type PgDb, type Row, type Tx } from './db.js';
+import { clockOf, exec, payloadBytes, payloadOf, q, type PgDb, type Row, type Tx } from './db.js';
 
 const kvOf = (r: Row): KvRow => ({
   ns: r.ns as string, key: r.key as string, value: r.value as string, version: r.version as number,
@@ -117,7 +117,7 @@ export async function applyRider(t: Tx, o: UnitOp, index: number): Promise<{ don
                                       WHERE tenant_id = $1 AND queue = $2 AND timer_key = $3`,
       [o.tenant, o.queue, o.timerKey, o.error, o.retryAt, o.now])) > 0 };
     case 'leaseHeld': {
-      const held = await q(t, 'SELECT 1 FROM queen.consumers WHERE lease_id = $1 AND lease_expires_at_ms > $2 LIMIT 1 FOR SHARE', [o.leaseId, o.now]);
+      const held = await q(t, 'SELECT 1 FROM queen.consumers WHERE lease_id = $1 AND lease_expires_at_ms > $2 LIMIT 1 FOR SHARE', [o.leaseId, clockOf(t, o.now)]);
       if (held.length === 0) throw new UnitRefused(index);
       return { done: true };
     }
