@@ -25,7 +25,7 @@ test('QUEEN_STORAGE=postgres with DATABASE_URL: the schema migrations are applie
     const c = new pg.Client({ connectionString: db.url });
     await c.connect();
     try {
-      assert.deepEqual((await c.query('SELECT version FROM queen.schema_migrations')).rows, [{ version: 1 }]);
+      assert.deepEqual((await c.query('SELECT version FROM queen.schema_migrations ORDER BY version')).rows, [{ version: 1 }, { version: 2 }]);
     } finally {
       await c.end();
     }

@@ -7,7 +7,7 @@
 import type { AdminSubStore, CursorView, PartitionKey, QueueConfig, QueueKey } from '../contract.js';
 import { applyOptions, QUEUE_DEFAULTS } from '../../model/options.js';
 import { exec, msToTs, q, type PgDb, type Row, type Tx } from './db.js';
-import { cursorView, ensureQueue } from './log-ops.js';
+import { cursorView, ensureQueue, forgetWatermarks } from './log-ops.js';
 
 function configOf(r: Row): QueueConfig {
   const options = applyOptions({ ...QUEUE_DEFAULTS }, r.options as Record<string, unknown>);
@@ -64,6 +64,7 @@ export function adminStore(db: PgDb): AdminSubStore {
         cursorsDeleted += await exec(t, `DELETE FROM queen.consumers c USING queen.partitions p
                                           WHERE p.id = c.partition_id AND p.queue_id = $1 AND c.consumer_group = $2`, [s.queue_id, group]);
         if (deleteMetadata) await exec(t, 'DELETE FROM queen.subscriptions WHERE queue_id = $1 AND consumer_group = $2', [s.queue_id, group]);
+        await forgetWatermarks(t, [s.queue_id as string], group);
         const parts = await partitionsOf(t, s.queue_id as string);
         for (const p of parts) partitions.push({ tenant, queue: s.name as string, partition: p.name as string });
         const ready = parts.filter((p) => (p.next_offset as number) > (p.first_offset as number)).map((p) => p.name as string);
@@ -81,6 +82,7 @@ export function adminStore(db: PgDb): AdminSubStore {
         if (parts.length === 0) return undefined;
       }
       const toEnd = 'toEnd' in target;
+      await forgetWatermarks(t, [queueId], group);
       await exec(t, `INSERT INTO queen.subscriptions (queue_id, consumer_group, mode, from_time_ms, label, conflation, created_at_ms)
                      VALUES ($1, $2, 'from', $3, $4, false, $5) ON CONFLICT DO NOTHING`,
       [queueId, group, toEnd ? now : target.timestamp - 1, toEnd ? 'new' : 'timestamp', now]);
@@ -99,9 +101,13 @@ export function adminStore(db: PgDb): AdminSubStore {
       if (ready.length > 0) t.hints.push({ tenant: queue.tenant, queue: queue.queue, partitions: ready, visibleAt: null });
       return out;
     }),
-    setSubscriptionFrom: (tenant, group, fromTime) => db.tx(async (t) => exec(t, `
-      UPDATE queen.subscriptions s SET mode = 'from', from_time_ms = $3, label = 'timestamp'
-        FROM queen.queues q WHERE q.id = s.queue_id AND q.tenant_id = $1 AND s.consumer_group = $2`, [tenant, group, fromTime])),
+    setSubscriptionFrom: (tenant, group, fromTime) => db.tx(async (t) => {
+      const rows = await q(t, `
+        UPDATE queen.subscriptions s SET mode = 'from', from_time_ms = $3, label = 'timestamp'
+          FROM queen.queues q WHERE q.id = s.queue_id AND q.tenant_id = $1 AND s.consumer_group = $2 RETURNING s.queue_id`, [tenant, group, fromTime]);
+      await forgetWatermarks(t, rows.map((r) => r.queue_id as string), group);
+      return rows.length;
+    }),
     prune: (queue, cuts) => db.tx(async (t) => {
       const out: { partition: string; removed: number; firstOffsetBefore: number }[] = [];
       for (const cut of cuts) {

@@ -15,7 +15,7 @@ import type {
 import { UnitRefused } from '../sqlite/refused.js';
 import { adminStore } from './admin.js';
 import { clockOf, PgDb, q, type ClockSource } from './db.js';
-import { appendIn, claimIn, commitIn, cursorView } from './log-ops.js';
+import { appendIn, claimIn, commitIn, cursorView, touchPartition } from './log-ops.js';
 import { migrate } from './migrate.js';
 import { applyRider, dlqStore, kvStore, lockStore, timerStore, traceStore } from './sub-stores.js';
 import { WakeListener } from './wake.js';
@@ -166,14 +166,15 @@ export class PgBackend implements QueueBackend {
     return rows.map((r) => r.lease_expires_at_ms as number).sort((a, b) => a - b);
   }
 
-  releaseLease(leaseId: string, _now: number): Promise<number> {
+  releaseLease(leaseId: string, now: number): Promise<number> {
     return this.db.tx(async (t) => {
       const rows = await q(t, `
         WITH r AS (UPDATE queen.consumers SET lease_id = NULL, lease_expires_at_ms = NULL WHERE lease_id = $1 RETURNING partition_id, next_offset)
-        SELECT q.tenant_id, q.name AS queue, p.name AS partition, p.next_offset AS head, p.first_offset, r.next_offset
+        SELECT q.tenant_id, q.name AS queue, p.id, p.name AS partition, p.next_offset AS head, p.first_offset, r.next_offset
           FROM r JOIN queen.partitions p ON p.id = r.partition_id JOIN queen.queues q ON q.id = p.queue_id`, [leaseId]);
       for (const r of rows) {
         if (Math.max(r.next_offset as number, r.first_offset as number) < (r.head as number)) {
+          await touchPartition(t, r.id as string, clockOf(t, now));
           t.hints.push({ tenant: r.tenant_id as string, queue: r.queue as string, partitions: [r.partition as string], visibleAt: null });
         }
       }

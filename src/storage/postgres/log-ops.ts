@@ -97,13 +97,55 @@ export async function appendIn(t: Tx, callerReq: AppendRequest, index: number): 
                    SELECT $1, u.o, u.i, u.t, u.tr, u.ps, u.pl, u.e, ${msToTs('$9')}
                      FROM unnest($2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bytea[], $8::boolean[]) AS u(o, i, t, tr, ps, pl, e)`,
     [partitionId, cols.offset, cols.id, cols.txn, cols.trace, cols.sub, cols.payload, cols.enc, createdAt]);
-    await exec(t, 'UPDATE queen.partitions SET next_offset = $2, last_message_at_ms = $3 WHERE id = $1', [partitionId, head, createdAt]);
+    await exec(t, `UPDATE queen.partitions SET next_offset = $2, last_message_at_ms = $3, last_activity_ms = GREATEST(last_activity_ms, $3)
+                    WHERE id = $1`, [partitionId, head, createdAt]);
     t.hints.push({ tenant: req.key.tenant, queue: req.key.queue, partitions: [req.key.partition], visibleAt: null });
   }
   return { partitionId, outcomes, headOffset: head };
 }
 
 interface Subscription { mode: string; fromTime: number | null }
+
+/**
+ * How far before a group's last empty scan a partition's activity must be to be looked at again,
+ * ms: covers appends committing during the scan and clock differences between processes.
+ */
+export const WATERMARK_MARGIN_MS = 120_000;
+
+/**
+ * The claim's candidate query (design B5, docs/storage.md#postgresql-backend). Params: $1 queue id,
+ * $2 group, $3 now (ms), $4 the subscription's fromTime (null for `all`), $5 limit, $6 the pinned
+ * partition's name, or else the activity floor (the watermark less the margin; MIN_SAFE_INTEGER
+ * before the first empty scan). Unpinned, it reads only partitions active since the floor
+ * (`partitions_recent`) plus the group's expired leases (`consumers_expiry`): O(recent activity).
+ */
+export function candidateSql(pinned: boolean): string {
+  const source = pinned
+    ? 'SELECT * FROM queen.partitions WHERE queue_id = $1 AND name = $6'
+    : `SELECT * FROM queen.partitions WHERE queue_id = $1 AND last_activity_ms >= $6
+       UNION
+       SELECT p.* FROM queen.consumers e JOIN queen.partitions p ON p.id = e.partition_id
+        WHERE e.consumer_group = $2 AND e.lease_id IS NOT NULL AND e.lease_expires_at_ms <= $3 AND p.queue_id = $1`;
+  return `
+    SELECT p.id, p.pk, p.name, p.next_offset, p.first_offset, p.last_message_at_ms, c.partition_id IS NOT NULL AS has_cursor
+      FROM (${source}) p
+      LEFT JOIN queen.consumers c ON c.partition_id = p.id AND c.consumer_group = $2
+     WHERE p.next_offset > GREATEST(COALESCE(c.next_offset, p.first_offset), p.first_offset)
+       AND (c.partition_id IS NOT NULL OR $4::bigint IS NULL OR p.last_message_at_ms > $4::bigint)
+       AND (c.lease_expires_at_ms IS NULL OR c.lease_expires_at_ms <= $3)
+     ORDER BY p.last_message_at_ms, p.pk
+     LIMIT $5`;
+}
+
+/** Marks a partition active at `now` (a rewind, a release with a rest): unpinned claims look at it again. */
+export async function touchPartition(t: Tx, partitionId: string, now: number): Promise<void> {
+  await exec(t, 'UPDATE queen.partitions SET last_activity_ms = GREATEST(last_activity_ms, $2) WHERE id = $1', [partitionId, now]);
+}
+
+/** Forgets a group's watermarks (its start points moved): its next unpinned claims scan every partition once. */
+export async function forgetWatermarks(t: Tx, queueIds: string[], group: string): Promise<void> {
+  await exec(t, 'DELETE FROM queen.consumer_watermarks WHERE queue_id = ANY($1::uuid[]) AND consumer_group = $2', [queueIds, group]);
+}
 
 /** The group's stored subscription on the queue, registered from `req.seed` on first contact. */
 async function subscription(t: Tx, queueId: string, req: Pick<ClaimRequest, 'group' | 'seed' | 'conflation' | 'now'>): Promise<Subscription> {
@@ -136,18 +178,18 @@ export async function claimIn(t: Tx, callerReq: ClaimRequest): Promise<ClaimedBa
   const queueId = qr.id as string;
   const sub = await subscription(t, queueId, req);
   const fromTime = sub.mode === 'from' ? sub.fromTime : null;
-  const params: unknown[] = [queueId, req.group, req.now, fromTime, req.maxPartitions + 16];
-  if (req.partition !== undefined) params.push(req.partition);
-  const candidates = await q(t, `
-    SELECT p.id, p.pk, p.name, p.next_offset, p.first_offset, p.last_message_at_ms, c.partition_id IS NOT NULL AS has_cursor
-      FROM queen.partitions p
-      LEFT JOIN queen.consumers c ON c.partition_id = p.id AND c.consumer_group = $2
-     WHERE p.queue_id = $1 ${req.partition !== undefined ? 'AND p.name = $6' : ''}
-       AND p.next_offset > GREATEST(COALESCE(c.next_offset, p.first_offset), p.first_offset)
-       AND (c.partition_id IS NOT NULL OR $4::bigint IS NULL OR p.last_message_at_ms > $4::bigint)
-       AND (c.lease_expires_at_ms IS NULL OR c.lease_expires_at_ms <= $3)
-     ORDER BY p.last_message_at_ms, p.pk
-     LIMIT $5`, params);
+  const pinned = req.partition !== undefined;
+  const wm = pinned ? undefined
+    : (await q(t, `SELECT ${tsToMs('last_empty_scan_at')} AS at FROM queen.consumer_watermarks WHERE queue_id = $1 AND consumer_group = $2`,
+      [queueId, req.group]))[0]?.at as number | undefined;
+  const params: unknown[] = [queueId, req.group, req.now, fromTime, req.maxPartitions + 16,
+    pinned ? req.partition : wm === undefined ? Number.MIN_SAFE_INTEGER : wm - WATERMARK_MARGIN_MS];
+  const candidates = await q(t, candidateSql(pinned), params);
+  if (!pinned && candidates.length === 0) {
+    await exec(t, `INSERT INTO queen.consumer_watermarks (queue_id, queue_name, consumer_group, last_empty_scan_at) VALUES ($1, $2, $3, ${msToTs('$4')})
+                   ON CONFLICT (queue_id, consumer_group) DO UPDATE SET last_empty_scan_at = GREATEST(queen.consumer_watermarks.last_empty_scan_at, EXCLUDED.last_empty_scan_at)`,
+    [queueId, req.queue.queue, req.group, req.now]);
+  }
   const out: ClaimedBatch[] = [];
   let budget = req.batch;
   const later = (partition: string, at: number) =>
@@ -255,6 +297,9 @@ export async function commitIn(t: Tx, callerCommit: CursorCommit, index: number)
       lease_id = CASE WHEN $5 THEN NULL ELSE queen.consumers.lease_id END,
       lease_expires_at_ms = CASE WHEN $5 THEN NULL ELSE queen.consumers.lease_expires_at_ms END
     RETURNING *`, [p.id, group, c.committedOffset, c.retryCount, release]))[0]!;
-  if (!live(row) && (row.next_offset as number) < head) t.hints.push({ tenant, queue, partitions: [partition], visibleAt: null });
+  if (!live(row) && (row.next_offset as number) < head) {
+    await touchPartition(t, p.id as string, c.now);
+    t.hints.push({ tenant, queue, partitions: [partition], visibleAt: null });
+  }
   return { applied: true, cursor: cursorView(row) };
 }

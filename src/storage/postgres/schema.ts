@@ -159,4 +159,21 @@ CREATE INDEX timers_due ON queen.timers (deliver_at_ms);
 CREATE TABLE queen.system_state (key text PRIMARY KEY, value text NOT NULL);
 `,
   },
+  {
+    version: 2,
+    name: 'activity watermark: claims cost O(recent activity)',
+    sql: `
+ALTER TABLE queen.partitions ADD COLUMN last_activity_ms bigint NOT NULL DEFAULT 0;
+UPDATE queen.partitions SET last_activity_ms = COALESCE(last_message_at_ms, 0);
+CREATE INDEX partitions_recent ON queen.partitions (queue_id, last_activity_ms);
+CREATE INDEX consumers_expiry ON queen.consumers (consumer_group, lease_expires_at_ms) WHERE lease_id IS NOT NULL;
+CREATE TABLE queen.consumer_watermarks (
+  queue_id uuid NOT NULL REFERENCES queen.queues (id) ON DELETE CASCADE,
+  queue_name text NOT NULL,
+  consumer_group text COLLATE "C" NOT NULL,
+  last_empty_scan_at timestamptz NOT NULL,
+  PRIMARY KEY (queue_id, consumer_group)
+);
+`,
+  },
 ];
