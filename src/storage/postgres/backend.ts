@@ -130,10 +130,28 @@ export class PgBackend implements QueueBackend {
     this.groupStats.batches++;
     this.groupStats.appends += ordered.length;
     try {
+      // Consecutive appends to one partition with one dedup window run as one append (one lock, one
+      // INSERT); each gets its own items' outcomes back and the head after its own last item.
+      const runs: PendingAppend[][] = [];
+      for (const p of ordered) {
+        const last = runs[runs.length - 1]?.[0];
+        if (last && keyOf(last.req) === keyOf(p.req) && last.req.dedupWindowMs === p.req.dedupWindowMs) runs[runs.length - 1]!.push(p);
+        else runs.push([p]);
+      }
       const results = await this.db.tx(async (t) => {
-        const out: AppendResult[] = [];
-        for (const p of ordered) out.push(await appendIn(t, p.req, 0));
-        return out;
+        const out: AppendResult[][] = [];
+        for (const run of runs) {
+          const first = run[0]!.req;
+          const merged = await appendIn(t, { ...first, items: run.flatMap((p) => p.req.items), now: Math.max(...run.map((p) => p.req.now)) }, 0);
+          let k = 0;
+          out.push(run.map((p) => {
+            const outcomes = merged.outcomes.slice(k, k + p.req.items.length);
+            k += p.req.items.length;
+            const own = outcomes.filter((o) => o.status === 'queued').map((o) => o.offset);
+            return { partitionId: merged.partitionId, outcomes, headOffset: own.length > 0 ? Math.max(...own) + 1 : merged.headOffset };
+          }));
+        }
+        return out.flat();
       });
       ordered.forEach((p, i) => p.resolve(results[i]!));
     } catch (e) {
