@@ -2,7 +2,8 @@
  * `node dist/bench/pg-backend.js`: the PostgreSQL backend of the operation contract on its own
  * (no HTTP), on a fresh database of the local server (test/storage/postgres-backend.ts): appends
  * of 1 message with 64 in flight (group commit gathers them), appends of 100 per call, and
- * claim + ack commit of batches of 100 on one partition. Prints msg/s per shape.
+ * claim + ack commit of batches of 100 on one partition, and the wake-up latency from an append on
+ * one backend to the hint at another's listener (LISTEN/NOTIFY). Prints msg/s per shape and p50/p99.
  *
  * Env: BENCH_SECONDS (default 3) per shape.
  */
@@ -44,9 +45,27 @@ try {
     const r = await b.commitCursor({ key: { ...Q, partition: 'big', group: 'g' }, leaseId, committedOffset: last + 1, retryCount: 0, release: true, now });
     return r.applied ? got.messages.length : 0;
   })]);
+  // Wake-up latency across processes: append on one backend, the hint arrives at another's listener (LISTEN/NOTIFY).
+  const other = await PgBackend.open({ pool: { connectionString: db.url, max: 2 } });
+  const lat: number[] = [];
+  try {
+    let pending: { at: number; done: () => void } | undefined;
+    other.onPartitionsReady((q) => { if (q.queue === 'wake' && pending) { lat.push(performance.now() - pending.at); pending.done(); pending = undefined; } });
+    for (let i = 0; i < 200; i++) {
+      await new Promise<void>((done) => {
+        pending = { at: performance.now(), done };
+        void b.append({ key: { ...Q, queue: 'wake', partition: 'p' }, items: [item()], dedupWindowMs: 0, now: Date.now() });
+      });
+    }
+  } finally {
+    await other.close();
+  }
+  lat.sort((x, y) => x - y);
+  const pct = (p: number) => lat[Math.min(lat.length - 1, Math.floor(p * lat.length))]!.toFixed(1);
   console.log('| shape | msg/s |\n|---|---:|');
   for (const [shape, v] of rows) console.log(`| ${shape} | ${v} |`);
-  console.log(`\ngroup commit: ${before.appends} single appends in ${before.batches} transactions`);
+  console.log(`\ncross-process wake (append call → hint at another backend's listener), 200 samples: p50 ${pct(0.5)} ms, p99 ${pct(0.99)} ms`);
+  console.log(`group commit: ${before.appends} single appends in ${before.batches} transactions`);
 } finally {
   await b.close();
   await db.drop();

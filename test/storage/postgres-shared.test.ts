@@ -51,6 +51,7 @@ test('a push through backend A wakes a listener of backend B (LISTEN/NOTIFY), al
     await a!.append({ key: P, items: [item('x')], dedupWindowMs: 0, now: Date.now() });
     await waitFor(() => seen.length > 0, { what: 'the hint on B' });
     assert.deepEqual(seen[0], ['p']);
+    assert.deepEqual([a!.notifyStats.sent, b!.notifyStats.received], [1, 1]);
     const admin = new pg.Client({ connectionString: url });
     await admin.connect();
     try {

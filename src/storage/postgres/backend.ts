@@ -91,9 +91,9 @@ export class PgBackend implements QueueBackend {
     return new PgBackend(db, listener);
   }
 
-  /** Notifications received from other processes and LISTEN reconnections so far. */
-  get notifyStats(): { received: number; reconnects: number } {
-    return { received: this.listener?.received ?? 0, reconnects: this.listener?.reconnects ?? 0 };
+  /** NOTIFYs sent, notifications received from other processes, and LISTEN reconnections so far (for `queen_notify_*` metrics). */
+  get notifyStats(): { sent: number; received: number; reconnects: number } {
+    return { sent: this.db.notifySent, received: this.listener?.received ?? 0, reconnects: this.listener?.reconnects ?? 0 };
   }
 
   onPartitionsReady(listener: ReadyListener): void {

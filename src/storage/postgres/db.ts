@@ -41,6 +41,8 @@ export type Row = QueryResultRow;
 export class PgDb {
   readonly pool: pg.Pool;
   private readonly listeners: ReadyListener[] = [];
+  /** NOTIFYs sent in committed or rolled-back transactions (only committed ones are delivered). */
+  notifySent = 0;
 
   /**
    * @param config node-postgres pool options
@@ -74,7 +76,7 @@ export class PgDb {
       }
       result = await fn(t);
       const hints = mergeHints(t.hints);
-      if (hints.length > 0) await notifyHints(client, this.serverId, hints);
+      if (hints.length > 0) this.notifySent += await notifyHints(client, this.serverId, hints);
       await client.query('COMMIT');
       t.hints = hints;
     } catch (e) {

@@ -60,9 +60,11 @@ export function encodeHints(serverId: string, hints: Hint[]): string[] {
   return out;
 }
 
-/** Sends `hints` inside the open transaction of `client` (delivered after its COMMIT). */
-export async function notifyHints(client: PoolClient, serverId: string, hints: Hint[]): Promise<void> {
-  for (const payload of encodeHints(serverId, hints)) await client.query('SELECT pg_notify($1, $2)', [WAKE_CHANNEL, payload]);
+/** Sends `hints` inside the open transaction of `client` (delivered after its COMMIT); returns how many NOTIFYs. */
+export async function notifyHints(client: PoolClient, serverId: string, hints: Hint[]): Promise<number> {
+  const payloads = encodeHints(serverId, hints);
+  for (const payload of payloads) await client.query('SELECT pg_notify($1, $2)', [WAKE_CHANNEL, payload]);
+  return payloads.length;
 }
 
 /**
