@@ -2,7 +2,8 @@
  * Which storage backend the broker runs on (`QUEEN_STORAGE`, docs/storage.md#postgresql-backend)
  * and, for PostgreSQL, how to reach it: `DATABASE_URL`, or Queen's `PG_HOST` / `PG_PORT` /
  * `PG_USER` / `PG_PASSWORD` / `PG_DATABASE` (alias `PG_DB`) / `PG_USE_SSL` /
- * `PG_SSL_REJECT_UNAUTHORIZED`, with `DB_POOL_SIZE` connections per broker process. The password
+ * `PG_SSL_REJECT_UNAUTHORIZED`, with `DB_POOL_SIZE` connections per broker process, and
+ * `QUEEN_PG_LISTEN_URL` for the LISTEN connection when the pool goes through a pooler. The password
  * (and a URL, which may carry one) never prints: they are non-enumerable, so neither `inspect`
  * nor `JSON.stringify` shows them, and no error message echoes them.
  */
@@ -18,6 +19,8 @@ export interface PgConnectionConfig {
   /** Non-enumerable. */
   password?: string;
   database: string;
+  /** `QUEEN_PG_LISTEN_URL`: a direct connection for LISTEN when the pool goes through a transaction pooler (non-enumerable). */
+  listenUrl?: string;
   /** TLS: false, or on with the certificate check on or off. */
   ssl: false | { rejectUnauthorized: boolean };
   /** Pool size (`DB_POOL_SIZE`). */
@@ -28,6 +31,25 @@ export type StorageConfig = { kind: 'sqlite' } | { kind: 'postgres'; pg: PgConne
 
 function hidden<T extends object>(o: T, key: string, value: string | undefined): void {
   if (value !== undefined) Object.defineProperty(o, key, { value, enumerable: false, writable: false });
+}
+
+/**
+ * A PostgreSQL URL variable; undefined when unset or empty.
+ * @throws ConfigError when it is not a postgres:// or postgresql:// URL (the value is not echoed: it may carry a password)
+ */
+function pgUrl(env: Env, name: string): string | undefined {
+  const url = env[name]?.trim();
+  if (url === undefined || url === '') return undefined;
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new ConfigError(`${name} is not a URL (expected postgres://user:password@host:port/database)`);
+  }
+  if (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:') {
+    throw new ConfigError(`${name} has the scheme ${JSON.stringify(parsed.protocol)} (expected postgres: or postgresql:)`);
+  }
+  return url;
 }
 
 /**
@@ -52,18 +74,7 @@ export function loadStorageConfig(env: Env): StorageConfig {
     max: int(env, 'DB_POOL_SIZE', 20, 1, 10_000),
   };
   hidden(pg, 'password', env.PG_PASSWORD);
-  const url = env.DATABASE_URL;
-  if (url !== undefined && url.trim() !== '') {
-    let parsed: URL;
-    try {
-      parsed = new URL(url.trim());
-    } catch {
-      throw new ConfigError('DATABASE_URL is not a URL (expected postgres://user:password@host:port/database)');
-    }
-    if (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:') {
-      throw new ConfigError(`DATABASE_URL has the scheme ${JSON.stringify(parsed.protocol)} (expected postgres: or postgresql:)`);
-    }
-    hidden(pg, 'connectionString', url.trim());
-  }
+  hidden(pg, 'connectionString', pgUrl(env, 'DATABASE_URL'));
+  hidden(pg, 'listenUrl', pgUrl(env, 'QUEEN_PG_LISTEN_URL'));
   return kindRaw === 'sqlite' ? { kind: 'sqlite' } : { kind: 'postgres', pg };
 }

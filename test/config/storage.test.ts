@@ -43,4 +43,7 @@ test('DATABASE_URL is taken as given, checked for its scheme, and never printed'
   assert.ok(!inspect(c, { depth: 5 }).includes('s3cret') && !JSON.stringify(c).includes('s3cret'));
   fails({ QUEEN_STORAGE: 'postgres', DATABASE_URL: 'mysql://u:s3cret@db/x' }, /DATABASE_URL has the scheme "mysql:"/, 's3cret');
   fails({ QUEEN_STORAGE: 'postgres', DATABASE_URL: 'not a url s3cret' }, /DATABASE_URL is not a URL/, 's3cret');
+  const l = loadStorageConfig({ QUEEN_STORAGE: 'postgres', QUEEN_PG_LISTEN_URL: 'postgresql://u:s3cret@db-direct/queen' });
+  assert.ok(l.kind === 'postgres' && l.pg.listenUrl === 'postgresql://u:s3cret@db-direct/queen' && !JSON.stringify(l).includes('s3cret'));
+  fails({ QUEEN_PG_LISTEN_URL: 'http://x' }, /QUEEN_PG_LISTEN_URL has the scheme "http:"/);
 });

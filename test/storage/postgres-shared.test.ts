@@ -141,3 +141,24 @@ test('on the database clock, a process whose clock runs an hour ahead cannot tak
     await db.drop();
   }
 });
+
+test('the LISTEN connection goes to listenUrl when given (QUEEN_PG_LISTEN_URL), and hints still arrive', async () => {
+  const db = await freshDatabase();
+  const a = await PgBackend.open({ pool: { connectionString: db.url, max: 2 }, serverId: 'a', listen: false });
+  const b = await PgBackend.open({ pool: { connectionString: db.url, max: 2 }, serverId: 'b', listenUrl: `${db.url}?application_name=queen_listen_test` });
+  const admin = new pg.Client({ connectionString: db.url });
+  await admin.connect();
+  try {
+    const rows = (await admin.query("SELECT query FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'queen_listen_test'")).rows as { query: string }[];
+    assert.deepEqual(rows.map((r) => r.query), ['LISTEN queen_wake']);
+    const seen: string[][] = [];
+    b.onPartitionsReady((_q, parts) => seen.push(parts));
+    await a.append({ key: P, items: [item('x')], dedupWindowMs: 0, now: Date.now() });
+    await waitFor(() => seen.length > 0, { what: 'the hint through the listen URL' });
+  } finally {
+    await admin.end();
+    await a.close();
+    await b.close();
+    await db.drop();
+  }
+});

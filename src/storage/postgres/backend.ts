@@ -28,6 +28,11 @@ export interface PgBackendOptions {
   /** Listen for other processes' hints (default true). */
   listen?: boolean | undefined;
   /**
+   * Where the LISTEN connection goes when not where the pool goes (`QUEEN_PG_LISTEN_URL`): LISTEN
+   * needs a direct connection, so with the pool behind a transaction pooler name the server itself.
+   */
+  listenUrl?: string | undefined;
+  /**
    * Whose clock lease and visibility times follow (design B7, docs/storage.md#postgresql-backend):
    * `caller` (default: the contract's `now`, so a test clock drives them) or `database` (`now()` of
    * each transaction, so processes with skewed clocks cannot overlap leases).
@@ -79,7 +84,8 @@ export class PgBackend implements QueueBackend {
     try {
       await migrate(db.pool);
       if (opts.listen !== false) {
-        const { max: _max, ...client } = opts.pool;
+        const { max: _max, ...poolClient } = opts.pool;
+        const client = opts.listenUrl !== undefined ? { connectionString: opts.listenUrl, ssl: opts.pool.ssl } : poolClient;
         listener = new WakeListener(client, db.serverId, (q, parts, at) => db.emit(q.tenant, q.queue, parts, at), opts.onListenError);
         await listener.start();
       }
