@@ -12,6 +12,7 @@ import { loadEncryptionConfig, type EncryptionConfig } from './encryption.js';
 import { ConfigError, int, oneOf, str, type Env } from './env.js';
 import { loadJwtConfig, type JwtConfig } from './jwt.js';
 import { loadKafkaConfig, type KafkaConfig } from './kafka.js';
+import { loadStorageConfig, type StorageConfig } from './storage.js';
 
 export { ConfigError } from './env.js';
 
@@ -78,6 +79,8 @@ export interface Config {
   encryption: EncryptionConfig;
   /** The Kafka port (docs/kafka.md#configuration), undefined when off; see src/config/kafka.ts. */
   kafka: KafkaConfig | undefined;
+  /** The storage backend (`QUEEN_STORAGE`) and the PostgreSQL connection (docs/storage.md#postgresql-backend), see src/config/storage.ts. */
+  storage: StorageConfig;
 }
 
 /**
@@ -134,5 +137,6 @@ export function loadConfig(env: Env = process.env): Config {
     jwt: loadJwtConfig(env),
     encryption: loadEncryptionConfig(env),
     kafka: loadKafkaConfig(env),
+    storage: loadStorageConfig(env),
   };
 }
