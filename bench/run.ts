@@ -10,6 +10,8 @@
  * delivery), and the same push and pop+ack with JWT (HS256, RS256) and on an encrypted queue as
  * ratios to the plain run; Kafka port rows (kafkajs produce in batches of 100, a kafkajs consumer
  * group) against the same broker, as ratios to HTTP push 100/request and pop+ack.
+ * ratios to the plain run; ephemeral (RAM-only) push and pop+ack next to their durable rows, as
+ * multiples of them (docs/ephemeral.md).
  *
  * Env: BENCH_SECONDS (default 5) per autocannon run; BENCH_ONLY=name,name to pick shapes.
  */
@@ -101,6 +103,62 @@ async function benchPopAck(b: BrokerHandle, shape: string, queue: string, total:
   const secs = (performance.now() - started) / 1000;
   lat.sort((x, y) => x - y);
   return { shape, messages: consumed, batch, concurrency: workers, msgPerSec: consumed / secs, reqPerSec: requests / secs, p50: pct(lat, 50), p99: pct(lat, 99), note: 'latency = pop + ack round trip' };
+}
+
+/** Ephemeral push: `batch` messages per request into one partition per connection's body (RAM only, nothing fsynced). */
+async function benchEphemeralPush(b: BrokerHandle, batch: number, connections: number): Promise<Row> {
+  const body = { queue: 'bench-eph-push', messages: Array.from({ length: batch }, () => ({ payload: PAYLOAD })) };
+  // Consumed as it goes (commitOnDelivery) so the queue stays below its bounds while autocannon pushes.
+  let draining = true;
+  const drain = (async () => {
+    while (draining) await request(b.url, 'GET', '/api/v1/ephemeral/pop?queue=bench-eph-push&batch=10000&commitOnDelivery=true');
+  })();
+  try {
+    const r = await cannon(b.url, '/api/v1/ephemeral/push', body, connections);
+    if (r.non2xx > 0) throw new Error(`ephemeral push: ${r.non2xx} non-2xx answers`);
+    const reqs = r.requests.average;
+    return { shape: `ephemeral push ${batch}/request`, messages: r.requests.total * batch, batch, concurrency: connections, msgPerSec: reqs * batch, reqPerSec: reqs, p50: r.latency.p50, p99: r.latency.p99 };
+  } finally {
+    draining = false;
+    await drain;
+    await request(b.url, 'POST', '/api/v1/ephemeral/reset', { queue: 'bench-eph-push' });
+  }
+}
+
+/** Ephemeral pop+ack: fills `total`, then `workers` pop batches and ack them by id until empty. */
+async function benchEphemeralPopAck(b: BrokerHandle, total: number, batch: number, workers: number): Promise<Row> {
+  const queue = 'bench-eph-popack';
+  for (let sent = 0; sent < total; sent += 1000) {
+    const r = await request(b.url, 'POST', '/api/v1/ephemeral/push', { queue, partition: `p${(sent / 1000) % (workers * 2)}`, messages: Array.from({ length: Math.min(1000, total - sent) }, () => ({ payload: PAYLOAD })) });
+    if (r.status !== 201) throw new Error(`ephemeral fill failed: ${r.status} ${JSON.stringify(r.body)}`);
+  }
+  const lat: number[] = [];
+  let consumed = 0;
+  let requests = 0;
+  const started = performance.now();
+  await Promise.all(Array.from({ length: workers }, async () => {
+    for (;;) {
+      const t0 = performance.now();
+      const p = await request(b.url, 'GET', `/api/v1/ephemeral/pop?queue=${queue}&batch=${batch}`);
+      const msgs = p.body.messages as { id: string }[];
+      if (msgs.length === 0) return;
+      const a = await request(b.url, 'POST', '/api/v1/ephemeral/ack', { queue, acks: msgs.map((m) => ({ id: m.id, status: 'completed' })) });
+      if (a.status !== 200 || (a.body.results as { outcome: string }[]).some((x) => x.outcome !== 'acked')) throw new Error(`ephemeral ack failed: ${JSON.stringify(a.body)}`);
+      lat.push(performance.now() - t0);
+      consumed += msgs.length;
+      requests += 2;
+    }
+  }));
+  const secs = (performance.now() - started) / 1000;
+  lat.sort((x, y) => x - y);
+  return { shape: `ephemeral pop+ack (batch ${batch})`, messages: consumed, batch, concurrency: workers, msgPerSec: consumed / secs, reqPerSec: requests / secs, p50: pct(lat, 50), p99: pct(lat, 99), note: 'latency = pop + ack round trip' };
+}
+
+/** `row`'s throughput as a multiple of the durable row `shape` of the same run. */
+function versus(row: Row, shape: string): Row {
+  const base = rows.find((r) => r.shape === shape);
+  if (base) row.note = `${row.note ? `${row.note}; ` : ''}${(row.msgPerSec / base.msgPerSec).toFixed(1)}× ${shape}`;
+  return row;
 }
 
 /** One parked consumer per round; time from the push request leaving to the delivery arriving. */
@@ -201,7 +259,11 @@ async function token(alg: 'HS256' | 'RS256', key: Uint8Array | CryptoKey): Promi
 async function main(): Promise<void> {
   const bare = await bareServer();
   // The Kafka port is on for the plain broker so its rows compare with HTTP on one process.
-  const plain = await startKafkaBroker({ env: { LOG_LEVEL: 'info' } });
+  // Ephemeral ceilings raised so the ephemeral rows measure the engine, not its bounds or rate limit.
+  const plain = await startKafkaBroker({ env: {
+    LOG_LEVEL: 'info', QUEEN_EPHEMERAL_RATE: '100000000', QUEEN_EPHEMERAL_BURST: '100000000', QUEEN_EPHEMERAL_QUEUE_MAX_LENGTH: '10000000',
+    QUEEN_EPHEMERAL_QUEUE_MAX_BYTES: '1073741824', QUEEN_EPHEMERAL_MAX_BYTES: '1073741824',
+  } });
   try {
     if (want('push')) {
       for (const [batch, conns] of [[1, 32], [100, 8]] as const) {
@@ -219,6 +281,11 @@ async function main(): Promise<void> {
     }
     if (want('popack')) rows.push(await benchPopAck(plain, 'pop+ack (batch 100)', 'bench-popack', 30_000, 100, 8));
     if (want('popack1')) rows.push(await benchPopAck(plain, 'pop+ack (batch 1)', 'bench-popack1', 5_000, 1, 16));
+    if (want('ephemeral')) {
+      rows.push(versus(await benchEphemeralPush(plain, 1, 32), 'push 1/request'));
+      rows.push(versus(await benchEphemeralPush(plain, 100, 8), 'push 100/request'));
+      rows.push(versus(await benchEphemeralPopAck(plain, 30_000, 100, 8), 'pop+ack (batch 100)'));
+    }
     if (want('fanout')) rows.push(await benchFanout(plain, 4, 20_000));
     if (want('wakeup')) rows.push(await benchWakeup(plain, 300));
     if (want('kafka')) {

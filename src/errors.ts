@@ -61,6 +61,18 @@ export const ERRORS = {
   /** Internal: a `required` precondition was lost; callers answer 200 `{ok:false, reason:"kv_precondition", …}`. */
   kv_precondition: { status: 409, message: 'a required KV precondition was lost; nothing was written' },
   locks_bad_request: { status: 400, message: 'locks_bad_request' },
+  // ephemeral queues (docs/ephemeral.md#status-codes)
+  ephemeral_bad_request: { status: 400, message: 'bad ephemeral request' },
+  feature_gated: { status: 403, message: 'ephemeral queues are not enabled for this tenant' },
+  ephemeral_quota_exceeded: { status: 403, message: "the tenant's ephemeral allowance is exhausted" },
+  internal_only: { status: 403, message: 'internal route: only a verified relay between nodes may call it' },
+  ephemeral_queue_not_found: { status: 404, message: 'no ephemeral queue by that name exists on this broker' },
+  queue_full: { status: 429, message: 'the ephemeral queue is full' },
+  rate_limited: { status: 429, message: 'ephemeral push rate exceeded' },
+  ephemeral_configure_failed: { status: 500, message: 'the declaration could not be stored' },
+  ephemeral_delete_failed: { status: 500, message: 'the rings were dropped but the declaration was not' },
+  ephemeral_unavailable: { status: 503, message: 'the broker holds as many ephemeral bytes as it may' },
+  ephemeral_disabled: { status: 503, message: 'ephemeral queues are switched off on this broker' },
   encryption_key_missing: {
     status: 400,
     message: 'encryptionEnabled needs QUEEN_ENCRYPTION_KEY to be set on the broker',

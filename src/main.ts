@@ -65,6 +65,7 @@ async function main(): Promise<void> {
   // One start order (broker, KV sweep, admin jobs, timers) and its reverse at shutdown (docs/operations.md#boot).
   const services = new Services({ store, config, codec, log, clock: systemClock });
   services.start(snapshot);
+  await services.loadEphemeral(); // declared ephemeral queues come back empty before the listener opens
   const app = await buildApp(config, services, log);
   const connections = trackConnections(app.server); // shutdown ends sockets with no request in flight
   const host = config.bindAddr;

@@ -29,6 +29,8 @@ import type { AdminViews } from './admin/views.js';
 import { Broker } from './broker.js';
 import { Kv } from './coordination/kv.js';
 import { Timers } from './coordination/timers.js';
+import { EphemeralEngine } from './ephemeral/engine.js';
+import { registerEphemeralMetrics } from './ephemeral/metrics.js';
 import { AdminJobs } from './jobs/admin-jobs.js';
 import { PartitionLogs } from './messaging/log-read.js';
 import { SqliteLogReads } from '../storage/sqlite/log-read.js';
@@ -61,6 +63,8 @@ export class Services {
   readonly views: AdminViews;
   /** Partition logs by offset, for the Kafka port (src/broker/messaging/log-read.ts). */
   readonly logs: PartitionLogs;
+  /** Ephemeral (RAM-only) queues (docs/ephemeral.md); {@link loadEphemeral} before serving. */
+  readonly ephemeral: EphemeralEngine;
   private state: 'new' | 'started' | 'stopped' = 'new';
 
   constructor(deps: ServicesDeps) {
@@ -72,6 +76,13 @@ export class Services {
     this.views = this.jobs.views;
     this.timers = new Timers(this.broker);
     this.logs = new PartitionLogs(this.broker.backend, new SqliteLogReads(this.broker.engine, (w) => this.broker.units.run(w)), this.clock);
+    this.ephemeral = new EphemeralEngine(this.broker.backend, deps.config.ephemeral, this.clock);
+    registerEphemeralMetrics(this.jobs.metrics.registry, this.ephemeral);
+  }
+
+  /** Re-creates declared ephemeral queues (empty) and reads the kill switch; call after {@link start}, before the listener opens. */
+  async loadEphemeral(): Promise<void> {
+    await this.ephemeral.load();
   }
 
   /**
@@ -91,6 +102,7 @@ export class Services {
   /** Stops taking new work and answers every parked pop (204); background jobs keep running. */
   stopAccepting(): void {
     this.broker.stopAccepting();
+    this.ephemeral.close();
   }
 
   /**
@@ -102,6 +114,7 @@ export class Services {
     const started = this.state === 'started';
     this.state = 'stopped';
     this.broker.stopAccepting();
+    this.ephemeral.close();
     if (started) {
       await this.timers.stop();
       await this.jobs.stop();

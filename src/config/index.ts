@@ -9,6 +9,7 @@ import { isIP } from 'node:net';
 import path from 'node:path';
 import { isNewMode } from '../model/subscription.js';
 import { loadEncryptionConfig, type EncryptionConfig } from './encryption.js';
+import { loadEphemeralConfig, type EphemeralConfig } from './ephemeral.js';
 import { ConfigError, int, oneOf, str, type Env } from './env.js';
 import { loadJwtConfig, type JwtConfig } from './jwt.js';
 import { loadKafkaConfig, type KafkaConfig } from './kafka.js';
@@ -81,6 +82,8 @@ export interface Config {
   kafka: KafkaConfig | undefined;
   /** The storage backend (`QUEEN_STORAGE`) and the PostgreSQL connection (docs/storage.md#postgresql-backend), see src/config/storage.ts. */
   storage: StorageConfig;
+  /** Ephemeral (RAM-only) queues (docs/ephemeral.md#settings), see src/config/ephemeral.ts. */
+  ephemeral: EphemeralConfig;
 }
 
 /**
@@ -138,5 +141,6 @@ export function loadConfig(env: Env = process.env): Config {
     encryption: loadEncryptionConfig(env),
     kafka: loadKafkaConfig(env),
     storage: loadStorageConfig(env),
+    ephemeral: loadEphemeralConfig(env),
   };
 }

@@ -360,6 +360,26 @@ export interface AdminSubStore {
   firstAfter(key: PartitionKey, fromOffset: number, time: number): Promise<{ offset: number; createdAt: number } | undefined>;
 }
 
+/** A stored ephemeral queue declaration (docs/ephemeral.md#declarations): options only, never contents. */
+export interface EphemeralDeclaration {
+  tenant: string;
+  queue: string;
+  /** The options object as the client sent it (JSON text). */
+  options: string;
+  /** Epoch ms of the last write. */
+  updatedAt: number;
+}
+
+/** Ephemeral queue declarations (table `ephemeral_queues`); contents never touch the store. */
+export interface EphemeralSubStore {
+  /** Inserts or replaces a declaration. */
+  put(row: EphemeralDeclaration): Promise<void>;
+  /** Removes a declaration; returns whether a row existed. */
+  delete(tenant: string, queue: string): Promise<boolean>;
+  /** Every declaration, by tenant then queue, at most `limitPerTenant` per tenant. */
+  list(limitPerTenant: number): Promise<EphemeralDeclaration[]>;
+}
+
 /** Named differences between backends. */
 export interface BackendCapabilities {
   /** Wake-ups travel between processes through the store (PostgreSQL LISTEN/NOTIFY). */
@@ -445,5 +465,6 @@ export interface QueueBackend {
   readonly traces: TraceSubStore;
   readonly dlq: DlqSubStore;
   readonly admin: AdminSubStore;
+  readonly ephemeral: EphemeralSubStore;
   close(): Promise<void>;
 }

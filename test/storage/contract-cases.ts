@@ -445,6 +445,21 @@ export const contractCases: ContractCase[] = [
     assert.equal(await b.readPartition(P), undefined);
     assert.equal((await b.readPartition({ tenant: other, queue: 'q', partition: 'p' }))?.headOffset, 1);
   } },
+  { name: 'ephemeral declarations: put replaces per (tenant, queue), delete answers whether a row existed, list is capped per tenant', cursorCommit: false, async run(b) {
+    const other = '00000000-0000-0000-0000-0000000000ee';
+    await b.ephemeral.put({ tenant: DEFAULT_TENANT, queue: 'e1', options: '{}', updatedAt: T0 });
+    await b.ephemeral.put({ tenant: DEFAULT_TENANT, queue: 'e1', options: '{"maxLength":2}', updatedAt: T0 + 1 });
+    await b.ephemeral.put({ tenant: DEFAULT_TENANT, queue: 'e2', options: '{}', updatedAt: T0 });
+    await b.ephemeral.put({ tenant: other, queue: 'e1', options: '{"policy":"dropOldest"}', updatedAt: T0 });
+    const all = await b.ephemeral.list(10);
+    assert.deepEqual(all.map((r) => [r.tenant, r.queue, r.options, r.updatedAt]), [
+      [DEFAULT_TENANT, 'e1', '{"maxLength":2}', T0 + 1], [DEFAULT_TENANT, 'e2', '{}', T0], [other, 'e1', '{"policy":"dropOldest"}', T0],
+    ]);
+    assert.deepEqual((await b.ephemeral.list(1)).map((r) => [r.tenant, r.queue]), [[DEFAULT_TENANT, 'e1'], [other, 'e1']]);
+    assert.equal(await b.ephemeral.delete(DEFAULT_TENANT, 'e1'), true);
+    assert.equal(await b.ephemeral.delete(DEFAULT_TENANT, 'e1'), false);
+    assert.deepEqual((await b.ephemeral.list(10)).map((r) => [r.tenant, r.queue]), [[DEFAULT_TENANT, 'e2'], [other, 'e1']]);
+  } },
 ];
 
 function timer(key: string, at: number) {

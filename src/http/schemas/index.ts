@@ -18,12 +18,13 @@ import type { FastifyInstance, RouteOptions } from 'fastify';
 import { adminSchemas, staticFileSchema } from './admin.js';
 import { errorSchema, type RouteSchema, type RouteTable } from './common.js';
 import { coordinationSchemas } from './coordination.js';
+import { ephemeralSchemas } from './ephemeral.js';
 import { messagingSchemas } from './messaging.js';
 import { openApiPage } from './page.js';
 import { stringifyClientJson } from '../../util/json.js';
 
 /** Every route's schemas, by `"METHOD /path"`. */
-export const ROUTE_SCHEMAS: RouteTable = { ...messagingSchemas, ...coordinationSchemas, ...adminSchemas };
+export const ROUTE_SCHEMAS: RouteTable = { ...messagingSchemas, ...coordinationSchemas, ...adminSchemas, ...ephemeralSchemas };
 
 /** The table entry of a route (a HEAD route takes its GET's), or undefined. */
 export function schemaOf(method: string, url: string, table: RouteTable = ROUTE_SCHEMAS): RouteSchema | undefined {

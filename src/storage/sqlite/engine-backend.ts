@@ -440,6 +440,7 @@ export class EngineBackend implements QueueBackend {
     return { ...this.sql.kv, pruneExpired: (now, limit) => this.run(() => this.sql.pruneKvNow(now, limit)) };
   }
   get locks(): QueueBackend['locks'] { return this.sql.locks; }
+  get ephemeral(): QueueBackend['ephemeral'] { return this.sql.ephemeral; }
   get timers(): QueueBackend['timers'] { return this.sql.timers; }
   /** Trace reads on the SQL implementation; recording runs as this broker's unit. */
   get traces(): QueueBackend['traces'] {

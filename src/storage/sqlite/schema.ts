@@ -191,6 +191,16 @@ const MIGRATIONS: readonly string[] = [
   DROP TABLE queues;
   ALTER TABLE queues_v7 RENAME TO queues;
   `,
+  // 8: ephemeral queue declarations (docs/ephemeral.md#declarations): options only, never contents.
+  `
+  CREATE TABLE ephemeral_queues (
+    tenant_id TEXT NOT NULL,
+    name TEXT NOT NULL,
+    options TEXT NOT NULL,
+    updated_at INTEGER NOT NULL,
+    PRIMARY KEY (tenant_id, name)
+  );
+  `,
 ];
 
 /** The schema version this build writes. */

@@ -11,6 +11,7 @@ import { randomUUID } from 'node:crypto';
 import type {
   CursorKey, CursorView, PartitionKey, PartitionView, QueueKey, UnitOp,
   KvSubStore, LockSubStore, TimerSubStore, TraceSubStore, DlqSubStore, AdminSubStore, TraceEvent, QueueConfig,
+  EphemeralSubStore, EphemeralDeclaration,
 } from '../contract.js';
 import { DEFAULT_TENANT } from '../contract.js';
 import { applyOptions, QUEUE_DEFAULTS } from '../../model/options.js';
@@ -157,6 +158,28 @@ export class SqliteSubStores {
   pruneKvNow(now: number, limit: number): number {
     return this.store.kv.pruneExpired(now, limit);
   }
+
+  readonly ephemeral: EphemeralSubStore = {
+    put: (row) => this.atomic((db) => {
+      prep(db, `INSERT INTO ephemeral_queues (tenant_id, name, options, updated_at) VALUES (?, ?, ?, ?)
+        ON CONFLICT (tenant_id, name) DO UPDATE SET options = excluded.options, updated_at = excluded.updated_at`)
+        .run(row.tenant, row.queue, row.options, row.updatedAt);
+    }),
+    delete: (tenant, queue) => this.atomic((db) => prep(db, 'DELETE FROM ephemeral_queues WHERE tenant_id = ? AND name = ?').run(tenant, queue).changes > 0),
+    list: (limitPerTenant) => {
+      const rows = prep(this.db(), 'SELECT tenant_id, name, options, updated_at FROM ephemeral_queues ORDER BY tenant_id, name').all() as Row[];
+      const out: EphemeralDeclaration[] = [];
+      const perTenant = new Map<string, number>();
+      for (const r of rows) {
+        const t = r.tenant_id as string;
+        const n = perTenant.get(t) ?? 0;
+        if (n >= limitPerTenant) continue;
+        perTenant.set(t, n + 1);
+        out.push({ tenant: t, queue: r.name as string, options: r.options as string, updatedAt: r.updated_at as number });
+      }
+      return Promise.resolve(out);
+    },
+  };
 
   readonly locks: LockSubStore = {
     tryAcquire: (tenant, name, slot, owner, untilMs, now) => this.atomic((db) => {

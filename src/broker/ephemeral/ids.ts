@@ -1,0 +1,51 @@
+/**
+ * Ephemeral message ids (docs/ephemeral.md#pop): `e:<epoch hex>:<partition>:<seq>`. The epoch is
+ * drawn at process start; a ring's seq starts at `incarnation × 2^28`, where the incarnation is a
+ * process-wide counter, so an id is never reused within a process even after a ring is collected
+ * and re-created (kept as bigint in the text; the counter itself stays far below 2^53).
+ */
+import { randomBytes } from 'node:crypto';
+
+/** Seq bases step by this much per ring incarnation. */
+export const SEQ_STEP = 1n << 28n;
+
+/** A fresh random 64-bit epoch as 16 hex digits. */
+export function newEpoch(): string {
+  return randomBytes(8).toString('hex');
+}
+
+/** Formats an id. `local` is the seq within the ring incarnation (< 2^28). */
+export function formatId(epoch: string, partition: string, incarnation: number, local: number): string {
+  return `e:${epoch}:${partition}:${(BigInt(incarnation) * SEQ_STEP + BigInt(local)).toString()}`;
+}
+
+/** A parsed id; undefined when it is not one of ours. */
+export interface ParsedId {
+  epoch: string;
+  partition: string;
+  incarnation: number;
+  local: number;
+}
+
+/**
+ * Parses an id: strip `e:`, the epoch up to the first `:`, the seq after the last `:`, the
+ * partition in between (it may contain `:`).
+ */
+export function parseId(id: unknown): ParsedId | undefined {
+  if (typeof id !== 'string' || !id.startsWith('e:')) return undefined;
+  const rest = id.slice(2);
+  const first = rest.indexOf(':');
+  const last = rest.lastIndexOf(':');
+  if (first <= 0 || last <= first) return undefined;
+  const seqText = rest.slice(last + 1);
+  if (!/^\d{1,30}$/.test(seqText)) return undefined;
+  const seq = BigInt(seqText);
+  return { epoch: rest.slice(0, first), partition: rest.slice(first + 1, last), incarnation: Number(seq / SEQ_STEP), local: Number(seq % SEQ_STEP) };
+}
+
+/** The epoch of an id that at least starts like one (for `stale` vs `unknown`). */
+export function epochOf(id: unknown): string | undefined {
+  if (typeof id !== 'string' || !id.startsWith('e:')) return undefined;
+  const i = id.indexOf(':', 2);
+  return i > 2 ? id.slice(2, i) : undefined;
+}
