@@ -10,6 +10,7 @@ import pg from 'pg';
 import { DEFAULT_TENANT, type ClaimRequest, type QueueBackend } from '../../src/storage/contract.js';
 import { PgBackend } from '../../src/storage/postgres/backend.js';
 import { migrate } from '../../src/storage/postgres/migrate.js';
+import { MIGRATIONS } from '../../src/storage/postgres/schema.js';
 import { waitFor } from '../helpers/wait.js';
 import { freshDatabase } from './postgres-backend.js';
 
@@ -35,10 +36,10 @@ test('migrations: concurrent openers apply each version once; a second run appli
   for (const p of pools) p.on('error', () => undefined); // an idle connection ended from outside is not this test's failure
   try {
     const applied = await Promise.all(pools.map((p) => migrate(p)));
-    assert.deepEqual(applied.map((a) => a.length).sort(), [0, 0, 2], 'one opener applied every version, the others waited and found them');
+    assert.deepEqual(applied.map((a) => a.length).sort(), [0, 0, MIGRATIONS.length], 'one opener applied every version, the others waited and found them');
     assert.deepEqual(await migrate(pools[0]!), []);
     const rows = (await pools[0]!.query('SELECT version FROM queen.schema_migrations')).rows;
-    assert.deepEqual(rows.map((r: { version: number }) => r.version).sort(), [1, 2]);
+    assert.deepEqual(rows.map((r: { version: number }) => r.version).sort((x, y) => x - y), MIGRATIONS.map((m) => m.version));
   } finally {
     for (const p of pools) await p.end();
     await db.drop();

@@ -1,18 +1,14 @@
 /**
  * The operator views and writes of the contract (src/storage/contract.ts `AdminSubStore`) on
  * PostgreSQL (docs/storage.md#postgresql-backend): queue configuration, settings, listings, queue
- * and group deletion, seek, subscription start, retention prune. Each write is one transaction;
+ * and group deletion, seek, subscription start, retention prune (its reads in retention.ts). Each write is one transaction;
  * partitions whose consumption point moved are announced as wake-up hints.
  */
 import type { AdminSubStore, CursorView, PartitionKey, QueueConfig, QueueKey } from '../contract.js';
-import { applyOptions, QUEUE_DEFAULTS } from '../../model/options.js';
 import { exec, msToTs, q, type PgDb, type Row, type Tx } from './db.js';
+import { configOf } from './queue-row.js';
 import { cursorView, ensureQueue, forgetWatermarks } from './log-ops.js';
-
-function configOf(r: Row): QueueConfig {
-  const options = applyOptions({ ...QUEUE_DEFAULTS }, r.options as Record<string, unknown>);
-  return { queueId: r.id as string, namespace: r.namespace as string, task: r.task as string, options };
-}
+import { retentionReads } from './retention.js';
 
 async function readQueue(t: Tx | PgDb, queue: QueueKey): Promise<QueueConfig | undefined> {
   const sql = 'SELECT id, namespace, task, options FROM queen.queues WHERE tenant_id = $1 AND name = $2';
@@ -28,6 +24,7 @@ async function partitionsOf(t: Tx, queueId: string): Promise<Row[]> {
 /** The admin sub-store over `db`. */
 export function adminStore(db: PgDb): AdminSubStore {
   return {
+    ...retentionReads(db),
     readQueue: (queue) => readQueue(db, queue),
     configureQueue: (queue, config, now) => db.tx(async (t) => {
       const id = await ensureQueue(t, queue.tenant, queue.queue, now);

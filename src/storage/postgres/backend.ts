@@ -8,8 +8,8 @@
 import type { PoolConfig } from 'pg';
 import { randomUUID } from 'node:crypto';
 import type {
-  AdminSubStore, AppendRequest, AppendResult, BackendCapabilities, ClaimRequest, ClaimedBatch, CommitResult, CursorCommit, CursorKey,
-  CursorView, DlqSubStore, KvSubStore, LockSubStore, PartitionKey, PartitionView, QueueBackend, ReadyListener, TimerSubStore,
+  AckLookup, AckTarget, AdminSubStore, AppendRequest, AppendResult, BackendCapabilities, ClaimRequest, ClaimedBatch, CommitResult, CursorCommit, CursorKey,
+  CursorView, DlqSubStore, EphemeralSubStore, KvSubStore, LockSubStore, PartitionKey, PartitionView, PopSelector, PopTarget, QueueBackend, ReadyListener, TimerSubStore,
   TraceSubStore, UnitOp, UnitOpResult, UnitResult,
 } from '../contract.js';
 import { UnitRefused } from '../sqlite/refused.js';
@@ -17,7 +17,8 @@ import { adminStore } from './admin.js';
 import { clockOf, PgDb, q, type ClockSource } from './db.js';
 import { appendIn, claimIn, commitIn, cursorView, touchPartition } from './log-ops.js';
 import { migrate } from './migrate.js';
-import { applyRider, dlqStore, kvStore, lockStore, timerStore, traceStore } from './sub-stores.js';
+import { leaseHeld, readAckTargets, readPopTargets } from './reads.js';
+import { applyRider, dlqStore, ephemeralStore, kvStore, lockStore, timerStore, traceStore } from './sub-stores.js';
 import { WakeListener } from './wake.js';
 
 /** How the backend connects (node-postgres pool options: `connectionString` or host/port/user/password/database/ssl, `max`). */
@@ -60,6 +61,7 @@ export class PgBackend implements QueueBackend {
   readonly traces: TraceSubStore;
   readonly dlq: DlqSubStore;
   readonly admin: AdminSubStore;
+  readonly ephemeral: EphemeralSubStore;
   /** Appends gathered into transactions so far (group commit). */
   readonly groupStats = { batches: 0, appends: 0 };
   private readonly pendingAppends: PendingAppend[] = [];
@@ -72,6 +74,7 @@ export class PgBackend implements QueueBackend {
     this.traces = traceStore(db);
     this.dlq = dlqStore(db);
     this.admin = adminStore(db);
+    this.ephemeral = ephemeralStore(db);
   }
 
   /**
@@ -239,6 +242,19 @@ export class PgBackend implements QueueBackend {
       partitionId: r.id as string, headOffset: r.next_offset as number, firstOffset: r.first_offset as number,
       lastMessageAt: (r.last_message_at_ms as number | null) ?? null,
     } : undefined;
+  }
+
+  readPopTargets(tenant: string, group: string, selector: PopSelector): Promise<PopTarget[]> {
+    return readPopTargets(this.db, tenant, group, selector);
+  }
+
+  readAckTargets(lookups: AckLookup[]): Promise<(AckTarget | undefined)[]> {
+    return readAckTargets(this.db, lookups);
+  }
+
+  /** On the database clock, `now` is the transaction's. */
+  leaseHeld(leaseId: string, now: number): Promise<boolean> {
+    return leaseHeld(this.db, leaseId, now);
   }
 
   /** Stops listening and closes the pool. */

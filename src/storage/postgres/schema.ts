@@ -176,4 +176,18 @@ CREATE TABLE queen.consumer_watermarks (
 );
 `,
   },
+  {
+    version: 3,
+    name: 'ephemeral queue declarations',
+    // docs/ephemeral.md#declarations: options only, never contents (SQLite migration 8).
+    sql: `
+CREATE TABLE queen.ephemeral_queues (
+  tenant_id text COLLATE "C" NOT NULL,
+  name text COLLATE "C" NOT NULL,
+  options text NOT NULL,
+  updated_at_ms bigint NOT NULL,
+  PRIMARY KEY (tenant_id, name)
+);
+`,
+  },
 ];

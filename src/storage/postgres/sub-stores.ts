@@ -1,13 +1,13 @@
 /**
  * The sub-stores of the operation contract (src/storage/contract.ts: KV, lock permits, timers,
- * traces, dead letters) and the rider and precondition ops of a unit, on PostgreSQL
+ * traces, dead letters, ephemeral queue declarations) and the rider and precondition ops of a unit, on PostgreSQL
  * (docs/storage.md#postgresql-backend). Every key carries the tenant; a lock permit is a KV row in
  * the namespace `queen-locks` (src/storage/kv.ts fencing: versions only grow, a removed row raises
  * the floor).
  */
 import { randomUUID } from 'node:crypto';
 import type {
-  DlqSubStore, KvSubStore, LockSubStore, QueueKey, TimerSubStore, TraceEvent, TraceSubStore, UnitOp,
+  DlqSubStore, EphemeralDeclaration, EphemeralSubStore, KvSubStore, LockSubStore, QueueKey, TimerSubStore, TraceEvent, TraceSubStore, UnitOp,
 } from '../contract.js';
 import type { KvRow } from '../kv.js';
 import type { DlqFilter, DlqRow } from '../store.js';
@@ -151,6 +151,26 @@ export function kvStore(db: PgDb): KvSubStore {
     namespaces: async (tenant, after, limit) => (await db.rows(`
       SELECT ns, count(*) AS keys FROM queen.kv WHERE tenant_id = $1 AND ns > $2 GROUP BY ns ORDER BY ns LIMIT $3`, [tenant, after, limit]))
       .map((r) => ({ ns: r.ns as string, keys: r.keys as number })),
+  };
+}
+
+/**
+ * Ephemeral queue declarations (table `queen.ephemeral_queues`, docs/ephemeral.md#declarations):
+ * options only, never contents; listed by tenant then queue, at most `limitPerTenant` per tenant.
+ */
+export function ephemeralStore(db: PgDb): EphemeralSubStore {
+  return {
+    put: (row) => db.tx(async (t) => {
+      await exec(t, `INSERT INTO queen.ephemeral_queues (tenant_id, name, options, updated_at_ms) VALUES ($1, $2, $3, $4)
+                     ON CONFLICT (tenant_id, name) DO UPDATE SET options = EXCLUDED.options, updated_at_ms = EXCLUDED.updated_at_ms`,
+      [row.tenant, row.queue, row.options, row.updatedAt]);
+    }),
+    delete: (tenant, queue) => db.tx(async (t) => (await exec(t, 'DELETE FROM queen.ephemeral_queues WHERE tenant_id = $1 AND name = $2', [tenant, queue])) > 0),
+    list: async (limitPerTenant) => (await db.rows(`
+      SELECT tenant_id, name, options, updated_at_ms FROM (
+        SELECT *, row_number() OVER (PARTITION BY tenant_id ORDER BY name) AS rank FROM queen.ephemeral_queues) e
+       WHERE rank <= $1 ORDER BY tenant_id, name`, [limitPerTenant]))
+      .map((r): EphemeralDeclaration => ({ tenant: r.tenant_id as string, queue: r.name as string, options: r.options as string, updatedAt: r.updated_at_ms as number })),
   };
 }
 
