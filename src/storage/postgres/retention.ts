@@ -52,14 +52,20 @@ export function retentionReads(db: PgDb): Pick<AdminSubStore, 'queueOptions' | '
     queueOptions: async () => (await db.rows('SELECT id, tenant_id, name, namespace, task, options FROM queen.queues ORDER BY tenant_id, name'))
       .map((r) => ({ queue: { tenant: r.tenant_id as string, queue: r.name as string }, options: configOf(r).options })),
 
-    /** The oldest `limit` messages created before `cutoff` (epoch ms); created_at is monotone per partition, so each partition's are a prefix. */
+    /**
+     * The oldest `limit` messages created before `cutoff` (epoch ms), read per partition on
+     * `messages_time` (at most `limit` each) and merged; created_at is monotone per partition, so
+     * each partition's are a prefix.
+     */
     agedPrefixes: (queue: QueueKey, cutoff: number, limit: number) => db.tx(async (t) => {
       const ends = await q(t, `
         SELECT o.partition_id, max(o."offset") + 1 AS end_offset, count(*)::int AS n
-          FROM (SELECT m.partition_id, m."offset" FROM queen.messages m
-                  JOIN queen.partitions p ON p.id = m.partition_id JOIN queen.queues q ON q.id = p.queue_id
-                 WHERE q.tenant_id = $1 AND q.name = $2 AND m.created_at < ${msToTs('$3')}
-                 ORDER BY m.created_at, m.partition_id, m."offset" LIMIT $4) o
+          FROM (SELECT a.partition_id, a."offset" FROM queen.partitions p JOIN queen.queues q ON q.id = p.queue_id
+                 CROSS JOIN LATERAL (SELECT m.partition_id, m."offset", m.created_at FROM queen.messages m
+                                      WHERE m.partition_id = p.id AND m.created_at < ${msToTs('$3')}
+                                      ORDER BY m.created_at LIMIT $4) a
+                 WHERE q.tenant_id = $1 AND q.name = $2
+                 ORDER BY a.created_at, a.partition_id, a."offset" LIMIT $4) o
          GROUP BY o.partition_id`, [queue.tenant, queue.queue, cutoff, limit]);
       if (ends.length === 0) return { prefixes: [], rows: 0 };
       const parts = await q(t, `SELECT ${PARTITION_COLS} FROM queen.partitions p JOIN queen.queues q ON q.id = p.queue_id
