@@ -13,11 +13,29 @@ import { trackConnections } from './http/connections.js';
 import { createLogger } from './observability/logger.js';
 import { prepareDataDir } from './storage/datadir.js';
 import { SqliteStore } from './storage/sqlite/store.js';
+import { PgBackend } from './storage/postgres/backend.js';
+import type { PgConnectionConfig } from './config/storage.js';
 import { systemClock } from './util/clock.js';
 
 function fatal(message: string): never {
   process.stderr.write(`fatal: ${message}\n`);
   process.exit(1);
+}
+
+/**
+ * `QUEEN_STORAGE=postgres`: connects, applies the schema migrations (docs/storage.md#postgresql-backend),
+ * then stops with a fatal message: the backend passes the storage conformance suite, but the
+ * broker's domain does not run on it yet. Unreachable database: fatal with the driver's message.
+ */
+async function refusePostgresForNow(pg: PgConnectionConfig): Promise<never> {
+  const where = pg.connectionString !== undefined ? 'DATABASE_URL' : `${pg.host}:${pg.port}/${pg.database}`;
+  try {
+    const b = await PgBackend.open({ pool: { ...pg, connectionString: pg.connectionString, password: pg.password, max: 1 }, listen: false });
+    await b.close();
+  } catch (e) {
+    fatal(`cannot reach PostgreSQL at ${where}: ${(e as Error).message}`);
+  }
+  fatal(`QUEEN_STORAGE=postgres: the queen schema is in place at ${where}, but this build's broker does not serve on PostgreSQL yet (use QUEEN_STORAGE=sqlite)`);
 }
 
 async function main(): Promise<void> {
@@ -31,6 +49,7 @@ async function main(): Promise<void> {
     throw e;
   }
   const log = createLogger(config.logLevel, config.logFormat);
+  if (config.storage.kind === 'postgres') await refusePostgresForNow(config.storage.pg);
   const store = SqliteStore.open({
     dataDir: config.dataDir,
     sync: config.sync,

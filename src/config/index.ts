@@ -13,6 +13,7 @@ import { loadEphemeralConfig, type EphemeralConfig } from './ephemeral.js';
 import { ConfigError, int, oneOf, str, type Env } from './env.js';
 import { loadJwtConfig, type JwtConfig } from './jwt.js';
 import { loadKafkaConfig, type KafkaConfig } from './kafka.js';
+import { loadStorageConfig, type StorageConfig } from './storage.js';
 
 export { ConfigError } from './env.js';
 
@@ -79,6 +80,8 @@ export interface Config {
   encryption: EncryptionConfig;
   /** The Kafka port (docs/kafka.md#configuration), undefined when off; see src/config/kafka.ts. */
   kafka: KafkaConfig | undefined;
+  /** The storage backend (`QUEEN_STORAGE`) and the PostgreSQL connection (docs/storage.md#postgresql-backend), see src/config/storage.ts. */
+  storage: StorageConfig;
   /** Ephemeral (RAM-only) queues (docs/ephemeral.md#settings), see src/config/ephemeral.ts. */
   ephemeral: EphemeralConfig;
 }
@@ -137,6 +140,7 @@ export function loadConfig(env: Env = process.env): Config {
     jwt: loadJwtConfig(env),
     encryption: loadEncryptionConfig(env),
     kafka: loadKafkaConfig(env),
+    storage: loadStorageConfig(env),
     ephemeral: loadEphemeralConfig(env),
   };
 }

@@ -1,0 +1,266 @@
+/**
+ * The PostgreSQL backend of the operation contract (src/storage/contract.ts `QueueBackend`,
+ * docs/storage.md#postgresql-backend): several broker processes may share one database. Each
+ * operation is one transaction on a pooled connection (db.ts); the message operations are in
+ * log-ops.ts, the sub-stores in sub-stores.ts and admin.ts; wake-up hints travel between processes
+ * by LISTEN/NOTIFY (wake.ts) and reach this process's listeners directly after COMMIT.
+ */
+import type { PoolConfig } from 'pg';
+import { randomUUID } from 'node:crypto';
+import type {
+  AckLookup, AckTarget, AdminSubStore, AppendRequest, AppendResult, BackendCapabilities, ClaimRequest, ClaimedBatch, CommitResult, CursorCommit, CursorKey,
+  CursorView, DlqSubStore, EphemeralSubStore, KvSubStore, LockSubStore, PartitionKey, PartitionView, PopSelector, PopTarget, QueueBackend, ReadyListener, TimerSubStore,
+  TraceSubStore, UnitOp, UnitOpResult, UnitResult,
+} from '../contract.js';
+import { UnitRefused } from '../sqlite/refused.js';
+import { adminStore } from './admin.js';
+import { clockOf, PgDb, q, type ClockSource } from './db.js';
+import { appendIn, claimIn, commitIn, cursorView, touchPartition } from './log-ops.js';
+import { migrate } from './migrate.js';
+import { leaseHeld, readAckTargets, readPopTargets } from './reads.js';
+import { applyRider, dlqStore, ephemeralStore, kvStore, lockStore, timerStore, traceStore } from './sub-stores.js';
+import { WakeListener } from './wake.js';
+
+/** How the backend connects (node-postgres pool options: `connectionString` or host/port/user/password/database/ssl, `max`). */
+export interface PgBackendOptions {
+  pool: PoolConfig;
+  /** Names this process in NOTIFY payloads (its own hints are not delivered twice); default a random id. */
+  serverId?: string | undefined;
+  /** Listen for other processes' hints (default true). */
+  listen?: boolean | undefined;
+  /**
+   * Where the LISTEN connection goes when not where the pool goes (`QUEEN_PG_LISTEN_URL`): LISTEN
+   * needs a direct connection, so with the pool behind a transaction pooler name the server itself.
+   */
+  listenUrl?: string | undefined;
+  /**
+   * Whose clock lease and visibility times follow (design B7, docs/storage.md#postgresql-backend):
+   * `caller` (default: the contract's `now`, so a test clock drives them) or `database` (`now()` of
+   * each transaction, so processes with skewed clocks cannot overlap leases).
+   */
+  clock?: ClockSource | undefined;
+  /** Called with errors of the LISTEN connection (it reconnects by itself). */
+  onListenError?: ((e: Error) => void) | undefined;
+}
+
+/** Most appends gathered into one transaction. */
+export const MAX_GROUP = 500;
+
+interface PendingAppend {
+  req: AppendRequest;
+  resolve(r: AppendResult): void;
+  reject(e: unknown): void;
+}
+
+/** {@link QueueBackend} on PostgreSQL (see the module comment). */
+export class PgBackend implements QueueBackend {
+  readonly capabilities: BackendCapabilities = { listenNotify: true, singleWriter: false };
+  readonly kv: KvSubStore;
+  readonly locks: LockSubStore;
+  readonly timers: TimerSubStore;
+  readonly traces: TraceSubStore;
+  readonly dlq: DlqSubStore;
+  readonly admin: AdminSubStore;
+  readonly ephemeral: EphemeralSubStore;
+  /** Appends gathered into transactions so far (group commit). */
+  readonly groupStats = { batches: 0, appends: 0 };
+  private readonly pendingAppends: PendingAppend[] = [];
+  private committing = false;
+
+  private constructor(private readonly db: PgDb, private readonly listener: WakeListener | undefined) {
+    this.kv = kvStore(db);
+    this.locks = lockStore(db);
+    this.timers = timerStore(db);
+    this.traces = traceStore(db);
+    this.dlq = dlqStore(db);
+    this.admin = adminStore(db);
+    this.ephemeral = ephemeralStore(db);
+  }
+
+  /**
+   * Connects, applies the schema migrations (under the advisory lock) and starts listening.
+   * @throws the connection or migration error (the pool is closed again)
+   */
+  static async open(opts: PgBackendOptions): Promise<PgBackend> {
+    const db = new PgDb(opts.pool, opts.serverId ?? randomUUID(), opts.clock);
+    let listener: WakeListener | undefined;
+    try {
+      await migrate(db.pool);
+      if (opts.listen !== false) {
+        const { max: _max, ...poolClient } = opts.pool;
+        const client = opts.listenUrl !== undefined ? { connectionString: opts.listenUrl, ssl: opts.pool.ssl } : poolClient;
+        listener = new WakeListener(client, db.serverId, (q, parts, at) => db.emit(q.tenant, q.queue, parts, at), opts.onListenError);
+        await listener.start();
+      }
+    } catch (e) {
+      await listener?.stop();
+      await db.close();
+      throw e;
+    }
+    return new PgBackend(db, listener);
+  }
+
+  /** NOTIFYs sent, notifications received from other processes, and LISTEN reconnections so far (for `queen_notify_*` metrics). */
+  get notifyStats(): { sent: number; received: number; reconnects: number } {
+    return { sent: this.db.notifySent, received: this.listener?.received ?? 0, reconnects: this.listener?.reconnects ?? 0 };
+  }
+
+  onPartitionsReady(listener: ReadyListener): void {
+    this.db.onReady(listener);
+  }
+
+  /**
+   * Group commit across requests (design B4): appends that arrive while a batch is committing are
+   * gathered into the next transaction (at most {@link MAX_GROUP} per batch), ordered by partition
+   * key (stable, so one partition keeps arrival order) so that batches of several processes lock
+   * partition rows in one order. A batch that fails is retried one append per transaction, so
+   * one bad request fails alone.
+   */
+  append(req: AppendRequest): Promise<AppendResult> {
+    return new Promise<AppendResult>((resolve, reject) => {
+      this.pendingAppends.push({ req: { ...req, refuseDuplicates: false }, resolve, reject });
+      this.pumpAppends();
+    });
+  }
+
+  private pumpAppends(): void {
+    if (this.committing || this.pendingAppends.length === 0) return;
+    const batch = this.pendingAppends.splice(0, MAX_GROUP);
+    this.committing = true;
+    void this.commitAppends(batch).finally(() => {
+      this.committing = false;
+      this.pumpAppends();
+    });
+  }
+
+  private async commitAppends(batch: PendingAppend[]): Promise<void> {
+    const keyOf = (r: AppendRequest) => JSON.stringify([r.key.tenant, r.key.queue, r.key.partition]);
+    const ordered = batch.map((b, i) => ({ b, i, k: keyOf(b.req) })).sort((x, y) => (x.k < y.k ? -1 : x.k > y.k ? 1 : x.i - y.i)).map((x) => x.b);
+    this.groupStats.batches++;
+    this.groupStats.appends += ordered.length;
+    try {
+      // Consecutive appends to one partition with one dedup window run as one append (one lock, one
+      // INSERT); each gets its own items' outcomes back and the head after its own last item.
+      const runs: PendingAppend[][] = [];
+      for (const p of ordered) {
+        const last = runs[runs.length - 1]?.[0];
+        if (last && keyOf(last.req) === keyOf(p.req) && last.req.dedupWindowMs === p.req.dedupWindowMs) runs[runs.length - 1]!.push(p);
+        else runs.push([p]);
+      }
+      const results = await this.db.tx(async (t) => {
+        const out: AppendResult[][] = [];
+        for (const run of runs) {
+          const first = run[0]!.req;
+          const merged = await appendIn(t, { ...first, items: run.flatMap((p) => p.req.items), now: Math.max(...run.map((p) => p.req.now)) }, 0);
+          let k = 0;
+          out.push(run.map((p) => {
+            const outcomes = merged.outcomes.slice(k, k + p.req.items.length);
+            k += p.req.items.length;
+            const own = outcomes.filter((o) => o.status === 'queued').map((o) => o.offset);
+            return { partitionId: merged.partitionId, outcomes, headOffset: own.length > 0 ? Math.max(...own) + 1 : merged.headOffset };
+          }));
+        }
+        return out.flat();
+      });
+      ordered.forEach((p, i) => p.resolve(results[i]!));
+    } catch (e) {
+      if (ordered.length === 1) {
+        ordered[0]!.reject(e);
+        return;
+      }
+      for (const p of ordered) await this.db.tx((t) => appendIn(t, p.req, 0)).then((r) => p.resolve(r), (e: unknown) => p.reject(e));
+    }
+  }
+
+  claim(req: ClaimRequest): Promise<ClaimedBatch[]> {
+    return this.db.tx((t) => claimIn(t, req));
+  }
+
+  async commitCursor(req: CursorCommit): Promise<CommitResult> {
+    try {
+      return await this.db.tx((t) => commitIn(t, req, 0));
+    } catch (e) {
+      if (e instanceof UnitRefused) return { applied: false, cursor: await this.readCursor(req.key) };
+      throw e;
+    }
+  }
+
+  /** On the database clock, `untilMs` keeps its distance from the caller's `now`. */
+  async extendLease(leaseId: string, untilMs: number, now: number): Promise<number[]> {
+    const rows = await this.db.tx((t) => q(t, `
+      UPDATE queen.consumers SET lease_expires_at_ms = GREATEST(lease_expires_at_ms, $2)
+       WHERE lease_id = $1 AND lease_expires_at_ms > $3 RETURNING lease_expires_at_ms`, [leaseId, untilMs - now + clockOf(t, now), clockOf(t, now)]));
+    return rows.map((r) => r.lease_expires_at_ms as number).sort((a, b) => a - b);
+  }
+
+  releaseLease(leaseId: string, now: number): Promise<number> {
+    return this.db.tx(async (t) => {
+      const rows = await q(t, `
+        WITH r AS (UPDATE queen.consumers SET lease_id = NULL, lease_expires_at_ms = NULL WHERE lease_id = $1 RETURNING partition_id, next_offset)
+        SELECT q.tenant_id, q.name AS queue, p.id, p.name AS partition, p.next_offset AS head, p.first_offset, r.next_offset
+          FROM r JOIN queen.partitions p ON p.id = r.partition_id JOIN queen.queues q ON q.id = p.queue_id`, [leaseId]);
+      for (const r of rows) {
+        if (Math.max(r.next_offset as number, r.first_offset as number) < (r.head as number)) {
+          await touchPartition(t, r.id as string, clockOf(t, now));
+          t.hints.push({ tenant: r.tenant_id as string, queue: r.queue as string, partitions: [r.partition as string], visibleAt: null });
+        }
+      }
+      return rows.length;
+    });
+  }
+
+  async unit(ops: UnitOp[]): Promise<UnitResult> {
+    try {
+      const results = await this.db.tx(async (t) => {
+        const out: UnitOpResult[] = [];
+        for (const [i, o] of ops.entries()) {
+          if (o.op === 'append') out.push(await appendIn(t, o.request, i));
+          else if (o.op === 'commit') out.push(await commitIn(t, o.request, i));
+          else out.push(await applyRider(t, o, i));
+        }
+        return out;
+      });
+      return { committed: true, results };
+    } catch (e) {
+      if (e instanceof UnitRefused) return e.result();
+      throw e;
+    }
+  }
+
+  async readCursor(key: CursorKey): Promise<CursorView | undefined> {
+    const r = await this.db.rows(`
+      SELECT c.* FROM queen.consumers c JOIN queen.partitions p ON p.id = c.partition_id JOIN queen.queues q ON q.id = p.queue_id
+       WHERE q.tenant_id = $1 AND q.name = $2 AND p.name = $3 AND c.consumer_group = $4`, [key.tenant, key.queue, key.partition, key.group]);
+    return r[0] ? cursorView(r[0]) : undefined;
+  }
+
+  async readPartition(key: PartitionKey): Promise<PartitionView | undefined> {
+    const r = (await this.db.rows(`
+      SELECT p.id, p.next_offset, p.first_offset, p.last_message_at_ms FROM queen.partitions p JOIN queen.queues q ON q.id = p.queue_id
+       WHERE q.tenant_id = $1 AND q.name = $2 AND p.name = $3`, [key.tenant, key.queue, key.partition]))[0];
+    return r ? {
+      partitionId: r.id as string, headOffset: r.next_offset as number, firstOffset: r.first_offset as number,
+      lastMessageAt: (r.last_message_at_ms as number | null) ?? null,
+    } : undefined;
+  }
+
+  readPopTargets(tenant: string, group: string, selector: PopSelector): Promise<PopTarget[]> {
+    return readPopTargets(this.db, tenant, group, selector);
+  }
+
+  readAckTargets(lookups: AckLookup[]): Promise<(AckTarget | undefined)[]> {
+    return readAckTargets(this.db, lookups);
+  }
+
+  /** On the database clock, `now` is the transaction's. */
+  leaseHeld(leaseId: string, now: number): Promise<boolean> {
+    return leaseHeld(this.db, leaseId, now);
+  }
+
+  /** Stops listening and closes the pool. */
+  async close(): Promise<void> {
+    while (this.committing || this.pendingAppends.length > 0) await new Promise((r) => setTimeout(r, 5));
+    await this.listener?.stop();
+    await this.db.close();
+  }
+}

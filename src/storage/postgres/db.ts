@@ -1,0 +1,137 @@
+/**
+ * The PostgreSQL connection pool of the backend and its transactions (docs/storage.md#postgresql-backend):
+ * every operation of the contract runs as one transaction on one pooled connection; wake-up hints
+ * collected during it are sent with NOTIFY inside it (wake.ts) and given to this process's ready
+ * listeners after COMMIT. `bigint` columns are read as JS numbers (offsets and epoch ms stay below
+ * 2^53).
+ */
+import pg from 'pg';
+import type { PoolClient, PoolConfig, QueryResultRow } from 'pg';
+import type { ReadyListener } from '../contract.js';
+import { mergeHints, notifyHints, type Hint } from './wake.js';
+
+const INT8_OID = 20;
+
+/** Type parsers of this backend's connections: int8 as number, the rest as pg's defaults. */
+export const pgTypes = {
+  getTypeParser: ((oid: number, format?: string) =>
+    oid === INT8_OID ? (v: string) => Number(v) : (pg.types.getTypeParser as (o: number, f?: string) => unknown)(oid, format)) as never,
+};
+
+/** A transaction in progress: its connection and the hints it will announce. */
+export interface Tx {
+  client: PoolClient;
+  hints: Hint[];
+  /** The database clock at the start of the transaction (epoch ms), when the backend follows it. */
+  now: number | undefined;
+}
+
+/** Whose clock lease and visibility times follow: the caller's `now` (the contract's default) or the database's `now()`. */
+export type ClockSource = 'caller' | 'database';
+
+/** The time an operation uses: the database clock when the backend follows it, else the caller's `now`. */
+export function clockOf(t: Tx, callerNow: number): number {
+  return t.now ?? callerNow;
+}
+
+/** A row as returned by the driver. */
+export type Row = QueryResultRow;
+
+/** The pool, the server id NOTIFY payloads carry, and the local ready listeners. */
+export class PgDb {
+  readonly pool: pg.Pool;
+  private readonly listeners: ReadyListener[] = [];
+  /** NOTIFYs sent in committed or rolled-back transactions (only committed ones are delivered). */
+  notifySent = 0;
+
+  /**
+   * @param config node-postgres pool options
+   * @param serverId names this process in NOTIFY payloads
+   * @param clock `database`: every transaction reads `now()` once and lease and visibility times follow it
+   */
+  constructor(config: PoolConfig, readonly serverId: string, readonly clock: ClockSource = 'caller') {
+    this.pool = new pg.Pool({ ...config, types: pgTypes });
+    this.pool.on('error', () => undefined); // an idle connection lost: the pool replaces it
+  }
+
+  /** One statement on any pooled connection. */
+  async rows<T extends Row = Row>(sql: string, params: unknown[] = []): Promise<T[]> {
+    return (await this.pool.query<T>(sql, params)).rows;
+  }
+
+  /**
+   * Runs `fn` in one transaction (READ COMMITTED); NOTIFYs its hints before COMMIT and hands them
+   * to the local listeners after it. Any error rolls everything back and is rethrown.
+   */
+  async tx<T>(fn: (t: Tx) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    const t: Tx = { client, hints: [], now: undefined };
+    let result: T;
+    try {
+      if (this.clock === 'database') {
+        const r = (await client.query(`BEGIN; SELECT ${tsToMs('now()')} AS now`)) as unknown as { rows: Row[] }[];
+        t.now = r[1]!.rows[0]!.now as number;
+      } else {
+        await client.query('BEGIN');
+      }
+      result = await fn(t);
+      const hints = mergeHints(t.hints);
+      if (hints.length > 0) this.notifySent += await notifyHints(client, this.serverId, hints);
+      await client.query('COMMIT');
+      t.hints = hints;
+    } catch (e) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      client.release();
+      throw e;
+    }
+    client.release();
+    for (const h of t.hints) this.emit(h.tenant, h.queue, h.partitions, h.visibleAt);
+    return result;
+  }
+
+  /** Registers a local ready listener. */
+  onReady(l: ReadyListener): void {
+    this.listeners.push(l);
+  }
+
+  /** Tells the local listeners (hints of this process after commit, or of other nodes from LISTEN). */
+  emit(tenant: string, queue: string, partitions: string[], visibleAt: number | null): void {
+    for (const l of this.listeners) {
+      try {
+        l({ tenant, queue }, partitions, visibleAt);
+      } catch {
+        // a listener's failure is its own
+      }
+    }
+  }
+
+  /** Closes every pooled connection. */
+  close(): Promise<void> {
+    return this.pool.end();
+  }
+}
+
+/** Query on the transaction's connection. */
+export async function q<T extends Row = Row>(t: Tx, sql: string, params: unknown[] = []): Promise<T[]> {
+  return (await t.client.query<T>(sql, params)).rows;
+}
+
+/** Rows changed by a statement on the transaction's connection. */
+export async function exec(t: Tx, sql: string, params: unknown[] = []): Promise<number> {
+  return (await t.client.query(sql, params)).rowCount ?? 0;
+}
+
+/** SQL expression: epoch ms (a bigint parameter) as timestamptz. */
+export const msToTs = (param: string) => `to_timestamp(${param}::float8 / 1000)`;
+/** SQL expression: a timestamptz column as epoch ms (bigint, exact to the ms). */
+export const tsToMs = (col: string) => `(extract(epoch from ${col}) * 1000)::bigint`;
+
+/** Payload bytes as stored: clear payloads come back as text, envelopes as bytes (src/model/codec.ts). */
+export function payloadOf(bytes: Buffer, encrypted: boolean): string | Buffer {
+  return encrypted ? bytes : bytes.toString('utf8');
+}
+
+/** Payload to bytea. */
+export function payloadBytes(p: string | Buffer): Buffer {
+  return typeof p === 'string' ? Buffer.from(p, 'utf8') : p;
+}

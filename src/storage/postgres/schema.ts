@@ -1,0 +1,193 @@
+/**
+ * The PostgreSQL schema `queen` as versioned migrations (docs/storage.md#postgresql-backend),
+ * shaped after the log/cursor model of design B3 (docs/storage.md#postgresql-backend): a dense offset per message per partition, one
+ * cursor row per (partition, consumer group), no per-message status rows, the tenant in every key.
+ * Table and column names follow the reference's where that costs nothing (`queen.queues`,
+ * `queen.partitions`, `queen.messages` with `transaction_id` and `producer_sub`), so tools that read
+ * those tables read true facts. Times the contract passes in (`now`, epoch ms) are stored as
+ * `bigint` epoch ms (`…_ms` columns), except message and queue creation times, stored as
+ * `timestamptz` (to the microsecond, so the ms survive the round trip).
+ *
+ * A migration is applied once, in version order, under a transaction-scoped advisory lock
+ * (migrate.ts); an applied version is never edited, a change is a new version.
+ */
+
+/** One schema version: its number and the statements that bring the previous version to it. */
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'log and cursor model, sub-stores',
+    sql: `
+CREATE TABLE queen.queues (
+  id uuid PRIMARY KEY,
+  pk bigint GENERATED ALWAYS AS IDENTITY UNIQUE,
+  tenant_id text NOT NULL DEFAULT '00000000-0000-0000-0000-000000000001',
+  name text COLLATE "C" NOT NULL,
+  namespace text NOT NULL DEFAULT '',
+  task text NOT NULL DEFAULT '',
+  options jsonb NOT NULL DEFAULT '{}',
+  created_at timestamptz NOT NULL DEFAULT now(),
+  UNIQUE (tenant_id, name)
+);
+CREATE TABLE queen.partitions (
+  id uuid PRIMARY KEY,
+  pk bigint GENERATED ALWAYS AS IDENTITY UNIQUE,
+  queue_id uuid NOT NULL REFERENCES queen.queues (id) ON DELETE CASCADE,
+  name text COLLATE "C" NOT NULL,
+  next_offset bigint NOT NULL DEFAULT 0,
+  first_offset bigint NOT NULL DEFAULT 0,
+  last_message_at_ms bigint,
+  created_at timestamptz NOT NULL DEFAULT now(),
+  UNIQUE (queue_id, name)
+) WITH (fillfactor = 70);
+CREATE INDEX partitions_activity ON queen.partitions (queue_id, last_message_at_ms);
+CREATE TABLE queen.messages (
+  partition_id uuid NOT NULL REFERENCES queen.partitions (id) ON DELETE CASCADE,
+  "offset" bigint NOT NULL,
+  id text NOT NULL,
+  transaction_id text NOT NULL,
+  trace_id text,
+  producer_sub text,
+  payload bytea NOT NULL,
+  encrypted boolean NOT NULL DEFAULT false,
+  created_at timestamptz NOT NULL,
+  PRIMARY KEY (partition_id, "offset")
+);
+CREATE INDEX messages_txn ON queen.messages (partition_id, transaction_id);
+CREATE INDEX messages_time ON queen.messages (partition_id, created_at);
+CREATE TABLE queen.consumers (
+  partition_id uuid NOT NULL REFERENCES queen.partitions (id) ON DELETE CASCADE,
+  consumer_group text COLLATE "C" NOT NULL,
+  next_offset bigint NOT NULL,
+  lease_id text,
+  lease_expires_at_ms bigint,
+  delivered_up_to bigint,
+  retry_count int NOT NULL DEFAULT 0,
+  delivery_count int NOT NULL DEFAULT 0,
+  PRIMARY KEY (partition_id, consumer_group)
+) WITH (fillfactor = 50);
+CREATE INDEX consumers_lease ON queen.consumers (lease_id) WHERE lease_id IS NOT NULL;
+CREATE TABLE queen.subscriptions (
+  queue_id uuid NOT NULL REFERENCES queen.queues (id) ON DELETE CASCADE,
+  consumer_group text COLLATE "C" NOT NULL,
+  mode text NOT NULL,
+  from_time_ms bigint,
+  label text NOT NULL,
+  conflation boolean NOT NULL DEFAULT false,
+  created_at_ms bigint NOT NULL,
+  PRIMARY KEY (queue_id, consumer_group)
+);
+CREATE TABLE queen.dlq (
+  id text PRIMARY KEY,
+  queue_id uuid NOT NULL REFERENCES queen.queues (id) ON DELETE CASCADE,
+  queue_pk bigint NOT NULL,
+  queue text NOT NULL,
+  partition_pk bigint NOT NULL,
+  partition_id text NOT NULL,
+  partition text NOT NULL,
+  consumer_group text COLLATE "C" NOT NULL,
+  message_id text NOT NULL,
+  transaction_id text NOT NULL,
+  "offset" bigint NOT NULL,
+  payload bytea NOT NULL,
+  encrypted boolean NOT NULL,
+  trace_id text,
+  producer_sub text,
+  error text,
+  retry_count int NOT NULL,
+  created_at_ms bigint NOT NULL,
+  failed_at_ms bigint NOT NULL
+);
+CREATE INDEX dlq_failed ON queen.dlq (failed_at_ms DESC, id DESC);
+CREATE INDEX dlq_address ON queen.dlq (partition_id, transaction_id);
+CREATE TABLE queen.traces (
+  id text PRIMARY KEY,
+  seq bigint GENERATED ALWAYS AS IDENTITY,
+  queue_id uuid NOT NULL REFERENCES queen.queues (id) ON DELETE CASCADE,
+  queue text NOT NULL,
+  partition text NOT NULL,
+  partition_id text NOT NULL,
+  transaction_id text NOT NULL,
+  message_id text,
+  consumer_group text COLLATE "C" NOT NULL,
+  event_type text NOT NULL,
+  data text NOT NULL,
+  worker_id text,
+  names text[] NOT NULL,
+  created_at_ms bigint NOT NULL
+);
+CREATE INDEX traces_message ON queen.traces (partition_id, transaction_id, created_at_ms);
+CREATE INDEX traces_names ON queen.traces USING gin (names);
+CREATE INDEX traces_created ON queen.traces (created_at_ms DESC, seq DESC);
+CREATE TABLE queen.kv (
+  tenant_id text NOT NULL,
+  ns text COLLATE "C" NOT NULL,
+  key text COLLATE "C" NOT NULL,
+  value text NOT NULL,
+  version bigint NOT NULL,
+  expires_at_ms bigint,
+  updated_at_ms bigint NOT NULL,
+  PRIMARY KEY (tenant_id, ns, key)
+);
+CREATE INDEX kv_expiry ON queen.kv (expires_at_ms) WHERE expires_at_ms IS NOT NULL;
+CREATE TABLE queen.kv_meta (id int PRIMARY KEY CHECK (id = 0), floor bigint NOT NULL);
+INSERT INTO queen.kv_meta (id, floor) VALUES (0, 0);
+CREATE TABLE queen.timers (
+  tenant_id text NOT NULL,
+  queue text COLLATE "C" NOT NULL,
+  timer_key text COLLATE "C" NOT NULL,
+  partition text NOT NULL,
+  deliver_at_ms bigint NOT NULL,
+  txn text NOT NULL,
+  message_id text NOT NULL,
+  payload bytea NOT NULL,
+  encrypted boolean NOT NULL,
+  producer_sub text,
+  attempts int NOT NULL,
+  last_error text,
+  created_at_ms bigint NOT NULL,
+  updated_at_ms bigint NOT NULL,
+  PRIMARY KEY (tenant_id, queue, timer_key)
+);
+CREATE INDEX timers_due ON queen.timers (deliver_at_ms);
+CREATE TABLE queen.system_state (key text PRIMARY KEY, value text NOT NULL);
+`,
+  },
+  {
+    version: 2,
+    name: 'activity watermark: claims cost O(recent activity)',
+    sql: `
+ALTER TABLE queen.partitions ADD COLUMN last_activity_ms bigint NOT NULL DEFAULT 0;
+UPDATE queen.partitions SET last_activity_ms = COALESCE(last_message_at_ms, 0);
+CREATE INDEX partitions_recent ON queen.partitions (queue_id, last_activity_ms);
+CREATE INDEX consumers_expiry ON queen.consumers (consumer_group, lease_expires_at_ms) WHERE lease_id IS NOT NULL;
+CREATE TABLE queen.consumer_watermarks (
+  queue_id uuid NOT NULL REFERENCES queen.queues (id) ON DELETE CASCADE,
+  queue_name text NOT NULL,
+  consumer_group text COLLATE "C" NOT NULL,
+  last_empty_scan_at timestamptz NOT NULL,
+  PRIMARY KEY (queue_id, consumer_group)
+);
+`,
+  },
+  {
+    version: 3,
+    name: 'ephemeral queue declarations',
+    // docs/ephemeral.md#declarations: options only, never contents (SQLite migration 8).
+    sql: `
+CREATE TABLE queen.ephemeral_queues (
+  tenant_id text COLLATE "C" NOT NULL,
+  name text COLLATE "C" NOT NULL,
+  options text NOT NULL,
+  updated_at_ms bigint NOT NULL,
+  PRIMARY KEY (tenant_id, name)
+);
+`,
+  },
+];
