@@ -4,19 +4,8 @@
  * reading a filled topic with auto-commit, run against the same broker as the HTTP rows.
  */
 import kafkajs from 'kafkajs';
+import type { Row } from './row.js';
 
-/** One bench row (the shape bench/run.ts prints). */
-export interface Row {
-  shape: string;
-  messages: number;
-  batch: number;
-  concurrency: number;
-  msgPerSec: number;
-  reqPerSec: number;
-  p50: number;
-  p99: number;
-  note?: string;
-}
 
 const { Kafka, logLevel } = kafkajs;
 

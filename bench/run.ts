@@ -29,23 +29,13 @@ import { CLI } from '../test/cli/run.js';
 import { startKafkaBroker } from '../test/kafka/helpers.js';
 import { benchAgent, request } from './http.js';
 import { benchKafkaConsume, benchKafkaProduce } from './kafka.js';
+import type { Row } from './row.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const ONLY = (process.env.BENCH_ONLY ?? '').split(',').filter(Boolean);
 const PAYLOAD = { orderId: 12345, customer: 'c-0042', amount: 99.95, items: ['a', 'b', 'c'], note: 'x'.repeat(120) };
 const PAYLOAD_BYTES = Buffer.byteLength(JSON.stringify(PAYLOAD));
 
-interface Row {
-  shape: string;
-  messages: number;
-  batch: number;
-  concurrency: number;
-  msgPerSec: number;
-  reqPerSec: number;
-  p50: number;
-  p99: number;
-  note?: string;
-}
 const rows: Row[] = [];
 const want = (name: string) => ONLY.length === 0 || ONLY.includes(name);
 

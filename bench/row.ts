@@ -1,0 +1,12 @@
+/** One row of `npm run bench`'s table: msg/s and req/s averages, latency percentiles in ms. */
+export interface Row {
+  shape: string;
+  messages: number;
+  batch: number;
+  concurrency: number;
+  msgPerSec: number;
+  reqPerSec: number;
+  p50: number;
+  p99: number;
+  note?: string;
+}
