@@ -53,10 +53,15 @@ async function seek(cmd: Command, group: string, queue: string, to: string | und
   s.say(`${verb} cg=${group} queue=${queue} to=${to}`);
 }
 
-export function registerGroups(program: Command): void {
-  program.command('lag').description('Consumer groups with their lag (--min-seconds: lagging partitions only)')
+/** `--min-seconds` and the lag listing, shared by `queenctl lag` and `queenctl cg lag`. */
+function withLagOptions(command: Command): Command {
+  return command
     .option('--min-seconds <n>', 'only lag of at least N seconds', (v) => intFlag('min-seconds', v), 0)
     .action((o: { minSeconds: number }, cmd: Command) => lagAction(o.minSeconds, cmd));
+}
+
+export function registerGroups(program: Command): void {
+  withLagOptions(program.command('lag').description('Consumer groups with their lag (--min-seconds: lagging partitions only)'));
 
   program.command('replay [queue]').description('Move a consumer group to a point in time (--to)')
     .requiredOption('--cg <group>', 'consumer group')
@@ -74,9 +79,7 @@ export function registerGroups(program: Command): void {
     const data = await s.api().call('GET /api/v1/consumer-groups/:group', { params: { group: name } });
     s.renderer().render(data);
   });
-  cg.command('lag').description('Lagging consumer groups (as `queenctl lag`)')
-    .option('--min-seconds <n>', 'only lag of at least N seconds', (v) => intFlag('min-seconds', v), 0)
-    .action((o: { minSeconds: number }, cmd: Command) => lagAction(o.minSeconds, cmd));
+  withLagOptions(cg.command('lag').description('Lagging consumer groups (as `queenctl lag`)'));
   cg.command('seek <cg> <queue>').description('Move a consumer group on a queue (as `queenctl replay`)')
     .option('--to <time>', "'15m ago' | beginning | now | RFC 3339")
     .option('--dry-run', 'print the action, send nothing')

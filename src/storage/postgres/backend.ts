@@ -12,7 +12,7 @@ import type {
   CursorView, DlqSubStore, EphemeralSubStore, KvSubStore, LockSubStore, PartitionKey, PartitionView, PopSelector, PopTarget, QueueBackend, ReadyListener, TimerSubStore,
   TraceSubStore, UnitOp, UnitOpResult, UnitResult,
 } from '../contract.js';
-import { UnitRefused } from '../sqlite/refused.js';
+import { UnitRefused } from '../refused.js';
 import { adminStore } from './admin.js';
 import { clockOf, PgDb, q, type ClockSource } from './db.js';
 import { appendIn, claimIn, commitIn, cursorView, touchPartition } from './log-ops.js';

@@ -21,7 +21,7 @@ import type {
 } from '../contract.js';
 import type { MessageRow } from '../store.js';
 import { randomUUID } from 'node:crypto';
-import { UnitRefused } from '../sqlite/refused.js';
+import { UnitRefused } from '../refused.js';
 import { clockOf, exec, msToTs, payloadBytes, payloadOf, q, tsToMs, type Row, type Tx } from './db.js';
 
 const MSG_COLS = `"offset", id, transaction_id, trace_id, producer_sub, payload, encrypted, ${tsToMs('created_at')} AS created_ms`;

@@ -13,7 +13,7 @@ import type { KvRow } from '../kv.js';
 import type { DlqFilter, DlqRow } from '../store.js';
 import type { TraceRow } from '../ops.js';
 import type { TimerRow } from '../timers.js';
-import { UnitRefused } from '../sqlite/refused.js';
+import { UnitRefused } from '../refused.js';
 import { clockOf, exec, payloadBytes, payloadOf, q, type PgDb, type Row, type Tx } from './db.js';
 
 const kvOf = (r: Row): KvRow => ({

@@ -24,10 +24,10 @@ import type { SqliteStore } from './store.js';
 import { Engine } from './engine.js';
 import { EngineUnits } from './engine-units.js';
 import type { MessageRow, StoreTx, SubscriptionRow } from '../store.js';
-import { UnitRefused } from './refused.js';
+import { UnitRefused } from '../refused.js';
 import { deleteGroupOn, pruneOn, seekGroupOn, setSubscriptionFromOn } from './engine-admin.js';
 
-export { UnitRefused } from './refused.js';
+export { UnitRefused } from '../refused.js';
 
 import { leaseLive, type CursorState, type GroupState, type PartitionState, type QueueState } from './state.js';
 

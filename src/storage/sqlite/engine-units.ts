@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import { isQueenError, QueenError } from '../../errors.js';
 import type { Store, StoreTx } from '../store.js';
 import type { Engine } from './engine.js';
-import { UnitRefused } from './refused.js';
+import { UnitRefused } from '../refused.js';
 
 /** Runs units of work for the engine's backend (see the module comment). */
 export class EngineUnits {

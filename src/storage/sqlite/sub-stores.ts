@@ -18,7 +18,7 @@ import { applyOptions, QUEUE_DEFAULTS } from '../../model/options.js';
 import type { KvRow, KvStore } from '../kv.js';
 import type { Row } from './rows.js';
 import type { SqliteStore } from './store.js';
-import { UnitRefused } from './refused.js';
+import { UnitRefused } from '../refused.js';
 
 /** Prepared statements per connection, by SQL text (each is prepared once). */
 const statements = new WeakMap<Db, Map<string, Statement>>();

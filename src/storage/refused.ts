@@ -1,7 +1,7 @@
 /**
- * The refusal of a unit (src/storage/contract.ts `UnitResult`): thrown inside a SQLite unit of work
+ * The refusal of a unit (src/storage/contract.ts `UnitResult`): thrown inside a unit of work (SQLite or PostgreSQL)
  * when a commit op's lease or offset condition, a precondition op or a `refuseDuplicates` append
- * fails, so the store rolls the unit back. An answer, not a storage failure: the unit runners pass
+ * fails, so the backend rolls the unit back. An answer, not a storage failure: the unit runners pass
  * it through unchanged and the backends turn it into `{committed: false, failedIndex}`.
  */
 export class UnitRefused extends Error {
