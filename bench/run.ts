@@ -13,6 +13,12 @@
  * ratios to the plain run; ephemeral (RAM-only) push and pop+ack next to their durable rows, as
  * multiples of them (docs/ephemeral.md).
  *
+ * Reference rows (`reference`): RabbitMQ persistent publish with confirms per 100 and consume with
+ * manual ack, BullMQ addBulk and worker on the local Redis (bench/reference-mq.ts), each with the
+ * multiple Queen-TS reaches over it in the same run. Partition rows (`partitions`): a queue of
+ * 100,000 partitions against one of 10 on fresh brokers, with RSS per idle partition
+ * (bench/partitions.ts).
+ *
  * Env: BENCH_SECONDS (default 5) per autocannon run; BENCH_ONLY=name,name to pick shapes.
  */
 import autocannon from 'autocannon';
@@ -29,6 +35,8 @@ import { CLI } from '../test/cli/run.js';
 import { startKafkaBroker } from '../test/kafka/helpers.js';
 import { benchAgent, request } from './http.js';
 import { benchKafkaConsume, benchKafkaProduce } from './kafka.js';
+import { benchPartitions, rssBytes } from './partitions.js';
+import { benchBullMQ, benchRabbitConsume, benchRabbitPublish } from './reference-mq.js';
 import type { Row } from './row.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -290,6 +298,48 @@ async function main(): Promise<void> {
     }
   } finally {
     await plain.stop();
+  }
+
+  if (want('reference')) {
+    /** `ours` as a multiple of the reference row, in the reference row's note. */
+    const against = (ref: Row, ours: string) => {
+      const o = rows.find((r) => r.shape === ours);
+      if (o) ref.note = `${ref.note}; ${ours} is ${(o.msgPerSec / ref.msgPerSec).toFixed(1)}× this`;
+      return ref;
+    };
+    try {
+      rows.push(against(await benchRabbitPublish(PAYLOAD, 100, 8, SECONDS), 'push 100/request'));
+      rows.push(against(await benchRabbitConsume(PAYLOAD, 30_000, 100, 8), 'pop+ack (batch 100)'));
+    } catch (e) {
+      rows.push({ shape: 'RabbitMQ', messages: 0, batch: 0, concurrency: 0, msgPerSec: 0, reqPerSec: 0, p50: 0, p99: 0, note: `not measured: ${(e as Error).message}` });
+    }
+    try {
+      const [add, proc] = await benchBullMQ(PAYLOAD, 100, 8, 8, SECONDS);
+      rows.push(against(add!, 'push 100/request'), against(proc!, 'pop+ack (batch 100)'));
+    } catch (e) {
+      rows.push({ shape: 'BullMQ', messages: 0, batch: 0, concurrency: 0, msgPerSec: 0, reqPerSec: 0, p50: 0, p99: 0, note: `not measured: ${(e as Error).message}` });
+    }
+  }
+
+  if (want('partitions')) {
+    const results: { count: number; rows: Row[]; rss: number; idle: number }[] = [];
+    for (const count of [10, 100_000]) {
+      const b = await startBroker({ env: { LOG_LEVEL: 'info' } });
+      try {
+        const idle = rssBytes(b.proc.pid);
+        const r = await benchPartitions(b, count, PAYLOAD, SECONDS);
+        results.push({ count, idle, ...r });
+      } finally {
+        await b.stop();
+      }
+    }
+    const [few, many] = results as [typeof results[0], typeof results[0]];
+    many.rows.forEach((row, i) => {
+      row.note = `${row.note ? `${row.note}; ` : ''}${(row.msgPerSec / few.rows[i]!.msgPerSec).toFixed(2)}× ${few.count} partitions (p99 ${(row.p99 / Math.max(few.rows[i]!.p99, 0.1)).toFixed(1)}×)`;
+    });
+    const perPartition = ((many.rss - many.idle) - (few.rss - few.idle)) / (many.count - few.count);
+    many.rows[0]!.note += `; RSS after loading 1 message per partition ${(many.rss / 2 ** 20).toFixed(0)} MB vs ${(few.rss / 2 ** 20).toFixed(0)} MB (${(many.rss / few.rss).toFixed(1)}×), ≈ ${perPartition.toFixed(0)} B per partition`;
+    rows.push(...few.rows, ...many.rows);
   }
 
   if (want('jwt')) {
