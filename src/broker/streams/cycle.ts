@@ -151,6 +151,26 @@ export async function runCycle(ctx: CycleContext, req: CycleRequest): Promise<Cy
   }
 }
 
+/**
+ * The windows an idle-flush cycle closes: per deleted key, the key and the stored row's
+ * `windowStart` / `sessionStart` (the SDK's session key is the same for every session of a key;
+ * its start tells them apart).
+ */
+async function windowIdentities(b: QueueBackend, req: CycleRequest, deleted: string[]): Promise<string[]> {
+  const rows = await b.streams.readState(req.tenant, req.queryId, req.partitionId, { keys: deleted });
+  const start = new Map<string, string>();
+  for (const r of rows) {
+    try {
+      const v = JSON.parse(r.value) as unknown; // only hashed: a number's precision does not matter here
+      const o = v !== null && typeof v === 'object' && !Array.isArray(v) ? v as Record<string, unknown> : {};
+      start.set(r.key, JSON.stringify([o.windowStart ?? null, o.sessionStart ?? null]));
+    } catch {
+      // stored values are valid JSON; an unreadable one identifies by key alone
+    }
+  }
+  return deleted.map((k) => `${k}\u001e${start.get(k) ?? ''}`);
+}
+
 /** Decides a cycle on committed state (no writes): the unit to run, or the refusal. */
 async function decide(ctx: CycleContext, req: CycleRequest, now: number): Promise<Decision> {
   const b = ctx.backend;
@@ -176,7 +196,8 @@ async function decide(ctx: CycleContext, req: CycleRequest, now: number): Promis
   // sink pushes, grouped by (queue, partition) in first-appearance order
   const idleFlush = req.ack === null;
   const deleted = stateOps.flatMap((s) => (s.type === 'delete' ? [s.key] : []));
-  const derived = idleFlush && deleted.length > 0 ? flushTransactionIds(req.queryId, req.partitionId, deleted, req.pushItems.length) : [];
+  const derived = idleFlush && deleted.length > 0 && req.pushItems.length > 0
+    ? flushTransactionIds(req.queryId, req.partitionId, await windowIdentities(b, req, deleted), req.pushItems.length) : [];
   const order = new Map<string, PushItem[]>();
   req.pushItems.forEach((it, i) => {
     const k = `${it.queue}\u0000${it.partition}`;
