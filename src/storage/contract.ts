@@ -431,8 +431,8 @@ export interface StreamRegistration {
 
 /**
  * The cycle's state rider (docs/streams.md#cycle): refused unless the query `queryId` exists for
- * `tenant`; with `requireRows`, also refused when a `delete` finds no row (an idle-flush cycle
- * whose window another cycle already emitted). `done` is true when applied.
+ * `tenant`; with `requireRows`, also refused when a `delete` finds no row (a cycle closing a
+ * window another cycle already emitted). `done` is true when applied.
  */
 export interface StreamStateUnitOp {
   op: 'streamState';

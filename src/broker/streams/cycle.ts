@@ -6,8 +6,10 @@
  * was decided on, so a unit refused because they changed is decided again (and then answers
  * `invalid or expired lease`). A replayed cycle after a lost answer therefore never emits twice:
  * a full ack released the lease; a gate ack names the last message it acks (`ack.transactionId`),
- * already behind the cursor on a replay; an idle-flush cycle's deletes must still find their rows,
- * and its sink messages carry deterministic transaction ids (flush-ids.ts).
+ * already behind the cursor on a replay. A window is emitted once: the deletes of a cycle that
+ * pushes must still find their rows (the SDK deletes only rows it read, so a missing one means
+ * another cycle, an idle flush or the main loop, closed that window first), and an idle-flush
+ * cycle's sink messages carry deterministic transaction ids (flush-ids.ts).
  */
 import { QueenError } from '../../errors.js';
 import type { AckTarget, AppendResult, QueueBackend, StreamStateOp, UnitOp } from '../../storage/contract.js';
@@ -144,7 +146,7 @@ export async function runCycle(ctx: CycleContext, req: CycleRequest): Promise<Cy
     if (unit.failedIndex === 0) {
       // the state rider: the query went away, or an idle-flush delete found its row gone
       const gone = !await ctx.backend.streams.query(req.tenant, req.queryId);
-      const error = gone ? 'query not found' : 'window already emitted: a state row this idle-flush cycle deletes no longer exists';
+      const error = gone ? 'query not found' : 'window already emitted: a state row this cycle deletes no longer exists';
       return { success: false, ...base, queueName: d.queueName, state_ops_applied: 0, push_results: [], ack_result: null, error };
     }
     if (attempt >= ATTEMPTS) throw new QueenError('storage_error', `stream cycle kept racing other commits (${ATTEMPTS} attempts)`);
@@ -245,7 +247,7 @@ async function decide(ctx: CycleContext, req: CycleRequest, now: number): Promis
   }
   const stateOp: UnitOp = {
     op: 'streamState', tenant: req.tenant, queryId: req.queryId, partitionId: req.partitionId, ops: stateOps,
-    requireRows: idleFlush && req.pushItems.length > 0, now,
+    requireRows: req.pushItems.length > 0, now,
   };
   return { ops: [stateOp, ...appends.ops, ...commits], appendsAt: 1, groups, ack, queueName };
 }

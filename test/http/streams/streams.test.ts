@@ -248,6 +248,41 @@ describe('streams', () => {
     assert.deepEqual((await drain(b.url, sink)).map((m) => m.data), [{ count: 3 }], 'the window was emitted once');
   });
 
+  test('a main-loop cycle closing a window an idle flush already emitted is refused whole (no second emission, no ack)', async () => {
+    const name = uniqueName('q');
+    const src = uniqueName('src');
+    const sink = uniqueName('sink');
+    const group = `streams.${name}`;
+    const q = (await register(b.url, name, src, sink)).body.query_id;
+    await pushN(b.url, src, 1);
+    const first = (await popBatch(b.url, src, group))!;
+    const key = 'tumb:2\u001f2026-01-01T00:00:00.000Z\u001fk';
+    const open = await post(b.url, '/streams/v1/cycle', {
+      query_id: q, partition_id: first.partitionId, consumer_group: group, state_ops: [{ type: 'upsert', key, value: { acc: 1, windowStart: 0, windowEnd: 2 } }],
+      push_items: [], ack: { leaseId: first.leaseId, count: 1 },
+    });
+    assert.equal(open.body.success, true);
+    await pushN(b.url, src, 1);
+    const second = (await popBatch(b.url, src, group))!; // the main loop read the row, then the flush wins
+    const flush = await post(b.url, '/streams/v1/cycle', {
+      query_id: q, partition_id: first.partitionId, consumer_group: group, state_ops: [{ type: 'delete', key }],
+      push_items: [{ queue: sink, payload: { count: 1 } }], ack: null,
+    });
+    assert.equal(flush.body.success, true);
+    const late = await post(b.url, '/streams/v1/cycle', {
+      query_id: q, partition_id: first.partitionId, consumer_group: group, state_ops: [{ type: 'delete', key }, { type: 'upsert', key: 'next', value: { acc: 1 } }],
+      push_items: [{ queue: sink, payload: { count: 1 } }], ack: { leaseId: second.leaseId, count: 1 },
+    });
+    assert.deepEqual([late.body.success, late.body.error], [false, 'window already emitted: a state row this cycle deletes no longer exists']);
+    assert.deepEqual((await drain(b.url, sink)).map((m) => m.data), [{ count: 1 }], 'the window was emitted once');
+    assert.deepEqual((await state(b.url, q, first.partitionId)).body.rows, [], 'nothing of the refused cycle was written');
+    const retry = await post(b.url, '/streams/v1/cycle', {
+      query_id: q, partition_id: first.partitionId, consumer_group: group, state_ops: [{ type: 'upsert', key: 'next', value: { acc: 1 } }],
+      push_items: [], ack: { leaseId: second.leaseId, count: 1 },
+    });
+    assert.equal(retry.body.success, true, 'the batch is still leased: processed again on the current state, it commits');
+  });
+
   test('bad input answers 400 streams_bad_request (limits included) and never runs a cycle', async () => {
     const cases: [string, unknown, string][] = [
       ['/streams/v1/queries', { source_queue: 's', config_hash: 'h' }, 'name is required'],
