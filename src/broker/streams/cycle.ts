@@ -81,6 +81,8 @@ export interface CycleResult {
   push_results: CyclePushResult[];
   ack_result: CycleAckResult | null;
   error?: string;
+  /** An idle flush deferred (nothing written, `success` true): the partition still has messages in flight. */
+  deferred?: string;
 }
 
 /** What running a cycle needs from the broker. */
@@ -113,6 +115,7 @@ function liveLease(t: AckTarget, now: number): boolean {
 
 type Decision =
   | { fail: string; queueName: string | null; stateOpsApplied: number }
+  | { fail?: undefined; deferred: string; queueName: string }
   | { fail?: undefined; ops: UnitOp[]; appendsAt: number; groups: { queue: string; partition: string; ops: number[] }[]; ack: CycleAckResult | null; queueName: string };
 
 /**
@@ -131,6 +134,9 @@ export async function runCycle(ctx: CycleContext, req: CycleRequest): Promise<Cy
     const d = await decide(ctx, req, now);
     if (d.fail !== undefined) {
       return { success: false, ...base, queueName: d.queueName, state_ops_applied: d.stateOpsApplied, push_results: [], ack_result: null, error: d.fail };
+    }
+    if ('deferred' in d) {
+      return { success: true, ...base, queueName: d.queueName, state_ops_applied: 0, push_results: [], ack_result: null, deferred: d.deferred };
     }
     const unit = await ctx.backend.unit(d.ops);
     if (unit.committed) {
@@ -195,8 +201,16 @@ async function decide(ctx: CycleContext, req: CycleRequest, now: number): Promis
     }
   }
 
-  // sink pushes, grouped by (queue, partition) in first-appearance order
+  // an idle flush that emits waits until the partition is idle for the group (docs/streams.md#idle-flush)
   const idleFlush = req.ack === null;
+  if (idleFlush && req.pushItems.length > 0) {
+    const view = await b.readPartition({ tenant: target.queue.tenant, queue: target.queue.queue, partition: target.partition });
+    const head = view?.headOffset ?? 0;
+    const done = Math.max(target.cursor?.committedOffset ?? 0, view?.firstOffset ?? 0);
+    if (done < head) return { deferred: `partition not idle: ${head - done} message(s) not yet committed by ${req.consumerGroup}`, queueName };
+  }
+
+  // sink pushes, grouped by (queue, partition) in first-appearance order
   const deleted = stateOps.flatMap((s) => (s.type === 'delete' ? [s.key] : []));
   const derived = idleFlush && deleted.length > 0 && req.pushItems.length > 0
     ? flushTransactionIds(req.queryId, req.partitionId, await windowIdentities(b, req, deleted), req.pushItems.length) : [];

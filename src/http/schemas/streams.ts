@@ -33,7 +33,7 @@ export const streamsSchemas = {
     }, undefined, ['query_id', 'partition_id'])),
     response: answers(obj({
       success: bool, query_id: str(), partition_id: str(), queueName: nullableStr, state_ops_applied: int,
-      push_results: arr(pushResult), ack_result: { ...ackResult, type: ['object', 'null'] }, error: str('why nothing was committed (success false)'),
+      push_results: arr(pushResult), ack_result: { ...ackResult, type: ['object', 'null'] }, error: str('why nothing was committed (success false)'), deferred: str('an idle flush postponed: the partition is not idle (success true, nothing written)'),
     }, undefined, ['success', 'query_id', 'partition_id', 'state_ops_applied', 'push_results', 'ack_result']), 'The procedure ran: read `success`'),
   },
   'GET /api/v1/streams/queries': {

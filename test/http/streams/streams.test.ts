@@ -248,7 +248,7 @@ describe('streams', () => {
     assert.deepEqual((await drain(b.url, sink)).map((m) => m.data), [{ count: 3 }], 'the window was emitted once');
   });
 
-  test('a main-loop cycle closing a window an idle flush already emitted is refused whole (no second emission, no ack)', async () => {
+  test('an idle flush is deferred while the main loop has messages in flight; the main loop closes the window with every message; a late flush emits nothing', async () => {
     const name = uniqueName('q');
     const src = uniqueName('src');
     const sink = uniqueName('sink');
@@ -263,24 +263,42 @@ describe('streams', () => {
     });
     assert.equal(open.body.success, true);
     await pushN(b.url, src, 1);
-    const second = (await popBatch(b.url, src, group))!; // the main loop read the row, then the flush wins
-    const flush = await post(b.url, '/streams/v1/cycle', {
+    const flush = {
       query_id: q, partition_id: first.partitionId, consumer_group: group, state_ops: [{ type: 'delete', key }],
       push_items: [{ queue: sink, payload: { count: 1 } }], ack: null,
+    };
+    const pending = await post(b.url, '/streams/v1/cycle', flush);
+    assert.deepEqual([pending.body.success, pending.body.deferred, pending.body.push_results], [true, `partition not idle: 1 message(s) not yet committed by ${group}`, []]);
+    const second = (await popBatch(b.url, src, group))!;
+    const leased = await post(b.url, '/streams/v1/cycle', flush);
+    assert.equal(leased.body.deferred, `partition not idle: 1 message(s) not yet committed by ${group}`, 'deferred while the batch is leased');
+    const close = await post(b.url, '/streams/v1/cycle', {
+      query_id: q, partition_id: first.partitionId, consumer_group: group, state_ops: [{ type: 'delete', key }],
+      push_items: [{ queue: sink, payload: { count: 2 } }], ack: { leaseId: second.leaseId, count: 1 },
     });
-    assert.equal(flush.body.success, true);
-    const late = await post(b.url, '/streams/v1/cycle', {
-      query_id: q, partition_id: first.partitionId, consumer_group: group, state_ops: [{ type: 'delete', key }, { type: 'upsert', key: 'next', value: { acc: 1 } }],
-      push_items: [{ queue: sink, payload: { count: 1 } }], ack: { leaseId: second.leaseId, count: 1 },
-    });
+    assert.equal(close.body.success, true, close.text);
+    const late = await post(b.url, '/streams/v1/cycle', flush);
+    assert.deepEqual([late.body.success, late.body.error], [false, 'window already emitted: a state row this cycle deletes no longer exists']);
+    assert.deepEqual((await drain(b.url, sink)).map((m) => m.data), [{ count: 2 }], 'the window was emitted once, with both messages');
+  });
+
+  test('a main-loop cycle closing a window another cycle already closed is refused whole (no second emission, no ack)', async () => {
+    const name = uniqueName('q');
+    const src = uniqueName('src');
+    const sink = uniqueName('sink');
+    const group = `streams.${name}`;
+    const q = (await register(b.url, name, src, sink)).body.query_id;
+    await pushN(b.url, src, 1);
+    const first = (await popBatch(b.url, src, group))!;
+    const close = { query_id: q, partition_id: first.partitionId, consumer_group: group, push_items: [{ queue: sink, payload: { count: 1 } }] };
+    await post(b.url, '/streams/v1/cycle', { ...close, push_items: [], state_ops: [{ type: 'upsert', key: 'w', value: { acc: 1 } }], ack: { leaseId: first.leaseId, count: 1 } });
+    assert.equal((await post(b.url, '/streams/v1/cycle', { ...close, state_ops: [{ type: 'delete', key: 'w' }], ack: null })).body.success, true, 'the idle flush closes w');
+    await pushN(b.url, src, 2);
+    const other = (await popBatch(b.url, src, group))!; // a main loop that read w before the flush committed
+    const late = await post(b.url, '/streams/v1/cycle', { ...close, partition_id: first.partitionId, state_ops: [{ type: 'delete', key: 'w' }, { type: 'upsert', key: 'x', value: 1 }], ack: { leaseId: other.leaseId, count: 2 } });
     assert.deepEqual([late.body.success, late.body.error], [false, 'window already emitted: a state row this cycle deletes no longer exists']);
     assert.deepEqual((await drain(b.url, sink)).map((m) => m.data), [{ count: 1 }], 'the window was emitted once');
     assert.deepEqual((await state(b.url, q, first.partitionId)).body.rows, [], 'nothing of the refused cycle was written');
-    const retry = await post(b.url, '/streams/v1/cycle', {
-      query_id: q, partition_id: first.partitionId, consumer_group: group, state_ops: [{ type: 'upsert', key: 'next', value: { acc: 1 } }],
-      push_items: [], ack: { leaseId: second.leaseId, count: 1 },
-    });
-    assert.equal(retry.body.success, true, 'the batch is still leased: processed again on the current state, it commits');
   });
 
   test('bad input answers 400 streams_bad_request (limits included) and never runs a cycle', async () => {
