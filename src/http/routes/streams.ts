@@ -10,11 +10,11 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { QUEUE_MODE } from '../../broker/broker.js';
-import { runCycle, type CycleAck, type CycleContext, type CyclePushItem, type CycleRequest, type CycleStateOp } from '../../broker/streams/cycle.js';
-import { listQueries, registerQuery } from '../../broker/streams/registry.js';
+import type { CycleAck, CyclePushItem, CycleRequest, CycleStateOp } from '../../broker/streams/cycle.js';
+import { StreamsService } from '../../broker/streams/service.js';
 import { QueenError } from '../../errors.js';
-import { DEFAULT_TENANT } from '../../storage/contract.js';
 import { RawJson } from '../../util/json.js';
+import { hasBadNameChars } from '../../util/names.js';
 import type { RouteContext } from '../app.js';
 import { producerSubOf } from '../identity.js';
 import type { Query } from '../query.js';
@@ -68,7 +68,7 @@ function arrayField(o: Obj, k: string): unknown[] {
 function stateKey(v: unknown, where: string): string {
   if (typeof v !== 'string') throw bad(`${where}.key must be a string`);
   if (Buffer.byteLength(v, 'utf8') > MAX_STATE_KEY_BYTES) throw bad(`${where}.key is longer than ${MAX_STATE_KEY_BYTES} bytes`);
-  if (/[\u0000]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(v)) throw bad(`${where}.key must not contain NUL or lone surrogates`);
+  if (hasBadNameChars(v)) throw bad(`${where}.key must not contain NUL or lone surrogates`);
   return v;
 }
 
@@ -129,16 +129,8 @@ function parseCycle(body: unknown, tenant: string, producerSub: string | null): 
 
 /** Fastify plugin registering the routes this module describes. */
 export async function streamsRoutes(app: FastifyInstance, { broker }: RouteContext): Promise<void> {
-  const tenant = DEFAULT_TENANT; // the request identity's tenant once tenancy lands (docs/streams.md#tenancy)
-  const streams = broker.backend.streams;
-  const ctx: CycleContext = {
-    backend: broker.backend,
-    get codec() { return broker.codec; },
-    get maxPayloadBytes() { return broker.maxPayloadBytes; },
-    checkName: (kind, name) => broker.checkName(kind, name),
-    now: () => broker.engine.clock.now(),
-    pushesDiverted: () => broker.pushesDiverted?.() ?? false,
-  };
+  const streams = new StreamsService(broker);
+  const tenant = streams.defaultTenant; // the request identity's tenant once tenancy lands (docs/streams.md#tenancy)
 
   app.post('/streams/v1/queries', async (req, reply) => {
     const b = objectBody(req.body);
@@ -147,11 +139,7 @@ export async function streamsRoutes(app: FastifyInstance, { broker }: RouteConte
     const configHash = reqStr(b, 'config_hash');
     const sink = optStr(b, 'sink_queue', '');
     if (b.reset !== undefined && b.reset !== null && typeof b.reset !== 'boolean') throw bad('reset must be a boolean');
-    broker.checkName('name', name);
-    broker.checkName('queue', sourceQueue);
-    if (sink) broker.checkName('queue', sink);
-    broker.checkName('config_hash', configHash);
-    const r = await registerQuery(streams, { tenant, name, sourceQueue, sinkQueue: sink || null, configHash, reset: b.reset === true }, broker.engine.clock.now());
+    const r = await streams.register({ tenant, name, sourceQueue, sinkQueue: sink || null, configHash, reset: b.reset === true });
     if (!r.success) {
       return reply.code(409).send({ success: false, query_id: r.query_id, name: r.name, error: r.error, code: 'streams_config_hash_mismatch' });
     }
@@ -182,12 +170,7 @@ export async function streamsRoutes(app: FastifyInstance, { broker }: RouteConte
   });
 
   app.post('/streams/v1/cycle', async (req) => {
-    const r = await runCycle(ctx, parseCycle(req.body, tenant, producerSubOf(req)));
-    if (r.success) {
-      broker.counters.pushMessages += r.push_results.length > 0 ? parseCyclePushed(req.body) : 0;
-      if (r.ack_result) broker.counters.ackMessages += r.ack_result.count;
-    }
-    return r;
+    return streams.cycle(parseCycle(req.body, tenant, producerSubOf(req)));
   });
 
   app.get('/api/v1/streams/queries', async (req) => {
@@ -195,12 +178,6 @@ export async function streamsRoutes(app: FastifyInstance, { broker }: RouteConte
     const v = Array.isArray(raw) ? raw[raw.length - 1] : raw;
     const limit = v === undefined || v === '' ? 100 : Number(v);
     if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new QueenError('invalid_request', `limit must be between 1 and 1000, got ${v}`);
-    return { queries: await listQueries(streams, tenant, limit) };
+    return { queries: await streams.list(tenant, limit) };
   });
-}
-
-/** Sink items a committed cycle carried (the metrics count them as pushed messages). */
-function parseCyclePushed(body: unknown): number {
-  const items = (body as Obj).push_items;
-  return Array.isArray(items) ? items.filter((i) => typeof (i as Obj | null)?.queue === 'string' && (i as Obj).queue !== '').length : 0;
 }
