@@ -12,7 +12,7 @@
  * cycle's sink messages carry deterministic transaction ids (flush-ids.ts).
  */
 import { QueenError } from '../../errors.js';
-import type { AckTarget, AppendResult, QueueBackend, StreamStateOp, UnitOp } from '../../storage/contract.js';
+import type { AckTarget, AppendResult, QueueBackend, StreamStateOp, StreamStateRow, UnitOp } from '../../storage/contract.js';
 import { stringifyClientJson, RawJson } from '../../util/json.js';
 import { normalizeStatus } from '../messaging/ack.js';
 import { planPush, pushAppends, queueOptionsOf, type PushContext, type PushItem } from '../messaging/push.js';
@@ -91,6 +91,8 @@ export interface CycleContext extends PushContext {
   now(): number;
   /** True while push maintenance diverts pushes (a cycle that pushes is refused: it cannot be half spooled). */
   pushesDiverted(): boolean;
+  /** When the state of (query, partition) was last read on this broker (epoch ms); undefined when not since boot. */
+  lastStateRead(queryId: string, partitionId: string): number | undefined;
 }
 
 /** Decisions made on a partition at most this many times when the cursor keeps moving under them. */
@@ -164,8 +166,7 @@ export async function runCycle(ctx: CycleContext, req: CycleRequest): Promise<Cy
  * `windowStart` / `sessionStart` (the SDK's session key is the same for every session of a key;
  * its start tells them apart).
  */
-async function windowIdentities(b: QueueBackend, req: CycleRequest, deleted: string[]): Promise<string[]> {
-  const rows = await b.streams.readState(req.tenant, req.queryId, req.partitionId, { keys: deleted });
+function windowIdentities(rows: readonly StreamStateRow[], deleted: string[]): string[] {
   const start = new Map<string, string>();
   for (const r of rows) {
     try {
@@ -212,8 +213,16 @@ async function decide(ctx: CycleContext, req: CycleRequest, now: number): Promis
 
   // sink pushes, grouped by (queue, partition) in first-appearance order
   const deleted = stateOps.flatMap((s) => (s.type === 'delete' ? [s.key] : []));
-  const derived = idleFlush && deleted.length > 0 && req.pushItems.length > 0
-    ? flushTransactionIds(req.queryId, req.partitionId, await windowIdentities(b, req, deleted), req.pushItems.length) : [];
+  let derived: string[] = [];
+  if (idleFlush && deleted.length > 0 && req.pushItems.length > 0) {
+    // the flush emits what it read: refuse to emit it when a row it closes changed since the last state read
+    const rows = await b.streams.readState(req.tenant, req.queryId, req.partitionId, { keys: deleted });
+    const readAt = ctx.lastStateRead(req.queryId, req.partitionId);
+    if (readAt === undefined || rows.some((r) => r.updatedAt >= readAt)) {
+      return { deferred: 'state changed since it was read: flush again', queueName };
+    }
+    derived = flushTransactionIds(req.queryId, req.partitionId, windowIdentities(rows, deleted), req.pushItems.length);
+  }
   const order = new Map<string, PushItem[]>();
   req.pushItems.forEach((it, i) => {
     const k = `${it.queue}\u0000${it.partition}`;

@@ -8,10 +8,15 @@ import { DEFAULT_TENANT, type StreamStateFilter, type StreamStateRow } from '../
 import { runCycle, type CycleContext, type CycleRequest, type CycleResult } from './cycle.js';
 import { listQueries, registerQuery, type QueryView, type RegisterInput, type RegisterResult } from './registry.js';
 
+/** (query, partition) pairs whose last state read is remembered. */
+const MAX_TRACKED_READS = 100_000;
+
 export class StreamsService {
   /** The tenant of every request until request identities carry tenants. */
   readonly defaultTenant = DEFAULT_TENANT;
   private readonly ctx: CycleContext;
+  /** Last state read per `query \u001f partition`, epoch ms, oldest first (bounded: a forgotten one defers a flush once). */
+  private readonly reads = new Map<string, number>();
 
   constructor(private readonly broker: Broker) {
     this.ctx = {
@@ -21,6 +26,7 @@ export class StreamsService {
       checkName: (kind, name) => broker.checkName(kind, name),
       now: () => broker.engine.clock.now(),
       pushesDiverted: () => broker.pushesDiverted?.() ?? false,
+      lastStateRead: (queryId, partitionId) => this.reads.get(`${queryId}\u001f${partitionId}`),
     };
   }
 
@@ -32,8 +38,16 @@ export class StreamsService {
     return registerQuery(this.broker.backend.streams, input, this.ctx.now());
   }
 
-  /** State rows of a query on one partition (none for an unknown or foreign query). */
+  /**
+   * State rows of a query on one partition (none for an unknown or foreign query). Remembers when
+   * the partition's state was read, so an idle flush emitting rows that changed since is deferred
+   * (docs/streams.md#idle-flush).
+   */
   readState(tenant: string, queryId: string, partitionId: string, filter: StreamStateFilter): Promise<StreamStateRow[]> {
+    const k = `${queryId}\u001f${partitionId}`;
+    this.reads.delete(k);
+    this.reads.set(k, this.ctx.now());
+    if (this.reads.size > MAX_TRACKED_READS) this.reads.delete(this.reads.keys().next().value!);
     return this.broker.backend.streams.readState(tenant, queryId, partitionId, filter);
   }
 

@@ -41,6 +41,17 @@ async function drain(url: string, queue: string, group = 'reader'): Promise<{ id
 const state = (url: string, queryId: string, partitionId: string, extra: object = {}) =>
   post(url, '/streams/v1/state/get', { query_id: queryId, partition_id: partitionId, ...extra });
 
+const STALE = 'state changed since it was read: flush again';
+
+/** What the SDK's idle flush does: read the partition's state, then commit; again while deferred because the state changed since the read. */
+async function flushCycle(url: string, body: { query_id: string; partition_id: string; [field: string]: unknown }) {
+  return waitFor(async () => {
+    await state(url, body.query_id, body.partition_id, { ripe_at_or_before: Number.MAX_SAFE_INTEGER });
+    const r = await post(url, '/streams/v1/cycle', body);
+    return r.body.deferred === STALE ? undefined : r;
+  }, { timeoutMs: 10_000, what: 'an idle flush that is not deferred' });
+}
+
 describe('streams', () => {
   let b: BrokerHandle;
   before(async () => { b = await startBroker(); });
@@ -235,15 +246,15 @@ describe('streams', () => {
       query_id: q, partition_id: batch.partitionId, consumer_group: group, state_ops: [{ type: 'delete', key }],
       push_items: [{ queue: sink, partition: 'p', payload: { count: 3 } }], ack: null, release_lease: true,
     };
-    const f1 = await post(b.url, '/streams/v1/cycle', flush);
+    const f1 = await flushCycle(b.url, flush);
     assert.deepEqual([f1.body.success, f1.body.ack_result, f1.body.push_results[0].status], [true, null, 'queued'], f1.text);
-    const f2 = await post(b.url, '/streams/v1/cycle', flush);
+    const f2 = await flushCycle(b.url, flush);
     assert.equal(f2.body.success, false, 'the replay finds the window already emitted');
     // the same window's row written again (a late cycle), then flushed again: the sink's dedup window drops it
     await pushN(b.url, src, 1);
     const b2 = (await popBatch(b.url, src, group))!;
     assert.equal((await upsert(b2.leaseId, b2.partitionId)).body.success, true);
-    const f3 = await post(b.url, '/streams/v1/cycle', flush);
+    const f3 = await flushCycle(b.url, flush);
     assert.deepEqual([f3.body.success, f3.body.push_results[0].status], [true, 'duplicate']);
     assert.deepEqual((await drain(b.url, sink)).map((m) => m.data), [{ count: 3 }], 'the window was emitted once');
   });
@@ -267,19 +278,52 @@ describe('streams', () => {
       query_id: q, partition_id: first.partitionId, consumer_group: group, state_ops: [{ type: 'delete', key }],
       push_items: [{ queue: sink, payload: { count: 1 } }], ack: null,
     };
-    const pending = await post(b.url, '/streams/v1/cycle', flush);
+    const pending = await flushCycle(b.url, flush);
     assert.deepEqual([pending.body.success, pending.body.deferred, pending.body.push_results], [true, `partition not idle: 1 message(s) not yet committed by ${group}`, []]);
     const second = (await popBatch(b.url, src, group))!;
-    const leased = await post(b.url, '/streams/v1/cycle', flush);
+    const leased = await flushCycle(b.url, flush);
     assert.equal(leased.body.deferred, `partition not idle: 1 message(s) not yet committed by ${group}`, 'deferred while the batch is leased');
     const close = await post(b.url, '/streams/v1/cycle', {
       query_id: q, partition_id: first.partitionId, consumer_group: group, state_ops: [{ type: 'delete', key }],
       push_items: [{ queue: sink, payload: { count: 2 } }], ack: { leaseId: second.leaseId, count: 1 },
     });
     assert.equal(close.body.success, true, close.text);
-    const late = await post(b.url, '/streams/v1/cycle', flush);
+    const late = await flushCycle(b.url, flush);
     assert.deepEqual([late.body.success, late.body.error], [false, 'window already emitted: a state row this cycle deletes no longer exists']);
     assert.deepEqual((await drain(b.url, sink)).map((m) => m.data), [{ count: 2 }], 'the window was emitted once, with both messages');
+  });
+
+  test('an idle flush that read the state before a cycle changed a row it closes is deferred (it would emit a stale count)', async () => {
+    const name = uniqueName('q');
+    const src = uniqueName('src');
+    const sink = uniqueName('sink');
+    const group = `streams.${name}`;
+    const q = (await register(b.url, name, src, sink)).body.query_id;
+    const key = 'tumb:2\u001f2026-01-01T00:00:00.000Z\u001fk';
+    const cycle = async (acc: number) => {
+      await pushN(b.url, src, 1);
+      const batch = (await popBatch(b.url, src, group))!;
+      const r = await post(b.url, '/streams/v1/cycle', {
+        query_id: q, partition_id: batch.partitionId, consumer_group: group, state_ops: [{ type: 'upsert', key, value: { acc, windowStart: 0, windowEnd: 2 } }],
+        push_items: [], ack: { leaseId: batch.leaseId, count: 1 },
+      });
+      assert.equal(r.body.success, true);
+      return batch.partitionId;
+    };
+    const partitionId = await cycle(1);
+    const read = await waitFor(async () => {
+      const r = await state(b.url, q, partitionId, { ripe_at_or_before: 2 }); // the flush reads acc 1 ...
+      return r.body.rows[0]?.value.acc === 1 ? r : undefined;
+    }, { timeoutMs: 5_000, what: 'the first state' });
+    assert.equal(read.status, 200);
+    await cycle(2); // ... the main loop adds a message of the same window ...
+    const flush = { query_id: q, partition_id: partitionId, consumer_group: group, state_ops: [{ type: 'delete', key }], push_items: [{ queue: sink, payload: { count: 1 } }], ack: null };
+    const stale = await post(b.url, '/streams/v1/cycle', flush); // ... and the flush commits what it read
+    assert.deepEqual([stale.body.success, stale.body.deferred], [true, STALE]);
+    assert.deepEqual(await drain(b.url, sink), [], 'the stale count was not emitted');
+    const fresh = await flushCycle(b.url, { ...flush, push_items: [{ queue: sink, payload: { count: 2 } }] });
+    assert.equal(fresh.body.deferred, undefined);
+    assert.deepEqual((await drain(b.url, sink)).map((m) => m.data), [{ count: 2 }]);
   });
 
   test('a main-loop cycle closing a window another cycle already closed is refused whole (no second emission, no ack)', async () => {
@@ -292,7 +336,7 @@ describe('streams', () => {
     const first = (await popBatch(b.url, src, group))!;
     const close = { query_id: q, partition_id: first.partitionId, consumer_group: group, push_items: [{ queue: sink, payload: { count: 1 } }] };
     await post(b.url, '/streams/v1/cycle', { ...close, push_items: [], state_ops: [{ type: 'upsert', key: 'w', value: { acc: 1 } }], ack: { leaseId: first.leaseId, count: 1 } });
-    assert.equal((await post(b.url, '/streams/v1/cycle', { ...close, state_ops: [{ type: 'delete', key: 'w' }], ack: null })).body.success, true, 'the idle flush closes w');
+    assert.equal((await flushCycle(b.url, { ...close, state_ops: [{ type: 'delete', key: 'w' }], ack: null })).body.success, true, 'the idle flush closes w');
     await pushN(b.url, src, 2);
     const other = (await popBatch(b.url, src, group))!; // a main loop that read w before the flush committed
     const late = await post(b.url, '/streams/v1/cycle', { ...close, partition_id: first.partitionId, state_ops: [{ type: 'delete', key: 'w' }, { type: 'upsert', key: 'x', value: 1 }], ack: { leaseId: other.leaseId, count: 2 } });
