@@ -77,6 +77,10 @@ export const ERRORS = {
     status: 400,
     message: 'encryptionEnabled needs QUEEN_ENCRYPTION_KEY to be set on the broker',
   },
+  // streams (docs/streams.md#errors): the cycle answers 200 with success:false for its own refusals
+  streams_bad_request: { status: 400, message: 'bad streams request' },
+  streams_not_found: { status: 404, message: 'not found' },
+  streams_config_hash_mismatch: { status: 409, message: 'config_hash mismatch' },
   // auth (messages byte for byte as listed in docs/security.md#refusals)
   auth_required: { status: 401, message: 'Authentication required' },
   bad_token_header: { status: 401, message: 'Bad token header' },

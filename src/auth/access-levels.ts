@@ -52,6 +52,7 @@ const READ_ONLY_GET_PREFIXES = [
   '/api/v1/kv',
   '/api/v1/timers',
   '/api/v1/ephemeral/queues',
+  '/api/v1/streams/',
 ] as const;
 
 /** The route → access level table, first match wins. Default (no row matches): `read-write`. */

@@ -29,6 +29,7 @@ import { transactionRoutes } from './routes/transaction.js';
 import { kvRoutes } from './routes/kv.js';
 import { timerRoutes } from './routes/timers.js';
 import { ephemeralRoutes } from './routes/ephemeral.js';
+import { streamsRoutes } from './routes/streams.js';
 
 /**
  * What every route plugin receives: the broker services (built and started by `main.ts`), never
@@ -108,6 +109,7 @@ export async function buildApp(config: Config, services: Services, log: Logger):
   await app.register(kvRoutes, ctx); // KV store and locks (docs/http-api.md#kv, docs/http-api.md#locks)
   await app.register(timerRoutes, ctx); // scheduled messages (docs/http-api.md#timers)
   await app.register(ephemeralRoutes, ctx); // RAM-only queues (docs/ephemeral.md)
+  await app.register(streamsRoutes, ctx); // streaming queries (docs/streams.md)
   await app.register(dashboardRoutes, { jwtEnabled: config.jwt.enabled });
   const missing = coverage.missing();
   if (missing.length > 0) throw new Error(`routes without a schema (add them to src/http/schemas): ${missing.join(', ')}`);

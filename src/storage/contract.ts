@@ -173,7 +173,8 @@ export type UnitOp =
   /** Refused unless `leaseId` holds at least one cursor whose lease is live at `now`. */
   | { op: 'leaseHeld'; leaseId: string; now: number }
   /** Deletes a dead letter; refused when it is gone (another replay moved it). */
-  | { op: 'dlqDelete'; id: string };
+  | { op: 'dlqDelete'; id: string }
+  | StreamStateUnitOp;
 
 export type UnitOpResult = AppendResult | CommitResult | { done: boolean };
 
@@ -380,6 +381,88 @@ export interface EphemeralSubStore {
   list(limitPerTenant: number): Promise<EphemeralDeclaration[]>;
 }
 
+// ---------------------------------------------------------------- streams (docs/streams.md)
+
+/** A registered streaming query (table `streams_queries`, docs/streams.md#storage). Times epoch ms. */
+export interface StreamQueryRow {
+  /** Public id (UUID). */
+  id: string;
+  tenant: string;
+  name: string;
+  sourceQueue: string;
+  /** Null when the query has no sink queue. */
+  sinkQueue: string | null;
+  configHash: string;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** One state row of a query on one source partition (table `streams_state`). */
+export interface StreamStateRow {
+  key: string;
+  /** The client's JSON value, as text (returned byte for byte). */
+  value: string;
+  /** epoch ms of the last write. */
+  updatedAt: number;
+}
+
+/** A state operation of a cycle, applied in order. */
+export type StreamStateOp =
+  /** `windowEnd`: the value's top-level `windowEnd` when it is a JSON number (what `ripeAtOrBefore` filters on), else null. */
+  | { type: 'upsert'; key: string; value: string; windowEnd: number | null }
+  | { type: 'delete'; key: string };
+
+/** Filters of a state read, ANDed; absent = no filter. */
+export interface StreamStateFilter {
+  /** Exact keys. */
+  keys?: string[] | undefined;
+  /** Literal prefix (no wildcard characters). */
+  keyPrefix?: string | undefined;
+  /** Only rows whose value's `windowEnd` is a JSON number at most this. */
+  ripeAtOrBefore?: number | undefined;
+}
+
+/** What a registration did: `created`, `updated` (same hash), `reset` (new hash, state wiped) or `mismatch` (new hash refused, nothing written). */
+export interface StreamRegistration {
+  outcome: 'created' | 'updated' | 'reset' | 'mismatch';
+  /** The query as stored after the call (before it, on `mismatch`). */
+  row: StreamQueryRow;
+}
+
+/**
+ * The cycle's state rider (docs/streams.md#cycle): refused unless the query `queryId` exists for
+ * `tenant`; with `requireRows`, also refused when a `delete` finds no row (a cycle closing a
+ * window another cycle already emitted). `done` is true when applied.
+ */
+export interface StreamStateUnitOp {
+  op: 'streamState';
+  tenant: string;
+  queryId: string;
+  partitionId: string;
+  ops: StreamStateOp[];
+  requireRows: boolean;
+  now: number;
+}
+
+/** Streaming-query registry and operator state (docs/streams.md#storage); state writes go through the `streamState` unit op. */
+export interface StreamsSubStore {
+  /**
+   * Registers `name` for `tenant` (one id per name, concurrent calls included): inserts a new
+   * query with id `newId`, updates the queues of one with the same hash, or with another hash
+   * wipes its state and stores the new hash when `reset`, else answers `mismatch` without writing.
+   */
+  register(req: { tenant: string; name: string; sourceQueue: string; sinkQueue: string | null; configHash: string; reset: boolean; newId: string; now: number }):
+    Promise<StreamRegistration>;
+  /** A query of `tenant` by id; undefined when unknown or another tenant's. */
+  query(tenant: string, id: string): Promise<StreamQueryRow | undefined>;
+  /** The tenant's queries, by name, at most `limit`. */
+  queries(tenant: string, limit: number): Promise<StreamQueryRow[]>;
+  /** State rows of a query on one partition, by key; none for an unknown query or another tenant's. */
+  readState(tenant: string, queryId: string, partitionId: string, filter: StreamStateFilter): Promise<StreamStateRow[]>;
+  /** State rows per partition of a query (public partition ids), by partition id. */
+  stateCounts(tenant: string, queryId: string): Promise<{ partitionId: string; rows: number }[]>;
+}
+
 /** Named differences between backends. */
 export interface BackendCapabilities {
   /** Wake-ups travel between processes through the store (PostgreSQL LISTEN/NOTIFY). */
@@ -466,5 +549,7 @@ export interface QueueBackend {
   readonly dlq: DlqSubStore;
   readonly admin: AdminSubStore;
   readonly ephemeral: EphemeralSubStore;
+  /** Streaming queries and their state (docs/streams.md). */
+  readonly streams: StreamsSubStore;
   close(): Promise<void>;
 }

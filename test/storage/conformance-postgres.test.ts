@@ -4,10 +4,11 @@
  */
 import { describe, test } from 'node:test';
 import { contractCases } from './contract-cases.js';
+import { streamsCases } from './streams-cases.js';
 import { openPostgresBackend } from './postgres-backend.js';
 
 describe('operation contract: postgres (one database per case)', () => {
-  for (const c of contractCases) {
+  for (const c of [...contractCases, ...streamsCases]) {
     test(c.name, async () => {
       const b = await openPostgresBackend();
       try {

@@ -12,6 +12,7 @@ import { tempDir } from '../helpers/broker.js';
 import { DEFAULT_TENANT, type QueueBackend } from '../../src/storage/contract.js';
 import { openSqliteBackend } from './sqlite-backend.js';
 import { contractCases } from './contract-cases.js';
+import { streamsCases } from './streams-cases.js';
 
 /** Backends of the operation contract (src/storage/contract.ts); each case gets a fresh one. */
 const contractBackends: { name: string; open(dir: string): QueueBackend }[] = [
@@ -20,7 +21,7 @@ const contractBackends: { name: string; open(dir: string): QueueBackend }[] = [
 
 for (const backend of contractBackends) {
   describe(`operation contract: ${backend.name}`, () => {
-    for (const c of contractCases) {
+    for (const c of [...contractCases, ...streamsCases]) {
       test(c.name, async () => {
         const b = backend.open(path.join(tempDir(), 'data'));
         try {

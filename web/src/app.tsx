@@ -13,6 +13,7 @@ import { NotFound } from './pages/NotFound';
 import { Overview } from './pages/Overview';
 import { QueueDetailPage } from './pages/QueueDetail';
 import { Queues } from './pages/Queues';
+import { Streams } from './pages/Streams';
 import { Traces } from './pages/Traces';
 import { match, useLocation } from './router';
 import { useStore } from './store';
@@ -24,6 +25,7 @@ const NAV: { href: string; label: string; icon: IconName; match: (p: string) => 
   { href: '/dead-letters', label: 'Dead letters', icon: 'dlq', match: (p) => p.startsWith('/dead-letters') },
   { href: '/consumer-groups', label: 'Consumer groups', icon: 'groups', match: (p) => p.startsWith('/consumer-groups') },
   { href: '/traces', label: 'Traces', icon: 'traces', match: (p) => p.startsWith('/traces') },
+  { href: '/streaming', label: 'Streams', icon: 'messages', match: (p) => p.startsWith('/streaming') },
 ];
 
 const TITLES: Record<string, string> = {
@@ -33,6 +35,7 @@ const TITLES: Record<string, string> = {
   '/dead-letters': 'Dead letters',
   '/consumer-groups': 'Consumer groups',
   '/traces': 'Traces',
+  '/streaming': 'Streams',
 };
 
 function jwtMarked(): boolean {
@@ -83,6 +86,7 @@ function Shell() {
   else if (path === '/dead-letters') page = <DeadLetters />;
   else if (path === '/consumer-groups') page = <Groups />;
   else if (path === '/traces') page = <Traces />;
+  else if (path === '/streaming') page = <Streams />; // /streams/ is the API family (docs/streams.md#routes)
   else page = <NotFound />;
 
   return (

@@ -20,11 +20,12 @@ import { errorSchema, type RouteSchema, type RouteTable } from './common.js';
 import { coordinationSchemas } from './coordination.js';
 import { ephemeralSchemas } from './ephemeral.js';
 import { messagingSchemas } from './messaging.js';
+import { streamsSchemas } from './streams.js';
 import { openApiPage } from './page.js';
 import { stringifyClientJson } from '../../util/json.js';
 
 /** Every route's schemas, by `"METHOD /path"`. */
-export const ROUTE_SCHEMAS: RouteTable = { ...messagingSchemas, ...coordinationSchemas, ...adminSchemas, ...ephemeralSchemas };
+export const ROUTE_SCHEMAS: RouteTable = { ...messagingSchemas, ...coordinationSchemas, ...adminSchemas, ...ephemeralSchemas, ...streamsSchemas };
 
 /** The table entry of a route (a HEAD route takes its GET's), or undefined. */
 export function schemaOf(method: string, url: string, table: RouteTable = ROUTE_SCHEMAS): RouteSchema | undefined {

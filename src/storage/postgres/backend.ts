@@ -9,7 +9,7 @@ import type { PoolConfig } from 'pg';
 import { randomUUID } from 'node:crypto';
 import type {
   AckLookup, AckTarget, AdminSubStore, AppendRequest, AppendResult, BackendCapabilities, ClaimRequest, ClaimedBatch, CommitResult, CursorCommit, CursorKey,
-  CursorView, DlqSubStore, EphemeralSubStore, KvSubStore, LockSubStore, PartitionKey, PartitionView, PopSelector, PopTarget, QueueBackend, ReadyListener, TimerSubStore,
+  CursorView, DlqSubStore, EphemeralSubStore, StreamsSubStore, KvSubStore, LockSubStore, PartitionKey, PartitionView, PopSelector, PopTarget, QueueBackend, ReadyListener, TimerSubStore,
   TraceSubStore, UnitOp, UnitOpResult, UnitResult,
 } from '../contract.js';
 import { UnitRefused } from '../refused.js';
@@ -18,6 +18,7 @@ import { clockOf, PgDb, q, type ClockSource } from './db.js';
 import { appendIn, claimIn, commitIn, cursorView, touchPartition } from './log-ops.js';
 import { migrate } from './migrate.js';
 import { leaseHeld, readAckTargets, readPopTargets } from './reads.js';
+import { pgStreamsStore } from './streams.js';
 import { applyRider, dlqStore, ephemeralStore, kvStore, lockStore, timerStore, traceStore } from './sub-stores.js';
 import { WakeListener } from './wake.js';
 
@@ -62,6 +63,7 @@ export class PgBackend implements QueueBackend {
   readonly dlq: DlqSubStore;
   readonly admin: AdminSubStore;
   readonly ephemeral: EphemeralSubStore;
+  readonly streams: StreamsSubStore;
   /** Appends gathered into transactions so far (group commit). */
   readonly groupStats = { batches: 0, appends: 0 };
   private readonly pendingAppends: PendingAppend[] = [];
@@ -75,6 +77,7 @@ export class PgBackend implements QueueBackend {
     this.dlq = dlqStore(db);
     this.admin = adminStore(db);
     this.ephemeral = ephemeralStore(db);
+    this.streams = pgStreamsStore(db);
   }
 
   /**

@@ -190,4 +190,32 @@ CREATE TABLE queen.ephemeral_queues (
 );
 `,
   },
+  {
+    version: 4,
+    name: 'streaming queries and their state',
+    // docs/streams.md#storage (SQLite migration 9). Values are the client's JSON text (returned byte
+    // for byte, as KV values); window_end is its numeric windowEnd, written by the domain.
+    sql: `
+CREATE TABLE queen.streams_queries (
+  id uuid PRIMARY KEY,
+  tenant_id text COLLATE "C" NOT NULL,
+  name text COLLATE "C" NOT NULL,
+  source_queue text NOT NULL,
+  sink_queue text,
+  config_hash text NOT NULL,
+  created_at_ms bigint NOT NULL,
+  updated_at_ms bigint NOT NULL,
+  UNIQUE (tenant_id, name)
+);
+CREATE TABLE queen.streams_state (
+  query_id uuid NOT NULL REFERENCES queen.streams_queries (id) ON DELETE CASCADE,
+  partition_id uuid NOT NULL,
+  key text COLLATE "C" NOT NULL,
+  value text NOT NULL,
+  window_end double precision,
+  updated_at_ms bigint NOT NULL,
+  PRIMARY KEY (query_id, partition_id, key)
+);
+`,
+  },
 ];

@@ -14,6 +14,7 @@ import type { DlqFilter, DlqRow } from '../store.js';
 import type { TraceRow } from '../ops.js';
 import type { TimerRow } from '../timers.js';
 import { UnitRefused } from '../refused.js';
+import { applyStreamStatePg } from './streams.js';
 import { clockOf, exec, payloadBytes, payloadOf, q, type PgDb, type Row, type Tx } from './db.js';
 
 const kvOf = (r: Row): KvRow => ({
@@ -124,6 +125,7 @@ export async function applyRider(t: Tx, o: UnitOp, index: number): Promise<{ don
     case 'dlqDelete':
       if (!await deleteDlq(t, o.id)) throw new UnitRefused(index);
       return { done: true };
+    case 'streamState': return applyStreamStatePg(t, o, index);
     default: throw new Error(`${o.op} is not a rider`);
   }
 }

@@ -201,6 +201,31 @@ const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (tenant_id, name)
   );
   `,
+  // 9: streaming queries and their per-partition state (docs/streams.md#storage). No foreign key to
+  // partitions on purpose (state outlives nothing but a reset); window_end is the value's numeric
+  // windowEnd, written by the domain, so a ripeness read is a range on one column.
+  `
+  CREATE TABLE streams_queries (
+    id TEXT PRIMARY KEY,
+    tenant_id TEXT NOT NULL,
+    name TEXT NOT NULL,
+    source_queue TEXT NOT NULL,
+    sink_queue TEXT,
+    config_hash TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    UNIQUE (tenant_id, name)
+  );
+  CREATE TABLE streams_state (
+    query_id TEXT NOT NULL,
+    partition_id TEXT NOT NULL,
+    key TEXT NOT NULL,
+    value TEXT NOT NULL,
+    window_end REAL,
+    updated_at INTEGER NOT NULL,
+    PRIMARY KEY (query_id, partition_id, key)
+  ) WITHOUT ROWID;
+  `,
 ];
 
 /** The schema version this build writes. */

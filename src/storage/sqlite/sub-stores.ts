@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import type {
   CursorKey, CursorView, PartitionKey, PartitionView, QueueKey, UnitOp,
   KvSubStore, LockSubStore, TimerSubStore, TraceSubStore, DlqSubStore, AdminSubStore, TraceEvent, QueueConfig,
-  EphemeralSubStore, EphemeralDeclaration,
+  EphemeralSubStore, EphemeralDeclaration, StreamsSubStore,
 } from '../contract.js';
 import { DEFAULT_TENANT } from '../contract.js';
 import { applyOptions, QUEUE_DEFAULTS } from '../../model/options.js';
@@ -19,6 +19,7 @@ import type { KvRow, KvStore } from '../kv.js';
 import type { Row } from './rows.js';
 import type { SqliteStore } from './store.js';
 import { UnitRefused } from '../refused.js';
+import { applyStreamState, sqliteStreamsStore } from './streams.js';
 
 /** Prepared statements per connection, by SQL text (each is prepared once). */
 const statements = new WeakMap<Db, Map<string, Statement>>();
@@ -120,6 +121,7 @@ export class SqliteSubStores {
       case 'dlqDelete':
         if (!this.deleteDlqNow(o.id)) throw new UnitRefused(index);
         return { done: true };
+      case 'streamState': return applyStreamState(db, o, index);
       default: throw new Error(`${o.op} is not a rider`);
     }
   }
@@ -158,6 +160,13 @@ export class SqliteSubStores {
   pruneKvNow(now: number, limit: number): number {
     return this.store.kv.pruneExpired(now, limit);
   }
+
+  /** Streaming queries and their state (streams.ts). */
+  get streams(): StreamsSubStore {
+    return (this.streamsStore ??= sqliteStreamsStore(this.db(), (fn) => this.atomic(fn)));
+  }
+
+  private streamsStore: StreamsSubStore | undefined;
 
   readonly ephemeral: EphemeralSubStore = {
     put: (row) => this.atomic((db) => {
