@@ -34,6 +34,10 @@ export class KafkaConnection {
   private readonly frames: Buffer[] = [];
   private working = false;
   private closed = false;
+  /** Shutting down: no new request is read; the one in hand is answered. */
+  private stopping = false;
+  /** Called when the request in hand has been answered (see {@link shutdown}). */
+  private idle: (() => void)[] = [];
   private sasl: SaslState;
   private recheck: NodeJS.Timeout | undefined;
   readonly info: ConnectionInfo;
@@ -65,8 +69,29 @@ export class KafkaConnection {
     this.socket.destroy();
   }
 
-  private onData(chunk: Buffer): void {
+  /**
+   * Closes cleanly (broker shutdown): reads no further request, lets the request in hand finish
+   * and its answer leave, then ends the socket (FIN). A socket still open after `graceMs` is destroyed.
+   * @param graceMs how long to wait for the request in hand and the peer's close, ms
+   */
+  async shutdown(graceMs: number): Promise<void> {
     if (this.closed) return;
+    this.stopping = true;
+    this.frames.length = 0;
+    this.socket.pause();
+    const bounded = (p: Promise<void>) => new Promise<void>((resolve) => {
+      const t = setTimeout(resolve, graceMs);
+      void p.then(() => { clearTimeout(t); resolve(); });
+    });
+    if (this.working) await bounded(new Promise<void>((r) => this.idle.push(r)));
+    const gone = new Promise<void>((r) => this.socket.once('close', () => r()));
+    this.socket.end();
+    await bounded(gone);
+    this.close('shutdown');
+  }
+
+  private onData(chunk: Buffer): void {
+    if (this.closed || this.stopping) return;
     this.chunks.push(chunk);
     this.buffered += chunk.length;
     for (;;) {
@@ -94,9 +119,9 @@ export class KafkaConnection {
     if (this.working) return;
     this.working = true;
     try {
-      while (this.frames.length > 0 && !this.closed) {
+      while (this.frames.length > 0 && !this.closed && !this.stopping) {
         const frame = this.frames.shift()!;
-        if (this.frames.length < MAX_QUEUED / 2 && this.socket.isPaused()) this.socket.resume();
+        if (this.frames.length < MAX_QUEUED / 2 && this.socket.isPaused() && !this.stopping) this.socket.resume();
         const out = await this.handle(frame);
         // Backpressure: the next request is handled once this answer has left the process, so a
         // client that pipelines requests without reading cannot make the broker buffer an answer
@@ -108,6 +133,7 @@ export class KafkaConnection {
       this.close('error');
     } finally {
       this.working = false;
+      for (const r of this.idle.splice(0)) r();
     }
   }
 

@@ -32,7 +32,7 @@ export class FetchWakeups {
    * `since` (a {@link generation} taken before the caller's read). Never rejects.
    */
   wait(queues: readonly string[], ms: number, since: number): Promise<void> {
-    if (this.generation(queues) !== since) return Promise.resolve();
+    if (this.stopped || this.generation(queues) !== since) return Promise.resolve();
     return new Promise((resolve) => {
       const done = () => {
         clearTimeout(timer);
@@ -48,8 +48,12 @@ export class FetchWakeups {
     });
   }
 
-  /** Wakes every parked fetch (shutdown). */
+  /** True after {@link wakeAll}: the listener is shutting down, a fetch answers what it has. */
+  stopped = false;
+
+  /** Wakes every parked fetch and parks none after (shutdown). */
   wakeAll(): void {
+    this.stopped = true;
     const all = [...this.waiting.values()];
     this.waiting.clear();
     for (const set of all) for (const wake of set) wake();

@@ -18,6 +18,8 @@ import { clockOf, PgDb, q, type ClockSource } from './db.js';
 import { appendIn, claimIn, commitIn, cursorView, touchPartition } from './log-ops.js';
 import { migrate } from './migrate.js';
 import { leaseHeld, readAckTargets, readPopTargets } from './reads.js';
+import { pgKafkaMeta } from './kafka-meta.js';
+import type { KafkaMetaSubStore } from '../kafka-meta.js';
 import { applyRider, dlqStore, ephemeralStore, kvStore, lockStore, timerStore, traceStore } from './sub-stores.js';
 import { WakeListener } from './wake.js';
 
@@ -62,6 +64,7 @@ export class PgBackend implements QueueBackend {
   readonly dlq: DlqSubStore;
   readonly admin: AdminSubStore;
   readonly ephemeral: EphemeralSubStore;
+  readonly kafka: KafkaMetaSubStore;
   /** Appends gathered into transactions so far (group commit). */
   readonly groupStats = { batches: 0, appends: 0 };
   private readonly pendingAppends: PendingAppend[] = [];
@@ -75,6 +78,7 @@ export class PgBackend implements QueueBackend {
     this.dlq = dlqStore(db);
     this.admin = adminStore(db);
     this.ephemeral = ephemeralStore(db);
+    this.kafka = pgKafkaMeta(db);
   }
 
   /**

@@ -19,6 +19,7 @@ import type { KvRow, KvStore } from '../kv.js';
 import type { Row } from './rows.js';
 import type { SqliteStore } from './store.js';
 import { UnitRefused } from '../refused.js';
+import { SqliteKafkaMeta } from './kafka-meta.js';
 
 /** Prepared statements per connection, by SQL text (each is prepared once). */
 const statements = new WeakMap<Db, Map<string, Statement>>();
@@ -49,7 +50,9 @@ function cursorView(r: Row): CursorView {
 
 /** The SQL sub-stores, riders and reads over a {@link SqliteStore}'s connection and group commit (see the module comment). */
 export class SqliteSubStores {
-  constructor(private readonly store: SqliteStore) {}
+  constructor(private readonly store: SqliteStore) {
+    this.kafka = new SqliteKafkaMeta(store);
+  }
 
   /** Runs `fn` as one unit of the store's group commit (resolves once durable). */
   private atomic<T>(fn: (db: Db) => T): Promise<T> {
@@ -158,6 +161,9 @@ export class SqliteSubStores {
   pruneKvNow(now: number, limit: number): number {
     return this.store.kv.pruneExpired(now, limit);
   }
+
+  /** The Kafka port's side tables (kafka-meta.ts). */
+  readonly kafka: SqliteKafkaMeta;
 
   readonly ephemeral: EphemeralSubStore = {
     put: (row) => this.atomic((db) => {
