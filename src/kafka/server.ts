@@ -49,7 +49,7 @@ export class KafkaServer {
       producers: new ProducerWindows(),
       wakeups: new FetchWakeups(services.logs),
     };
-    this.metrics = new KafkaMetrics(services.jobs.metrics.registry, () => this.open.size);
+    this.metrics = new KafkaMetrics(services.jobs.metrics.registry, () => this.open.size, () => this.ctx.wakeups.parked);
   }
 
   /** Open connections. */

@@ -20,6 +20,9 @@ export class FetchWakeups {
     });
   }
 
+  /** Fetches waiting now. */
+  parked = 0;
+
   /** A count of append hints for `queues`; pass it to {@link wait}. */
   generation(queues: readonly string[]): number {
     let n = 0;
@@ -33,8 +36,13 @@ export class FetchWakeups {
    */
   wait(queues: readonly string[], ms: number, since: number): Promise<void> {
     if (this.stopped || this.generation(queues) !== since) return Promise.resolve();
+    this.parked++;
     return new Promise((resolve) => {
+      let woken = false;
       const done = () => {
+        if (woken) return;
+        woken = true;
+        this.parked--;
         clearTimeout(timer);
         for (const q of queues) this.waiting.get(q)?.delete(done);
         resolve();
