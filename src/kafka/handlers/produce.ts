@@ -7,7 +7,8 @@
 import type { PushItem } from '../../broker/messaging/push.js';
 import { isQueenError } from '../../errors.js';
 import { ErrorCode } from '../errors.js';
-import { toEnvelope, visibleTopic } from '../mapping.js';
+import { envelopeText, visibleTopic } from '../mapping.js';
+import { RawJson } from '../../util/json.js';
 import type { ProducePartitionAnswer, ProduceRequestData } from '../protocol/produce.js';
 import { BatchError, decodeBatches, DecodeBudget, type DecodedBatch } from '../protocol/records.js';
 import type { Body, Handler } from './types.js';
@@ -93,7 +94,9 @@ export const produce: Handler = async (ctx, conn, body) => {
           }
         }
         entry.batches.push({ batch: b, first: items.length });
-        for (const rec of b.records) items.push({ queue: t.name, partition: String(p.index), payload: toEnvelope(rec) });
+        const partition = String(p.index);
+        // The envelope as its stored text (RawJson: the push stores it verbatim, no stringify).
+        for (const rec of b.records) items.push({ queue: t.name, partition, payload: new RawJson(envelopeText(rec)) });
       }
       if (a.error_code === 0) pending.push(entry);
     }
