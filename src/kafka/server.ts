@@ -58,7 +58,7 @@ export class KafkaServer {
   }
 
   /**
-   * The `kafka` block of `GET /status` (docs/kafka.md#configuration, [TS-K5]): mode, the bound and
+   * The `kafka` block of `GET /status` (docs/kafka.md#configuration): mode, the bound and
    * advertised `host:port`, open connections.
    */
   status(): { mode: 'in-process'; listen: string; advertised: string; connections: number } {
