@@ -151,6 +151,21 @@ describe('Kafka wire', () => {
     assert.equal((await fetchAll(topic, 0)).hw, 0, 'nothing was written');
   });
 
+  test('on a listener without SASL, SaslHandshake and SaslAuthenticate answer ILLEGAL_SASL_STATE and the connection stays', async () => {
+    const own = await WireClient.connect(b.kafkaPort);
+    try {
+      const hs = await own.request(API.SaslHandshake, 1, { mechanism: 'PLAIN' });
+      assert.equal(hs.error_code, 34);
+      const auth = await own.request(API.SaslAuthenticate, 1, { auth_bytes: Buffer.from('\u0000svc\u0000secret-token') });
+      assert.deepEqual([auth.error_code, auth.error_message], [34, 'this listener has no SASL (QUEEN_KAFKA_SASL is unset)']);
+      const meta = await own.request(API.Metadata, 9, { topics: [], allow_auto_topic_creation: false });
+      assert.ok(Array.isArray(meta.brokers), 'the connection is kept and serves the next request');
+      assert.ok(!b.output().includes('secret-token'), 'the password is not logged');
+    } finally {
+      own.close();
+    }
+  });
+
   test('acks=0 writes without an answer; the next request is answered in order', async () => {
     const topic = uniqueName('acks0');
     await createTopic(topic);
