@@ -69,21 +69,21 @@ describe('Kafka port lifecycle', () => {
   });
 
   test('commit metadata, topic width and the group survive a restart; /api/v1/consumer-groups shows the Kafka group\'s lag', async () => {
-    let { b, c } = await start();
+    const first = await start();
     const topic = uniqueName('side');
     const group = uniqueName('g');
-    await createTopic(c, topic, 3);
-    const p = await c.request(API.Produce, 7, produceBody(topic, 0, batch({ count: 5, body: recordsBody([0, 1, 2, 3, 4].map((i) => ({ value: Buffer.from(`m${i}`) }))) })));
+    await createTopic(first.c, topic, 3);
+    const p = await first.c.request(API.Produce, 7, produceBody(topic, 0, batch({ count: 5, body: recordsBody([0, 1, 2, 3, 4].map((i) => ({ value: Buffer.from(`m${i}`) }))) })));
     assert.equal(producePartition(p).error_code, 0);
-    assert.equal(await commit(c, group, topic, 0, 2, 'checkpoint-A'), 0);
-    assert.deepEqual(await committed(c, group, topic, [0, 1]), [[2, 'checkpoint-A'], [-1, '']]);
-    const groups = await call(b.url, 'GET', '/api/v1/consumer-groups');
+    assert.equal(await commit(first.c, group, topic, 0, 2, 'checkpoint-A'), 0);
+    assert.deepEqual(await committed(first.c, group, topic, [0, 1]), [[2, 'checkpoint-A'], [-1, '']]);
+    const groups = await call(first.b.url, 'GET', '/api/v1/consumer-groups');
     const row = (groups.body as { name: string; totalLag: number; topics?: string[] }[]).find((g) => g.name === group);
     assert.equal(row?.totalLag, 3, 'five records, the group committed 2: lag 3');
-    const detail = await call(b.url, 'GET', `/api/v1/consumer-groups/${encodeURIComponent(group)}`);
+    const detail = await call(first.b.url, 'GET', `/api/v1/consumer-groups/${encodeURIComponent(group)}`);
     assert.equal(detail.status, 200);
 
-    ({ b, c } = await restart(b));
+    const { c } = await restart(first.b);
     assert.equal(await width(c, topic), 3, 'the width CreateTopics recorded (not the default 1024)');
     assert.deepEqual(await committed(c, group, topic, [0]), [[2, 'checkpoint-A']], 'position and metadata back from the store');
     const listed = await c.request(API.ListGroups, 4, { states_filter: [] });
@@ -100,17 +100,17 @@ describe('Kafka port lifecycle', () => {
   });
 
   test('a topic record an earlier build kept in the KV namespace queen.kafka.topics moves into kafka_topics at boot', async () => {
-    let { b, c } = await start();
+    const first = await start();
     const topic = uniqueName('legacy');
-    assert.equal((await call(b.url, 'POST', '/api/v1/configure', { queue: topic, options: {} })).status, 200);
-    const put = await call(b.url, 'PUT', `/api/v1/kv/queen.kafka.topics/${topic}`, { value: { width: 7, configs: { 'retention.ms': '-1' } }, forever: true });
+    assert.equal((await call(first.b.url, 'POST', '/api/v1/configure', { queue: topic, options: {} })).status, 200);
+    const put = await call(first.b.url, 'PUT', `/api/v1/kv/queen.kafka.topics/${topic}`, { value: { width: 7, configs: { 'retention.ms': '-1' } }, forever: true });
     assert.equal(put.status, 200, JSON.stringify(put.body));
-    ({ b, c } = await restart(b));
-    assert.equal(await width(c, topic), 7, 'the width from the legacy record');
-    const kv = await call(b.url, 'GET', `/api/v1/kv/queen.kafka.topics/${topic}`);
+    const second = await restart(first.b);
+    assert.equal(await width(second.c, topic), 7, 'the width from the legacy record');
+    const kv = await call(second.b.url, 'GET', `/api/v1/kv/queen.kafka.topics/${topic}`);
     assert.equal(kv.body.found, false, 'the KV record was moved, not copied');
-    ({ b, c } = await restart(b));
-    assert.equal(await width(c, topic), 7, 'and read from kafka_topics after another restart');
+    const third = await restart(second.b);
+    assert.equal(await width(third.c, topic), 7, 'and read from kafka_topics after another restart');
   });
 
   test('SIGTERM: a parked Fetch is answered, the connection ended (FIN) and the port closed before the store', async () => {
