@@ -77,7 +77,12 @@ export class Topics {
     if (!visibleTopic(name)) return undefined;
     await this.load();
     const parts = await this.services.logs.partitions(name);
-    if (!parts) return undefined;
+    if (!parts) {
+      // Deleted (natively, or by another path): its record no longer applies (kafka_topics is bound to the queue's id).
+      this.widths.delete(name);
+      this.configs.delete(name);
+      return undefined;
+    }
     let top = -1;
     for (const p of parts) {
       const i = partitionIndex(p.name);
