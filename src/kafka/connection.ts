@@ -232,14 +232,14 @@ export class KafkaConnection {
    */
   private async handleProduceRun(frames: Buffer[]): Promise<Buffer[]> {
     const decoded: Decoded[] = [];
-    let refusal: unknown;
+    let refusal: Error | undefined;
     for (const f of frames) {
       try {
         const d = this.decode(f);
         if ('answer' in d) throw new ProtocolError('unexpected gate answer'); // not for Produce; closes
         decoded.push(d);
       } catch (e) {
-        refusal = e;
+        refusal = e instanceof Error ? e : new ProtocolError(String(e));
         break;
       }
     }

@@ -207,6 +207,20 @@ describe('Kafka wire', () => {
     }
   });
 
+  test('a pipelined Produce outside the version window closes the connection after the requests before it are answered', async () => {
+    const topic = uniqueName('coalesce-gate');
+    await createTopic(topic, 1);
+    const own = await WireClient.connect(b.kafkaPort);
+    const body = produceBody(topic, 0, batch({ count: 1, body: recordsBody([{ value: Buffer.from('kept') }]) }));
+    const good = own.encode(API.Produce, 7, body);
+    const answer = own.nextFrame();
+    own.send(Buffer.concat([good.frame, own.encode(API.Produce, 2, body).frame]));
+    const raw = await answer;
+    assert.equal(raw.readInt32BE(0), good.correlationId);
+    await own.closed;
+    assert.deepEqual((await fetchAll(topic, 0)).records.map((r) => r.value?.toString()), ['kept']);
+  });
+
   test('acks=0 writes without an answer; the next request is answered in order', async () => {
     const topic = uniqueName('acks0');
     await createTopic(topic);
