@@ -81,8 +81,8 @@ async function main(): Promise<void> {
   const port = bound !== null && typeof bound === 'object' ? bound.port : config.port;
   log.info({ port, host, dataDir: config.dataDir, sync: config.sync }, 'queen-ts listening');
   // The Kafka port (docs/kafka.md), off unless QUEEN_KAFKA_EMBEDDED=true; a bind failure is fatal.
-  const kafka = config.kafka ? new KafkaServer(services, config.kafka, config.jwt, log) : undefined;
-  if (kafka) await kafka.start().catch((e: unknown) => fatal((e as Error).message));
+  // A front door of the services: closed before the domain stops and the store closes.
+  if (config.kafka) await services.openFrontDoor(new KafkaServer(services, config.kafka, config.jwt, log)).catch((e: unknown) => fatal((e as Error).message));
 
   // A log line must never stop the shutdown (e.g. stdout became a closed pipe).
   const say = (fn: () => void) => { try { fn(); } catch { /* logging is best effort here */ } };
@@ -99,7 +99,8 @@ async function main(): Promise<void> {
     try {
       say(() => log.info({ signal }, 'shutting down'));
       services.stopAccepting();
-      await kafka?.stop();
+      await services.closeFrontDoors(); // the Kafka port: parked fetches answered, connections ended
+
       // Parked pops were just answered; keep closing connections as they turn idle (keep-alive)
       // so close() does not wait for the clients' keep-alive timers.
       const sweep = setInterval(() => connections.closeQuiet(), 25);

@@ -15,8 +15,12 @@
  * | 3. admin jobs: DLQ depths, spool replay,| 2. admin jobs: retention and spool finished,   |
  * |    retention sweep                      |    metrics stopped                             |
  * | 4. timers: fire what is due             | 1. timers: no new round, the running one ends  |
+ * | 5. front doors other than HTTP (the     | 0. those front doors: stop accepting, answer   |
+ * |    Kafka port), {@link openFrontDoor}   |    what is in hand, close every connection     |
  *
- * Before {@link stop}, the front doors call {@link stopAccepting} and close their listeners.
+ * Before {@link stop}, main.ts calls {@link stopAccepting}, {@link closeFrontDoors} and closes the
+ * HTTP listener; {@link stop} closes any front door still open first, so no front door is serving
+ * while the store closes.
  */
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
@@ -33,6 +37,7 @@ import { EphemeralEngine } from './ephemeral/engine.js';
 import { registerEphemeralMetrics } from './ephemeral/metrics.js';
 import { AdminJobs } from './jobs/admin-jobs.js';
 import { PartitionLogs } from './messaging/log-read.js';
+import { KafkaSideTables } from './messaging/kafka-meta.js';
 import { SqliteLogReads } from '../storage/sqlite/log-read.js';
 
 /** What {@link Services} is built from. */
@@ -44,6 +49,18 @@ export interface ServicesDeps {
   log: Logger;
   /** The source of time for every rule (default: wall clock); tests pass a `TestClock`. */
   clock?: Clock;
+}
+
+/** A listener outside HTTP whose lifetime the services order (the Kafka port, src/kafka/server.ts). */
+export interface FrontDoor<T = unknown> {
+  /** A short name for logs. */
+  readonly name: string;
+  /** Binds and serves. */
+  start(): Promise<T>;
+  /** Stops accepting, answers or ends every connection; resolves once they are closed. */
+  stop(): Promise<void>;
+  /** What `GET /status` shows of it, under {@link name} (docs/http-api.md#health-and-metrics). */
+  status?(): Record<string, unknown>;
 }
 
 /** Every broker service of one process, with one start and one stop order (see the module comment). */
@@ -63,9 +80,12 @@ export class Services {
   readonly views: AdminViews;
   /** Partition logs by offset, for the Kafka port (src/broker/messaging/log-read.ts). */
   readonly logs: PartitionLogs;
+  /** The Kafka port's side tables (src/broker/messaging/kafka-meta.ts). */
+  readonly kafkaMeta: KafkaSideTables;
   /** Ephemeral (RAM-only) queues (docs/ephemeral.md); {@link loadEphemeral} before serving. */
   readonly ephemeral: EphemeralEngine;
   private state: 'new' | 'started' | 'stopped' = 'new';
+  private readonly doors: FrontDoor[] = [];
 
   constructor(deps: ServicesDeps) {
     this.clock = deps.clock ?? systemClock;
@@ -76,6 +96,7 @@ export class Services {
     this.views = this.jobs.views;
     this.timers = new Timers(this.broker);
     this.logs = new PartitionLogs(this.broker.backend, new SqliteLogReads(this.broker.engine, (w) => this.broker.units.run(w)), this.clock);
+    this.kafkaMeta = new KafkaSideTables(this.broker.backend, this.clock);
     this.ephemeral = new EphemeralEngine(this.broker.backend, deps.config.ephemeral, this.clock);
     registerEphemeralMetrics(this.jobs.metrics.registry, this.ephemeral);
   }
@@ -99,6 +120,30 @@ export class Services {
     this.timers.start(); // includes timers that fell due while the broker was down
   }
 
+  /**
+   * Starts a front door after the domain (call after {@link start}); it is closed before the domain stops.
+   * @returns what the door's start returns (the Kafka port: its bound port)
+   * @throws Error when the services are not started; the door's own start error
+   */
+  async openFrontDoor<T>(door: FrontDoor<T>): Promise<T> {
+    if (this.state !== 'started') throw new Error(`front door ${door.name} opened while the services are ${this.state}`);
+    const r = await door.start();
+    this.doors.push(door);
+    return r;
+  }
+
+  /** The status blocks of the open front doors, by name (`GET /status`). */
+  frontDoorStatus(): Record<string, Record<string, unknown>> {
+    const out: Record<string, Record<string, unknown>> = {};
+    for (const d of this.doors) if (d.status) out[d.name] = d.status();
+    return out;
+  }
+
+  /** Closes the open front doors, last opened first (every connection answered or ended). Idempotent. */
+  async closeFrontDoors(): Promise<void> {
+    for (const door of this.doors.splice(0).reverse()) await door.stop();
+  }
+
   /** Stops taking new work and answers every parked pop (204); background jobs keep running. */
   stopAccepting(): void {
     this.broker.stopAccepting();
@@ -115,6 +160,7 @@ export class Services {
     this.state = 'stopped';
     this.broker.stopAccepting();
     this.ephemeral.close();
+    await this.closeFrontDoors();
     if (started) {
       await this.timers.stop();
       await this.jobs.stop();

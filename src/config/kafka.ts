@@ -38,6 +38,11 @@ export interface KafkaConfig {
   tls: { cert: Buffer; key: Buffer } | undefined;
   /** Whether `QUEEN_TOKEN` is set (its value is never logged). */
   processToken: string | undefined;
+  /**
+   * Produce requests of one connection, already read, appended as one store unit (`QUEEN_KAFKA_COALESCE`,
+   * 5; 1..64, 1 = off; a bad value means the default, docs/kafka.md#produce).
+   */
+  coalesce: number;
 }
 
 /**
@@ -103,6 +108,7 @@ export function loadKafkaConfig(env: Env): KafkaConfig | undefined {
   const minSessionTimeoutMs = int(env, 'QUEEN_KAFKA_GROUP_MIN_SESSION_TIMEOUT_MS', 6000, 1, 3_600_000);
   const maxSessionTimeoutMs = int(env, 'QUEEN_KAFKA_GROUP_MAX_SESSION_TIMEOUT_MS', 300_000, minSessionTimeoutMs, 3_600_000);
   const token = str(env, 'QUEEN_TOKEN', '');
+  const coalesce = Number(str(env, 'QUEEN_KAFKA_COALESCE', ''));
   return {
     listen,
     advertised,
@@ -116,5 +122,6 @@ export function loadKafkaConfig(env: Env): KafkaConfig | undefined {
     saslRecheckMs: int(env, 'QUEEN_KAFKA_SASL_RECHECK_MS', 30_000, 100, 30_000),
     tls,
     processToken: token === '' ? undefined : token,
+    coalesce: Number.isInteger(coalesce) && coalesce >= 1 && coalesce <= 64 ? coalesce : 5,
   };
 }

@@ -9,9 +9,10 @@ import type { Socket } from 'node:net';
 import { ErrorCode } from './errors.js';
 import type { ConnectionInfo, KafkaContext } from './context.js';
 import { HANDLERS } from './handlers/index.js';
+import { produceMany } from './handlers/produce.js';
 import type { Body } from './handlers/types.js';
 import type { KafkaMetrics } from './metrics.js';
-import { API, APIS } from './protocol/apis.js';
+import { API, APIS, type ApiSpec } from './protocol/apis.js';
 import { frameResponse, readHeaderRest, readHeaderStart } from './protocol/header.js';
 import { ProtocolError, Reader } from './protocol/reader.js';
 import { readStruct, writeStruct } from './protocol/schema.js';
@@ -28,12 +29,26 @@ const MAX_QUEUED = 64;
 
 type SaslState = 'off' | 'start' | 'handshaken' | 'raw' | 'authenticated';
 
+/** A request past the gate: its header fields, its API's shapes and its decoded body. */
+interface Decoded {
+  apiKey: number;
+  apiVersion: number;
+  correlationId: number;
+  flexible: boolean;
+  spec: ApiSpec;
+  req: Body;
+}
+
 export class KafkaConnection {
   private chunks: Buffer[] = [];
   private buffered = 0;
   private readonly frames: Buffer[] = [];
   private working = false;
   private closed = false;
+  /** Shutting down: no new request is read; the one in hand is answered. */
+  private stopping = false;
+  /** Called when the request in hand has been answered (see {@link shutdown}). */
+  private idle: (() => void)[] = [];
   private sasl: SaslState;
   private recheck: NodeJS.Timeout | undefined;
   readonly info: ConnectionInfo;
@@ -65,8 +80,29 @@ export class KafkaConnection {
     this.socket.destroy();
   }
 
-  private onData(chunk: Buffer): void {
+  /**
+   * Closes cleanly (broker shutdown): reads no further request, lets the request in hand finish
+   * and its answer leave, then ends the socket (FIN). A socket still open after `graceMs` is destroyed.
+   * @param graceMs how long to wait for the request in hand and the peer's close, ms
+   */
+  async shutdown(graceMs: number): Promise<void> {
     if (this.closed) return;
+    this.stopping = true;
+    this.frames.length = 0;
+    this.socket.pause();
+    const bounded = (p: Promise<void>) => new Promise<void>((resolve) => {
+      const t = setTimeout(resolve, graceMs);
+      void p.then(() => { clearTimeout(t); resolve(); });
+    });
+    if (this.working) await bounded(new Promise<void>((r) => this.idle.push(r)));
+    const gone = new Promise<void>((r) => this.socket.once('close', () => r()));
+    this.socket.end();
+    await bounded(gone);
+    this.close('shutdown');
+  }
+
+  private onData(chunk: Buffer): void {
+    if (this.closed || this.stopping) return;
     this.chunks.push(chunk);
     this.buffered += chunk.length;
     for (;;) {
@@ -94,20 +130,24 @@ export class KafkaConnection {
     if (this.working) return;
     this.working = true;
     try {
-      while (this.frames.length > 0 && !this.closed) {
+      while (this.frames.length > 0 && !this.closed && !this.stopping) {
         const frame = this.frames.shift()!;
-        if (this.frames.length < MAX_QUEUED / 2 && this.socket.isPaused()) this.socket.resume();
-        const out = await this.handle(frame);
+        const run = this.produceRun(frame);
+        if (this.frames.length < MAX_QUEUED / 2 && this.socket.isPaused() && !this.stopping) this.socket.resume();
+        const outs = run.length > 0 ? await this.handleProduceRun([frame, ...run]) : [await this.handle(frame)];
         // Backpressure: the next request is handled once this answer has left the process, so a
         // client that pipelines requests without reading cannot make the broker buffer an answer
         // per request; meanwhile its frames queue up to MAX_QUEUED and the socket is paused.
-        if (out && !this.closed && !this.socket.write(out)) await this.flushed();
+        let drained = true;
+        for (const out of outs) if (out && !this.closed) drained = this.socket.write(out) && drained;
+        if (!drained && !this.closed) await this.flushed();
       }
     } catch (e) {
       if (!(e instanceof ProtocolError)) this.ctx.log.error({ err: e }, 'kafka: request failed; connection closed');
       this.close('error');
     } finally {
       this.working = false;
+      for (const r of this.idle.splice(0)) r();
     }
   }
 
@@ -125,9 +165,12 @@ export class KafkaConnection {
     });
   }
 
-  /** One frame → the bytes to send (undefined: nothing). Throws ProtocolError to close. */
-  private async handle(frame: Buffer): Promise<Buffer | undefined> {
-    if (this.sasl === 'raw') return this.rawToken(frame);
+  /**
+   * One frame's header and body, past the version gate and the SASL allowlist; or the bytes of an
+   * answer given at the gate (ApiVersions above its window).
+   * @throws ProtocolError to close the connection
+   */
+  private decode(frame: Buffer): Decoded | { answer: Buffer } {
     const r = new Reader(frame);
     const { apiKey, apiVersion, correlationId } = readHeaderStart(r);
     const spec = APIS.get(apiKey);
@@ -136,7 +179,7 @@ export class KafkaConnection {
       // Answered as v0 with ApiVersions' own window, so the client retries at a version it can read.
       const w = new Writer(32).int16(ErrorCode.UNSUPPORTED_VERSION).int32(1).int16(API.ApiVersions).int16(spec.min).int16(spec.max);
       this.metrics.request(spec.name, ErrorCode.UNSUPPORTED_VERSION);
-      return frameResponse(apiKey, correlationId, false, w.finish());
+      return { answer: frameResponse(apiKey, correlationId, false, w.finish()) };
     }
     if (apiVersion < spec.min || apiVersion > spec.max) throw new ProtocolError(`${spec.name} v${apiVersion} is outside ${spec.min}..${spec.max}`);
     const saslApi = apiKey === API.SaslHandshake || apiKey === API.SaslAuthenticate;
@@ -145,17 +188,72 @@ export class KafkaConnection {
     }
     const flexible = apiVersion >= spec.flexibleFrom;
     this.info.clientId = readHeaderRest(r, flexible);
-    const req = readStruct(spec.request, r, apiVersion, flexible);
-    let body: Body | null;
-    if (apiKey === API.SaslHandshake) body = this.handshake(req, apiVersion);
-    else if (apiKey === API.SaslAuthenticate) body = await this.authenticate(req);
-    else body = await HANDLERS.get(apiKey)!(this.ctx, this.info, req, apiVersion);
+    return { apiKey, apiVersion, correlationId, flexible, spec, req: readStruct(spec.request, r, apiVersion, flexible) };
+  }
+
+  /** The framed answer to a decoded request (undefined: nothing to send). */
+  private respond(d: Decoded, body: Body | null): Buffer | undefined {
     if (body === null || this.closed) return undefined;
-    this.metrics.request(spec.name, typeof body.error_code === 'number' ? body.error_code : 0);
+    this.metrics.request(d.spec.name, typeof body.error_code === 'number' ? body.error_code : 0);
     this.metrics.nestedErrors(body);
     const w = new Writer(256);
-    writeStruct(spec.response, w, body, apiVersion, flexible);
-    return frameResponse(apiKey, correlationId, flexible, w.finish());
+    writeStruct(d.spec.response, w, body, d.apiVersion, d.flexible);
+    return frameResponse(d.apiKey, d.correlationId, d.flexible, w.finish());
+  }
+
+  /** One frame → the bytes to send (undefined: nothing). Throws ProtocolError to close. */
+  private async handle(frame: Buffer): Promise<Buffer | undefined> {
+    if (this.sasl === 'raw') return this.rawToken(frame);
+    const d = this.decode(frame);
+    if ('answer' in d) return d.answer;
+    let body: Body | null;
+    if (d.apiKey === API.SaslHandshake) body = this.handshake(d.req, d.apiVersion);
+    else if (d.apiKey === API.SaslAuthenticate) body = await this.authenticate(d.req);
+    else body = await HANDLERS.get(d.apiKey)!(this.ctx, this.info, d.req, d.apiVersion);
+    return this.respond(d, body);
+  }
+
+  /**
+   * Produce frames read ahead of `first` (`QUEEN_KAFKA_COALESCE`), taken off the queue: the run of
+   * Produce requests that follows it, up to the limit. Empty when coalescing is off or SASL is
+   * mid-exchange.
+   */
+  private produceRun(first: Buffer): Buffer[] {
+    const limit = this.ctx.config.coalesce;
+    if (limit <= 1 || this.sasl === 'raw' || first.readInt16BE(0) !== API.Produce) return [];
+    const run: Buffer[] = [];
+    while (run.length < limit - 1 && this.frames.length > 0 && this.frames[0]!.length >= 2 && this.frames[0]!.readInt16BE(0) === API.Produce) run.push(this.frames.shift()!);
+    return run;
+  }
+
+  /**
+   * A run of Produce frames appended as one store unit (handlers/produce.ts produceMany), answered
+   * in order. A frame the gate refuses closes the connection after the frames before it are answered.
+   */
+  private async handleProduceRun(frames: Buffer[]): Promise<Buffer[]> {
+    const decoded: Decoded[] = [];
+    let refusal: Error | undefined;
+    for (const f of frames) {
+      try {
+        const d = this.decode(f);
+        if ('answer' in d) throw new ProtocolError('unexpected gate answer'); // not for Produce; closes
+        decoded.push(d);
+      } catch (e) {
+        refusal = e instanceof Error ? e : new ProtocolError(String(e));
+        break;
+      }
+    }
+    const bodies = await produceMany(this.ctx, this.info, decoded.map((d) => d.req));
+    const out: Buffer[] = [];
+    decoded.forEach((d, i) => {
+      const b = this.respond(d, bodies[i]!);
+      if (b) out.push(b);
+    });
+    if (refusal !== undefined) {
+      for (const b of out) this.socket.write(b);
+      throw refusal;
+    }
+    return out;
   }
 
   private handshake(req: Body, version: number): Body {

@@ -30,14 +30,26 @@ export interface Envelope {
   v: string | null;
 }
 
-/** A record → its envelope (key order h, k, t, v; `h` omitted without headers, `t` when −1). */
-export function toEnvelope(rec: { key: Buffer | null; value: Buffer | null; timestamp: number; headers: readonly RecordHeader[] }): Envelope {
-  const env: Partial<Envelope> = {};
-  if (rec.headers.length > 0) env.h = rec.headers.map((h) => ({ k: h.key, v: h.value === null ? null : h.value.toString('base64') }));
-  env.k = rec.key === null ? null : rec.key.toString('base64');
-  if (rec.timestamp !== -1) env.t = rec.timestamp;
-  env.v = rec.value === null ? null : rec.value.toString('base64');
-  return env as Envelope;
+/**
+ * A record → its envelope as JSON text (key order h, k, t, v; `h` omitted without headers, `t`
+ * when −1; no whitespace). Written directly, not through an object and `JSON.stringify`: the
+ * produce path runs it once per record. Base64 needs no escaping; header names go through
+ * `JSON.stringify`.
+ */
+export function envelopeText(rec: { key: Buffer | null; value: Buffer | null; timestamp: number; headers: readonly RecordHeader[] }): string {
+  let out = '{';
+  if (rec.headers.length > 0) {
+    out += '"h":[';
+    for (let i = 0; i < rec.headers.length; i++) {
+      const h = rec.headers[i]!;
+      out += `${i > 0 ? ',' : ''}{"k":${JSON.stringify(h.key)},"v":${h.value === null ? 'null' : `"${h.value.toString('base64')}"`}}`;
+    }
+    out += '],';
+  }
+  out += rec.key === null ? '"k":null' : `"k":"${rec.key.toString('base64')}"`;
+  if (rec.timestamp !== -1) out += `,"t":${rec.timestamp}`;
+  out += rec.value === null ? ',"v":null}' : `,"v":"${rec.value.toString('base64')}"}`;
+  return out;
 }
 
 const B64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;

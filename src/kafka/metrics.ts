@@ -1,6 +1,7 @@
 /**
  * Prometheus series of the Kafka port, registered on the broker's registry
- * (src/observability/metrics.ts): open connections, requests per API, errors per code.
+ * (src/observability/metrics.ts): open connections, long-poll fetches parked, requests per API,
+ * errors per code.
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
 
@@ -8,9 +9,10 @@ export class KafkaMetrics {
   private readonly requests: Counter<'api'>;
   private readonly errors: Counter<'code'>;
 
-  constructor(registry: Registry, connections: () => number) {
+  constructor(registry: Registry, connections: () => number, parkedFetches: () => number) {
     const registers = [registry];
     new Gauge({ name: 'queen_kafka_connections', help: 'Open Kafka connections', registers, collect() { this.set(connections()); } });
+    new Gauge({ name: 'queen_kafka_fetches_parked', help: 'Kafka Fetch requests waiting for records (long poll)', registers, collect() { this.set(parkedFetches()); } });
     this.requests = new Counter({ name: 'queen_kafka_requests_total', help: 'Kafka requests answered, per API', labelNames: ['api'], registers });
     this.errors = new Counter({ name: 'queen_kafka_errors_total', help: 'Kafka error codes answered (top level and per partition), per code', labelNames: ['code'], registers });
   }

@@ -1,7 +1,8 @@
 /**
  * The Kafka listener (docs/kafka.md): a TCP (or TLS) server in the broker process that presents
- * itself as a one-broker Kafka cluster and calls the broker services directly. Started after the
- * HTTP listener by main.ts and stopped before the services.
+ * itself as a one-broker Kafka cluster and calls the broker services directly. A front door of
+ * the services (src/broker/services.ts): opened after the domain has started, closed (every
+ * connection answered and ended) before the domain stops and the store closes.
  */
 import net from 'node:net';
 import tls from 'node:tls';
@@ -28,12 +29,17 @@ export const SASL_CLEARTEXT_WARNING = 'QUEEN_KAFKA_SASL=plain without TLS: Kafka
 /** Boot warning: JWT on, no SASL and no process token: every produce and fetch would be refused. */
 export const NO_CREDENTIAL_WARNING = 'JWT_ENABLED=true with the Kafka port on but neither QUEEN_TOKEN nor QUEEN_KAFKA_SASL set: Kafka clients have no credential';
 
+/** How long shutdown waits for a connection's request in hand and its peer's close, ms. */
+const SHUTDOWN_GRACE_MS = 5000;
+
 export class KafkaServer {
+  readonly name = 'kafka';
   private server: net.Server | undefined;
   private readonly open = new Set<KafkaConnection>();
   private readonly ctx: KafkaContext;
   private readonly metrics: KafkaMetrics;
   private jwks: JwksCache | undefined;
+  private boundPort: number | undefined;
 
   constructor(private readonly services: Services, private readonly config: KafkaConfig, private readonly jwt: JwtConfig, private readonly log: Logger) {
     this.ctx = {
@@ -43,12 +49,22 @@ export class KafkaServer {
       producers: new ProducerWindows(),
       wakeups: new FetchWakeups(services.logs),
     };
-    this.metrics = new KafkaMetrics(services.jobs.metrics.registry, () => this.open.size);
+    this.metrics = new KafkaMetrics(services.jobs.metrics.registry, () => this.open.size, () => this.ctx.wakeups.parked);
   }
 
   /** Open connections. */
   get connections(): number {
     return this.open.size;
+  }
+
+  /**
+   * The `kafka` block of `GET /status` (docs/kafka.md#configuration): mode, the bound and
+   * advertised `host:port`, open connections.
+   */
+  status(): { mode: 'in-process'; listen: string; advertised: string; connections: number } {
+    const c = this.config;
+    const host = (h: string) => (h.includes(':') ? `[${h}]` : h);
+    return { mode: 'in-process', listen: `${host(c.listen.host)}:${this.boundPort ?? c.listen.port}`, advertised: `${host(c.advertised.host)}:${c.advertised.port}`, connections: this.open.size };
   }
 
   /** The credential check (JWT verifier), or a check that admits every token when JWT is off. */
@@ -89,6 +105,7 @@ export class KafkaServer {
    */
   async start(): Promise<number> {
     const c = this.config;
+    await this.ctx.topics.load(); // moves topic records of earlier builds into kafka_topics
     const check = await this.tokenCheck();
     const processRoles = this.config.sasl ? new Set<string>() : await this.processRoles(check);
     const sets = levelRoleSets(this.jwt.roles);
@@ -117,18 +134,26 @@ export class KafkaServer {
     });
     const addr = server.address();
     const port = addr !== null && typeof addr === 'object' ? addr.port : c.listen.port;
+    this.boundPort = port;
     this.log.info({ target: 'boot', port, host: c.listen.host }, 'queen-kafka listening');
     return port;
   }
 
-  /** Stops accepting, closes every connection and answers parked requests. */
+  /**
+   * Stops accepting, answers parked fetches (empty), lets each connection's request in hand finish
+   * and ends every connection (FIN); logs `queen-kafka stopped` with the count closed.
+   */
   async stop(): Promise<void> {
+    const s = this.server;
+    this.server = undefined;
+    const closing = s ? new Promise<void>((resolve) => s.close(() => resolve())) : Promise.resolve();
     this.ctx.wakeups.wakeAll();
     this.ctx.groups.stop();
-    for (const c of this.open) c.close('shutdown');
+    const conns = [...this.open];
+    await Promise.all(conns.map((c) => c.shutdown(SHUTDOWN_GRACE_MS)));
     this.open.clear();
     this.jwks?.stop();
-    const s = this.server;
-    if (s) await new Promise<void>((resolve) => s.close(() => resolve()));
+    await closing;
+    this.log.info({ target: 'shutdown', connections: conns.length }, 'queen-kafka stopped');
   }
 }

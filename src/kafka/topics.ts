@@ -3,9 +3,10 @@
  * width is max(materialised partitions, the width CreateTopics recorded, else
  * QUEEN_KAFKA_DEFAULT_PARTITIONS), clamped at 100000, never shrinking. Queues created for Kafka get
  * dedup off (records carry no transactionId) and retention off unless `retention.ms` says otherwise.
- * The topic record (width and configs of a topic created through Kafka) is kept durably in the KV
- * namespace {@link TOPIC_RECORDS}, so widths survive a restart (keys keep hashing to the same
- * partitions).
+ * The topic record (width and configs of a topic created through Kafka) is kept in the side table
+ * `kafka_topics` (docs/kafka.md#storage), so widths survive a restart (keys keep hashing to the same
+ * partitions). Records an earlier build kept in the KV namespace {@link LEGACY_TOPIC_RECORDS} are
+ * moved into the table when the catalog first loads.
  */
 import type { KvGetPrefixResult } from '../broker/coordination/kv.js';
 import type { Services } from '../broker/services.js';
@@ -14,8 +15,8 @@ import type { KafkaConfig } from '../config/kafka.js';
 import { partitionIndex, visibleTopic } from './mapping.js';
 
 export const MAX_WIDTH = 100_000;
-/** KV namespace of the topic records (docs/kafka.md#mapping). */
-export const TOPIC_RECORDS = 'queen.kafka.topics';
+/** KV namespace where earlier builds kept topic records; emptied into `kafka_topics` at load. */
+export const LEGACY_TOPIC_RECORDS = 'queen.kafka.topics';
 
 interface TopicRecord {
   width: number;
@@ -38,26 +39,37 @@ export class Topics {
 
   constructor(private readonly services: Services, private readonly config: KafkaConfig) {}
 
-  /** Loads the topic records once (a read of the KV namespace, no commit). */
-  private load(): Promise<void> {
+  /**
+   * Loads the topic records once: first moves legacy KV records into the table (a record whose
+   * queue is gone is dropped), then reads the table.
+   * @throws the store's error (the next call tries again)
+   */
+  load(): Promise<void> {
     this.loaded ??= (async () => {
-      let after: string | undefined;
-      for (;;) {
-        const answer = await this.services.kv.batch([{ op: 'getPrefix', ns: TOPIC_RECORDS, prefix: '', after, limit: 1000, keysOnly: false }]);
-        if (!answer.ok) return;
-        const page = answer.results[0] as KvGetPrefixResult;
-        for (const row of page.rows) {
-          const v = (row.value instanceof RawJson ? JSON.parse(row.value.text) : row.value) as TopicRecord;
-          if (typeof v?.width === 'number') {
-            this.widths.set(row.key, v.width);
-            this.configs.set(row.key, new Map(Object.entries(v.configs ?? {})));
-          }
-        }
-        if (!page.truncated || page.nextAfter === null) return;
-        after = page.nextAfter;
+      await this.migrateLegacy();
+      for (const r of await this.services.kafkaMeta.topics()) {
+        this.widths.set(r.topic, r.width);
+        this.configs.set(r.topic, new Map(Object.entries(r.configs)));
       }
-    })();
+    })().catch((e: unknown) => {
+      this.loaded = undefined;
+      throw e;
+    });
     return this.loaded;
+  }
+
+  private async migrateLegacy(): Promise<void> {
+    for (;;) {
+      const answer = await this.services.kv.batch([{ op: 'getPrefix', ns: LEGACY_TOPIC_RECORDS, prefix: '', limit: 1000, keysOnly: false }]);
+      if (!answer.ok) return;
+      const page = answer.results[0] as KvGetPrefixResult;
+      if (page.rows.length === 0) return;
+      for (const row of page.rows) {
+        const v = (row.value instanceof RawJson ? JSON.parse(row.value.text) : row.value) as Partial<TopicRecord> | null;
+        if (typeof v?.width === 'number') await this.services.kafkaMeta.putTopic(row.key, v.width, v.configs ?? {});
+        await this.services.kv.batch([{ op: 'delete', ns: LEGACY_TOPIC_RECORDS, key: row.key, required: false }]);
+      }
+    }
   }
 
   /** The topic of queue `name`, or undefined when the queue does not exist or is not visible to Kafka. */
@@ -65,7 +77,12 @@ export class Topics {
     if (!visibleTopic(name)) return undefined;
     await this.load();
     const parts = await this.services.logs.partitions(name);
-    if (!parts) return undefined;
+    if (!parts) {
+      // Deleted (natively, or by another path): its record no longer applies (kafka_topics is bound to the queue's id).
+      this.widths.delete(name);
+      this.configs.delete(name);
+      return undefined;
+    }
     let top = -1;
     for (const p of parts) {
       const i = partitionIndex(p.name);
@@ -86,27 +103,28 @@ export class Topics {
   }
 
   /**
-   * Creates the queue for a topic (dedup off; retention per `retentionSeconds`, 0 = off) and records its width.
-   * @throws QueenError from the broker's configure
+   * Creates the queue for a topic (dedup off; retention per `retentionSeconds`, 0 = off), then
+   * records its width and configs (the record is bound to the queue's id, so it follows the queue).
+   * @throws QueenError from the broker's configure; the store's error from the record write
    */
   async create(name: string, width: number, retentionSeconds = 0, configs: Map<string, string> = new Map()): Promise<TopicView> {
     await this.load();
-    const record: TopicRecord = { width, configs: Object.fromEntries(configs) };
-    await this.services.kv.batch([{ op: 'put', ns: TOPIC_RECORDS, key: name, value: record, expiry: null, required: false }]);
-    this.widths.set(name, width);
-    this.configs.set(name, configs);
     await this.services.broker.configure({
       queue: name, mode: 'merge',
       options: { dedupWindowSeconds: 0, retentionEnabled: retentionSeconds > 0, retentionSeconds },
     });
+    await this.services.kafkaMeta.putTopic(name, width, Object.fromEntries(configs));
+    this.widths.set(name, width);
+    this.configs.set(name, configs);
     return { name, width };
   }
 
-  /** Deletes the queue of a topic; false when it did not exist. */
+  /** Deletes the queue of a topic with its record and commit metadata; false when it did not exist. */
   async delete(name: string): Promise<boolean> {
     await this.load();
-    if (this.widths.delete(name)) await this.services.kv.batch([{ op: 'delete', ns: TOPIC_RECORDS, key: name, required: false }]);
+    this.widths.delete(name);
     this.configs.delete(name);
+    await this.services.kafkaMeta.deleteTopic(name);
     return (await this.services.broker.deleteQueue(name)).existed;
   }
 }

@@ -20,6 +20,9 @@ export class FetchWakeups {
     });
   }
 
+  /** Fetches waiting now. */
+  parked = 0;
+
   /** A count of append hints for `queues`; pass it to {@link wait}. */
   generation(queues: readonly string[]): number {
     let n = 0;
@@ -32,9 +35,14 @@ export class FetchWakeups {
    * `since` (a {@link generation} taken before the caller's read). Never rejects.
    */
   wait(queues: readonly string[], ms: number, since: number): Promise<void> {
-    if (this.generation(queues) !== since) return Promise.resolve();
+    if (this.stopped || this.generation(queues) !== since) return Promise.resolve();
+    this.parked++;
     return new Promise((resolve) => {
+      let woken = false;
       const done = () => {
+        if (woken) return;
+        woken = true;
+        this.parked--;
         clearTimeout(timer);
         for (const q of queues) this.waiting.get(q)?.delete(done);
         resolve();
@@ -48,8 +56,12 @@ export class FetchWakeups {
     });
   }
 
-  /** Wakes every parked fetch (shutdown). */
+  /** True after {@link wakeAll}: the listener is shutting down, a fetch answers what it has. */
+  stopped = false;
+
+  /** Wakes every parked fetch and parks none after (shutdown). */
   wakeAll(): void {
+    this.stopped = true;
     const all = [...this.waiting.values()];
     this.waiting.clear();
     for (const set of all) for (const wake of set) wake();

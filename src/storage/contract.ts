@@ -12,6 +12,7 @@
  */
 import type { StoredPayload } from '../model/codec.js';
 import type { QueueOptions } from '../model/options.js';
+import type { KafkaMetaSubStore } from './kafka-meta.js';
 import type { KvRow, KvScan } from './kv.js';
 import type { TraceNameRow, TraceRow } from './ops.js';
 import type { CursorRow, DlqFilter, DlqRow, MessageRow } from './store.js';
@@ -551,5 +552,7 @@ export interface QueueBackend {
   readonly ephemeral: EphemeralSubStore;
   /** Streaming queries and their state (docs/streams.md). */
   readonly streams: StreamsSubStore;
+  /** The Kafka port's side tables (kafka-meta.ts). */
+  readonly kafka: KafkaMetaSubStore;
   close(): Promise<void>;
 }

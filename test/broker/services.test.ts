@@ -34,3 +34,27 @@ test('start arms the jobs from the store (KV expiry, timers, retention); stop ca
     await again.stop();
   }
 });
+
+test('front doors open after the domain and close first: the store still answers a door while it closes, and stop() closes one left open', async () => {
+  const t = startTestServices();
+  const { services } = t;
+  const events: string[] = [];
+  await services.broker.push([{ queue: 'doors', partition: 'p', payload: { n: 1 } }], null);
+  const door = (name: string) => ({
+    name,
+    start: () => { events.push(`start ${name}`); return Promise.resolve(name.length); },
+    // Answering its last request on the way out (new work is refused by then): the store still reads.
+    stop: async () => {
+      const head = (await services.logs.bounds('doors', 'p')).headOffset;
+      events.push(`stop ${name}: head ${head}`);
+    },
+    status: () => ({ name }),
+  });
+  assert.equal(await services.openFrontDoor(door('one')), 3, 'the door\'s start result');
+  await services.openFrontDoor(door('three'));
+  assert.deepEqual(services.frontDoorStatus(), { one: { name: 'one' }, three: { name: 'three' } });
+  await t.stop(); // without closeFrontDoors first: stop() closes them, last opened first
+  assert.deepEqual(events, ['start one', 'start three', 'stop three: head 1', 'stop one: head 1']);
+  assert.deepEqual(services.frontDoorStatus(), {});
+  await assert.rejects(services.openFrontDoor(door('late')), /opened while the services are stopped/);
+});

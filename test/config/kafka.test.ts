@@ -25,6 +25,12 @@ describe('Kafka configuration', () => {
     assert.equal(loadKafkaConfig({ ...ON, QUEEN_KAFKA_SASL: 'PLAIN' })!.sasl, true);
   });
 
+  test('QUEEN_KAFKA_COALESCE: 1..64, default 5; a bad value means the default (not fatal)', () => {
+    const coalesce = (v?: string) => loadKafkaConfig(v === undefined ? ON : { ...ON, QUEEN_KAFKA_COALESCE: v })!.coalesce;
+    assert.deepEqual([coalesce(), coalesce('1'), coalesce('64'), coalesce('12')], [5, 1, 64, 12]);
+    for (const bad of ['0', '65', '-3', '2.5', 'lots', '']) assert.equal(coalesce(bad), 5, bad);
+  });
+
   test('each bad value is fatal with a message naming the variable', () => {
     const cases: [Record<string, string>, RegExp][] = [
       [{ QUEEN_KAFKA_EMBEDDED: 'true' }, /QUEEN_KAFKA_ADVERTISED_ADDR is required/],

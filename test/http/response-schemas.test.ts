@@ -97,6 +97,7 @@ describe('answers match their response schemas', () => {
     ['GET /api/v1/analytics/system-metrics', () => '/api/v1/analytics/system-metrics'],
     ['GET /health', () => '/health'],
     ['GET /metrics', () => '/metrics'],
+    ['GET /status', () => '/status'],
     ['GET /auth/me', () => '/auth/me'],
     ['POST /auth/logout', () => '/auth/logout'],
   ];

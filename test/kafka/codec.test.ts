@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { gzipSync } from 'node:zlib';
 import { describe, test } from 'node:test';
-import { fromPayload, toEnvelope } from '../../src/kafka/mapping.js';
+import { envelopeText, fromPayload } from '../../src/kafka/mapping.js';
 import { APIS } from '../../src/kafka/protocol/apis.js';
 import { readHeaderRest, readHeaderStart } from '../../src/kafka/protocol/header.js';
 import { Reader } from '../../src/kafka/protocol/reader.js';
@@ -115,7 +115,7 @@ describe('codec: primitives', () => {
       assert.equal(Buffer.from(new Writer().varint(v).finish()).toString('hex'), hex, `varint ${v}`);
       assert.equal(new Reader(Buffer.from(hex, 'hex')).varint(), v);
     }
-    for (const v of [0, -1, 1790000000000, -1790000000000, 2 ** 52]) assert.equal(new Reader(Buffer.from(new Writer().varlong(v).finish())).varlong(), v);
+    for (const v of [0, -1, 63, -64, 64, 1790000000000, -1790000000000, 2 ** 48 - 1, -(2 ** 48), 2 ** 48, 2 ** 52, -(2 ** 52)]) assert.equal(new Reader(Buffer.from(new Writer().varlong(v).finish())).varlong(), v);
   });
 
   test('compact strings and arrays: null and empty are distinct; a short frame throws', () => {
@@ -130,11 +130,14 @@ describe('codec: primitives', () => {
 describe('codec: envelope', () => {
   test('a record becomes the envelope h,k,t,v in that order and comes back byte-exact', () => {
     const rec = { key: Buffer.from([0, 255]), value: Buffer.from('{"orderId":8891}'), timestamp: 1790948151426, headers: [{ key: 'trace', value: Buffer.from('123') }, { key: 'trace', value: null }] };
-    const env = toEnvelope(rec);
-    assert.equal(JSON.stringify(env), '{"h":[{"k":"trace","v":"MTIz"},{"k":"trace","v":null}],"k":"AP8=","t":1790948151426,"v":"eyJvcmRlcklkIjo4ODkxfQ=="}');
-    const back = fromPayload(JSON.stringify(env), 7, 1);
+    const env = envelopeText(rec);
+    assert.equal(env, '{"h":[{"k":"trace","v":"MTIz"},{"k":"trace","v":null}],"k":"AP8=","t":1790948151426,"v":"eyJvcmRlcklkIjo4ODkxfQ=="}');
+    const back = fromPayload(env, 7, 1);
     assert.deepEqual(back, { offset: 7, ...rec });
-    assert.equal(JSON.stringify(toEnvelope({ key: null, value: null, timestamp: -1, headers: [] })), '{"k":null,"v":null}');
+    assert.equal(envelopeText({ key: null, value: null, timestamp: -1, headers: [] }), '{"k":null,"v":null}');
+    const odd = envelopeText({ key: Buffer.alloc(0), value: Buffer.from('x'), timestamp: 0, headers: [{ key: 'quote"back\\slash\u2028é', value: Buffer.alloc(0) }] });
+    assert.deepEqual(JSON.parse(odd), { h: [{ k: 'quote"back\\slash\u2028é', v: '' }], k: '', t: 0, v: 'eA==' }, 'header names are escaped, empty key is "" not null');
+    assert.deepEqual(fromPayload(odd, 0, 1).headers, [{ key: 'quote"back\\slash\u2028é', value: Buffer.alloc(0) }]);
   });
 
   test('anything that is not exactly an envelope is served as its JSON text with a null key', () => {

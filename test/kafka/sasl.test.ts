@@ -10,6 +10,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import kafkajs from 'kafkajs';
 import { API } from '../../src/kafka/protocol/apis.js';
+import { authenticatePlain } from '../../src/kafka/sasl.js';
+import { QueenError } from '../../src/errors.js';
 import { uniqueName } from '../helpers/http.js';
 import { flipSignatureBit, hsKey, mint, nowSec } from '../helpers/jwt.js';
 import { startKafkaBroker, type KafkaBroker } from './helpers.js';
@@ -231,5 +233,22 @@ describe('JWT on, SASL off', () => {
     } finally {
       await withToken.stop();
     }
+  });
+});
+
+describe('SASL/PLAIN outcomes by the credential check\'s answer', () => {
+  // The in-process check cannot be made unreachable from outside (a JWKS miss is a 401), so the
+  // exchange is driven with checks that answer each way; the connection closes on `close` (above).
+  const msg = Buffer.from('\u0000svc\u0000the-token');
+  test('401 and 403 are 58 with their texts; anything else closes without an answer', async () => {
+    const refusedWith = (e: Error) => authenticatePlain(msg, () => Promise.reject(e));
+    const r401 = await refusedWith(new QueenError('invalid_token_signature'));
+    assert.equal(r401.kind, 'refused');
+    assert.match((r401 as { message: string }).message, /HTTP 401/);
+    const r403 = await refusedWith(new QueenError('insufficient_permissions', 'needs read-only'));
+    assert.match((r403 as { message: string }).message, /HTTP 403.*read.*needs read-only/);
+    for (const e of [new QueenError('shutting_down'), new Error('socket hang up')]) assert.deepEqual(await refusedWith(e), { kind: 'close' });
+    for (const r of [r401, r403]) assert.ok(!JSON.stringify(r).includes('the-token'));
+    assert.deepEqual(await authenticatePlain(msg, () => Promise.resolve({ sub: 's', roles: 'all' })), { kind: 'ok', sub: 's', roles: 'all', token: 'the-token' });
   });
 });

@@ -8,9 +8,10 @@ import { after, before, describe, test } from 'node:test';
 import { compress as lz4Compress } from 'lz4js';
 import { compress as snappyCompress } from 'snappyjs';
 import { gzipSync } from 'node:zlib';
-import { API } from '../../src/kafka/protocol/apis.js';
+import { API, APIS } from '../../src/kafka/protocol/apis.js';
 import { decodeBatches, DecodeBudget, type KafkaRecord } from '../../src/kafka/protocol/records.js';
 import { Reader } from '../../src/kafka/protocol/reader.js';
+import { readStruct } from '../../src/kafka/protocol/schema.js';
 import { call, uniqueName } from '../helpers/http.js';
 import { waitFor } from '../helpers/wait.js';
 import { startKafkaBroker, type KafkaBroker } from './helpers.js';
@@ -149,6 +150,75 @@ describe('Kafka wire', () => {
     assert.equal(producePartition(await c.request(API.Produce, 7, produceBody(topic, 0, batch({ count: 1, body: recordsBody([{ value: Buffer.from('x') }]), attributes: 0x20 })))).error_code, 87);
     assert.equal(producePartition(await c.request(API.Produce, 7, produceBody(topic, 0, good, 2))).error_code, 21);
     assert.equal((await fetchAll(topic, 0)).hw, 0, 'nothing was written');
+  });
+
+  test('on a listener without SASL, SaslHandshake and SaslAuthenticate answer ILLEGAL_SASL_STATE and the connection stays', async () => {
+    const own = await WireClient.connect(b.kafkaPort);
+    try {
+      const hs = await own.request(API.SaslHandshake, 1, { mechanism: 'PLAIN' });
+      assert.equal(hs.error_code, 34);
+      const auth = await own.request(API.SaslAuthenticate, 1, { auth_bytes: Buffer.from('\u0000svc\u0000secret-token') });
+      assert.deepEqual([auth.error_code, auth.error_message], [34, 'this listener has no SASL (QUEEN_KAFKA_SASL is unset)']);
+      const meta = await own.request(API.Metadata, 9, { topics: [], allow_auto_topic_creation: false });
+      assert.ok(Array.isArray(meta.brokers), 'the connection is kept and serves the next request');
+      assert.ok(!b.output().includes('secret-token'), 'the password is not logged');
+    } finally {
+      own.close();
+    }
+  });
+
+  test('pipelined Produce requests are appended as one store unit and answered in order; pipelined idempotent batches of one partition keep their sequence', async () => {
+    const a = uniqueName('coalesce-a');
+    const z = uniqueName('coalesce-z');
+    await createTopic(a, 2);
+    await createTopic(z, 1);
+    const own = await WireClient.connect(b.kafkaPort);
+    const pushes = async () => (await call(b.url, 'GET', '/metrics')).body.push.requests as number;
+    const pipeline = async (frames: { frame: Buffer; correlationId: number }[]) => {
+      const answers = frames.map(() => own.nextFrame());
+      own.send(Buffer.concat(frames.map((f) => f.frame))); // one write: the broker reads them together
+      const raws = await Promise.all(answers);
+      return raws.map((raw, i) => {
+        const r = new Reader(raw);
+        assert.equal(r.int32(), frames[i]!.correlationId, 'answers in request order');
+        return producePartition(readStruct(APIS.get(API.Produce)!.response, r, 7, false));
+      });
+    };
+    try {
+      const one = (topic: string, partition: number, v: string) => own.encode(API.Produce, 7, produceBody(topic, partition, batch({ count: 1, body: recordsBody([{ value: Buffer.from(v) }]) })));
+      let before = await pushes();
+      const plain = await pipeline([one(a, 0, 'a0'), one(a, 1, 'b0'), one(z, 0, 'z0'), one(a, 0, 'a1')]);
+      assert.deepEqual(plain.map((p) => [p.error_code, p.base_offset]), [[0, 0], [0, 0], [0, 0], [0, 1]]);
+      assert.equal(await pushes() - before, 1, 'four requests, one broker push');
+      assert.deepEqual((await fetchAll(a, 0)).records.map((r) => r.value?.toString()), ['a0', 'a1']);
+
+      const init = await own.request(API.InitProducerId, 1, { transactional_id: null, transaction_timeout_ms: 60000 });
+      const pid = init.producer_id as number;
+      const idem = (seq: number) => own.encode(API.Produce, 7, produceBody(z, 0, batch({
+        count: 2, body: recordsBody([0, 1].map((i) => ({ value: Buffer.from(`i${seq + i}`) }))), producerId: pid, producerEpoch: 0, baseSequence: seq,
+      })));
+      before = await pushes();
+      const sequenced = await pipeline([idem(0), idem(2), one(a, 1, 'b1')]);
+      assert.deepEqual(sequenced.map((p) => [p.error_code, p.base_offset]), [[0, 1], [0, 3], [0, 1]], 'the second batch follows the first (no OUT_OF_ORDER)');
+      assert.equal(await pushes() - before, 2, 'the second idempotent batch of the partition waits for the first; the plain one rides with it');
+      assert.deepEqual((await fetchAll(z, 0)).records.map((r) => r.value?.toString()), ['z0', 'i0', 'i1', 'i2', 'i3']);
+    } finally {
+      own.close();
+    }
+  });
+
+  test('a pipelined Produce outside the version window closes the connection after the requests before it are answered', async () => {
+    const topic = uniqueName('coalesce-gate');
+    await createTopic(topic, 1);
+    const own = await WireClient.connect(b.kafkaPort);
+    const body = produceBody(topic, 0, batch({ count: 1, body: recordsBody([{ value: Buffer.from('kept') }]) }));
+    const good = own.encode(API.Produce, 7, body);
+    const answer = own.nextFrame();
+    own.send(Buffer.concat([good.frame, own.encode(API.Produce, 2, body).frame]));
+    const raw = await answer;
+    assert.equal(raw.readInt32BE(0), good.correlationId);
+    await own.closed;
+    assert.deepEqual((await fetchAll(topic, 0)).records.map((r) => r.value?.toString()), ['kept']);
   });
 
   test('acks=0 writes without an answer; the next request is answered in order', async () => {

@@ -460,6 +460,51 @@ export const contractCases: ContractCase[] = [
     assert.equal(await b.ephemeral.delete(DEFAULT_TENANT, 'e1'), false);
     assert.deepEqual((await b.ephemeral.list(10)).map((r) => [r.tenant, r.queue]), [[DEFAULT_TENANT, 'e2'], [other, 'e1']]);
   } },
+  { name: 'kafka topic records: bound to the live queue (none for a missing queue, gone with a deleted or re-created one), per tenant', cursorCommit: false, async run(b) {
+    const other = '00000000-0000-0000-0000-0000000000ee';
+    assert.equal(await b.kafka.putTopic(DEFAULT_TENANT, 'q', 8, {}, T0), false, 'no queue, no record');
+    assert.deepEqual(await b.kafka.topics(DEFAULT_TENANT), []);
+    const made = await b.admin.configureQueue(Q, { namespace: '', task: '', options: QUEUE_DEFAULTS }, T0);
+    await b.admin.configureQueue({ tenant: other, queue: 'q' }, { namespace: '', task: '', options: QUEUE_DEFAULTS }, T0);
+    assert.equal(await b.kafka.putTopic(DEFAULT_TENANT, 'q', 8, { 'retention.ms': '60000' }, T0), true);
+    assert.equal(await b.kafka.putTopic(DEFAULT_TENANT, 'q', 12, { 'cleanup.policy': 'compact' }, T0 + 1), true, 'replaced');
+    assert.equal(await b.kafka.putTopic(other, 'q', 3, {}, T0), true);
+    assert.deepEqual(await b.kafka.topics(DEFAULT_TENANT), [{ topic: 'q', queueId: made.queueId, width: 12, configs: { 'cleanup.policy': 'compact' }, createdAt: T0 + 1 }]);
+    assert.deepEqual((await b.kafka.topics(other)).map((r) => [r.topic, r.width]), [['q', 3]]);
+    assert.equal(await b.admin.deleteQueue(Q), true);
+    assert.deepEqual(await b.kafka.topics(DEFAULT_TENANT), [], 'the record of a deleted queue is not returned');
+    await b.admin.configureQueue(Q, { namespace: '', task: '', options: QUEUE_DEFAULTS }, T0 + 2);
+    assert.deepEqual(await b.kafka.topics(DEFAULT_TENANT), [], 'nor to a queue re-created under the same name');
+    assert.equal(await b.kafka.putTopic(DEFAULT_TENANT, 'q', 4, {}, T0 + 3), true);
+    assert.deepEqual((await b.kafka.topics(DEFAULT_TENANT)).map((r) => r.width), [4]);
+    assert.equal(await b.kafka.deleteTopic(DEFAULT_TENANT, 'q'), true);
+    assert.equal(await b.kafka.deleteTopic(DEFAULT_TENANT, 'q'), false);
+    assert.deepEqual((await b.kafka.topics(other)).map((r) => r.width), [3], 'the other tenant keeps its record');
+  } },
+  { name: 'kafka commit metadata and group index: one write per commit, empty metadata removes, deleting a group or a topic removes its rows', cursorCommit: false, async run(b) {
+    const other = '00000000-0000-0000-0000-0000000000ee';
+    assert.deepEqual(await b.kafka.groups(DEFAULT_TENANT), []);
+    await b.kafka.commitMeta(DEFAULT_TENANT, 'g1', [{ topic: 't', partition: 1, metadata: 'one' }, { topic: 't', partition: 0, metadata: 'zero' }, { topic: 'a', partition: 5, metadata: '' }], T0);
+    await b.kafka.commitMeta(DEFAULT_TENANT, 'g1', [{ topic: 'a', partition: 2, metadata: 'a2' }], T0 + 1);
+    await b.kafka.commitMeta(other, 'g1', [{ topic: 't', partition: 0, metadata: 'theirs' }], T0);
+    assert.deepEqual(await b.kafka.offsetMeta(DEFAULT_TENANT, 'g1'), [
+      { topic: 'a', partition: 2, metadata: 'a2' }, { topic: 't', partition: 0, metadata: 'zero' }, { topic: 't', partition: 1, metadata: 'one' },
+    ]);
+    await b.kafka.commitMeta(DEFAULT_TENANT, 'g1', [{ topic: 't', partition: 1, metadata: '' }, { topic: 't', partition: 0, metadata: 'zero2' }], T0 + 2);
+    assert.deepEqual((await b.kafka.offsetMeta(DEFAULT_TENANT, 'g1')).map((m) => [m.topic, m.partition, m.metadata]), [['a', 2, 'a2'], ['t', 0, 'zero2']]);
+    await b.kafka.indexGroup(DEFAULT_TENANT, 'g0', T0);
+    await b.kafka.indexGroup(DEFAULT_TENANT, 'g0', T0 + 1);
+    await b.kafka.commitMeta(DEFAULT_TENANT, 'g2', [], T0);
+    assert.deepEqual(await b.kafka.groups(DEFAULT_TENANT), ['g0', 'g1', 'g2'], 'a commit indexes its group; indexing twice is one row');
+    assert.deepEqual(await b.kafka.groups(other), ['g1']);
+    assert.equal(await b.kafka.deleteTopic(DEFAULT_TENANT, 'a'), false, 'no topic record');
+    assert.deepEqual((await b.kafka.offsetMeta(DEFAULT_TENANT, 'g1')).map((m) => m.topic), ['t'], 'but its commit metadata went');
+    assert.equal(await b.kafka.deleteGroup(DEFAULT_TENANT, 'g1'), true);
+    assert.equal(await b.kafka.deleteGroup(DEFAULT_TENANT, 'g1'), false);
+    assert.deepEqual(await b.kafka.offsetMeta(DEFAULT_TENANT, 'g1'), []);
+    assert.deepEqual(await b.kafka.groups(DEFAULT_TENANT), ['g0', 'g2']);
+    assert.deepEqual(await b.kafka.offsetMeta(other, 'g1'), [{ topic: 't', partition: 0, metadata: 'theirs' }], 'other tenant untouched');
+  } },
 ];
 
 function timer(key: string, at: number) {

@@ -1,4 +1,7 @@
-/** `GET /health` (storage reachable?) and `GET /metrics` (JSON counters, docs/http-api.md#health-and-metrics). Public. */
+/**
+ * `GET /health` (storage reachable?), `GET /metrics` (JSON counters; both public) and `GET /status`
+ * (engine and the front doors' blocks, e.g. `kafka`; read-only) (docs/http-api.md#health-and-metrics).
+ */
 import type { FastifyInstance } from 'fastify';
 import type { RouteContext } from '../app.js';
 import type { Replies } from '../schemas/types.js';
@@ -14,6 +17,8 @@ export async function healthRoutes(app: FastifyInstance, { broker, services }: R
       status: ok ? 'healthy' : 'unhealthy', database: ok ? 'connected' : 'disconnected', engine: 'sqlite', version: VERSION,
     });
   });
+
+  app.get<Replies<'GET /status'>>('/status', async () => ({ status: 'ok', engine: 'sqlite', ...services.frontDoorStatus() }));
 
   app.get<Replies<'GET /metrics'>>('/metrics', async () => {
     const c = broker.counters;

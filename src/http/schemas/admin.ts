@@ -161,6 +161,13 @@ export const adminSchemas = {
   'POST /api/v1/system/maintenance/pop': { tags: ['system'], summary: 'Pop maintenance on/off', body: handBody(obj({ enabled: bool }, undefined, ['enabled'])), response: answers(obj({ popMaintenanceMode: bool }), 'New state') },
   'GET /api/v1/system/shared-state': { tags: ['system'], summary: 'Cluster shared state (single node)', response: answers(obj(), 'State') },
   'GET /health': { tags: ['system'], summary: 'Health: 503 when storage is unreachable', response: answers(obj({ status: str(), database: str() }, undefined, ['status']), 'Healthy') },
+  'GET /status': {
+    tags: ['system'], summary: 'Engine and the Kafka port (when on)',
+    response: answers(obj({
+      status: str(), engine: str(),
+      kafka: obj({ mode: str(), listen: str(), advertised: str(), connections: int }, 'The Kafka port (docs/kafka.md#configuration); absent when it is off', ['mode', 'listen', 'advertised', 'connections']),
+    }, undefined, ['status', 'engine']), 'Status'),
+  },
   'GET /metrics': { tags: ['system'], summary: 'JSON counters', response: answers(obj({ uptime: num, requests: obj(), messages: obj() }), 'Counters') },
   'GET /metrics/prometheus': { tags: ['system'], summary: 'Prometheus text format', response: { 200: { description: 'text/plain; version=0.0.4', type: 'string' } } },
   'GET /openapi.json': { tags: ['system'], summary: 'This document', response: { 200: { description: 'OpenAPI 3 document', type: 'object', additionalProperties: true } } },

@@ -124,7 +124,8 @@ export const listGroups: Handler = async (ctx, _conn, body) => {
   const live = ctx.groups.list();
   const seen = new Set(live.map((g) => g.group_id));
   const groups: { group_id: string; protocol_type: string; group_state: string }[] = [...live];
-  for (const name of await ctx.services.logs.groupNames()) if (!seen.has(name) && validGroupId(name)) groups.push({ group_id: name, protocol_type: 'consumer', group_state: 'Empty' });
+  const durable = new Set([...await ctx.services.kafkaMeta.groups(), ...await ctx.services.logs.groupNames()]);
+  for (const name of [...durable].sort()) if (!seen.has(name) && validGroupId(name)) groups.push({ group_id: name, protocol_type: 'consumer', group_state: 'Empty' });
   return { throttle_time_ms: 0, error_code: 0, groups: filter.length === 0 ? groups : groups.filter((g) => filter.includes(g.group_state)) };
 };
 
@@ -135,7 +136,7 @@ export const describeGroups: Handler = (ctx, _conn, body) => Promise.resolve({
 
 export const deleteGroups: Handler = async (ctx, conn, body) => {
   const results = [];
-  const known = new Set(await ctx.services.logs.groupNames());
+  const known = new Set([...await ctx.services.kafkaMeta.groups(), ...await ctx.services.logs.groupNames()]);
   for (const id of body.groups_names as string[]) {
     let error_code = 0;
     if (!conn.may('read-write')) error_code = ErrorCode.GROUP_AUTHORIZATION_FAILED;
@@ -144,6 +145,7 @@ export const deleteGroups: Handler = async (ctx, conn, body) => {
     else if (!known.has(id)) error_code = ErrorCode.GROUP_ID_NOT_FOUND;
     else {
       await deleteGroup(ctx.services.broker, id, undefined, true, () => undefined);
+      await ctx.services.kafkaMeta.deleteGroup(id);
       ctx.groups.forget(id);
     }
     results.push({ group_id: id, error_code });

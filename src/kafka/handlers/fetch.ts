@@ -88,7 +88,7 @@ export const fetch: Handler = async (ctx, conn, body) => {
     const r = await fetchOnce(ctx, req, conn.may('read-only'));
     const left = deadline - Date.now();
     // min_bytes 0 answers at once, as in Kafka; any partition error releases the poll.
-    if (r.failed || r.bytes >= req.min_bytes || left <= 0) return { throttle_time_ms: 0, responses: r.responses };
+    if (r.failed || r.bytes >= req.min_bytes || left <= 0 || ctx.wakeups.stopped) return { throttle_time_ms: 0, responses: r.responses };
     await ctx.wakeups.wait(queues, left, generation);
   }
 };

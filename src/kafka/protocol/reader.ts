@@ -99,8 +99,24 @@ export class Reader {
     return u % 2 === 0 ? u / 2 : -(u + 1) / 2;
   }
 
-  /** Zigzag-encoded signed varlong, as a JS number (timestamps fit in 2^53). */
+  /**
+   * Zigzag-encoded signed varlong, as a JS number (timestamps fit in 2^53). Up to 7 bytes (49 bits,
+   * every record's timestamp delta in practice) are read as numbers; longer ones through bigint.
+   */
   varlong(): number {
+    const start = this.offset;
+    let u = 0;
+    for (let i = 0; i < 7; i++) {
+      this.need(1);
+      const b = this.buf[this.offset++]!;
+      u += (b & 0x7f) * 2 ** (7 * i);
+      if ((b & 0x80) === 0) return u % 2 === 0 ? u / 2 : -(u + 1) / 2;
+    }
+    this.offset = start;
+    return this.varlongBig();
+  }
+
+  private varlongBig(): number {
     let result = 0n;
     let shift = 0n;
     for (;;) {

@@ -139,23 +139,26 @@ function readRecord(r: Reader, baseOffset: number, baseTimestamp: number): Kafka
   const tsDelta = r.varlong();
   const offDelta = r.varint();
   const kl = r.varint();
-  const key = kl < 0 ? null : Buffer.from(r.raw(kl));
+  // Views into the request's frame, not copies: the produce path turns them into base64 at once.
+  const key = kl < 0 ? null : r.raw(kl);
   const vl = r.varint();
-  const value = vl < 0 ? null : Buffer.from(r.raw(vl));
+  const value = vl < 0 ? null : r.raw(vl);
   const hc = r.varint();
   if (hc > r.remaining) throw new BatchError(CORRUPT_MESSAGE, 'header count out of bounds');
   const headers: RecordHeader[] = [];
   for (let i = 0; i < hc; i++) {
     const hk = r.raw(r.varint()).toString('utf8');
     const hl = r.varint();
-    headers.push({ key: hk, value: hl < 0 ? null : Buffer.from(r.raw(hl)) });
+    headers.push({ key: hk, value: hl < 0 ? null : r.raw(hl) });
   }
   if (r.offset !== end) throw new BatchError(CORRUPT_MESSAGE, 'record length does not match its fields');
   return { offset: baseOffset + offDelta, timestamp: baseTimestamp === -1 ? -1 : baseTimestamp + tsDelta, key, value, headers };
 }
 
 /**
- * Reads every batch of one partition's `records` field.
+ * Reads every batch of one partition's `records` field. Keys, values and header values are views
+ * into `data` (or into the decompressed body), not copies: a caller that keeps them past the
+ * request copies them.
  * @throws BatchError UNSUPPORTED_FOR_MESSAGE_FORMAT (magic ≠ 2), CORRUPT_MESSAGE (CRC, bounds), MESSAGE_TOO_LARGE (budget)
  */
 export function decodeBatches(data: Buffer, budget: DecodeBudget): DecodedBatch[] {

@@ -19,6 +19,8 @@ import { appendIn, claimIn, commitIn, cursorView, touchPartition } from './log-o
 import { migrate } from './migrate.js';
 import { leaseHeld, readAckTargets, readPopTargets } from './reads.js';
 import { pgStreamsStore } from './streams.js';
+import { pgKafkaMeta } from './kafka-meta.js';
+import type { KafkaMetaSubStore } from '../kafka-meta.js';
 import { applyRider, dlqStore, ephemeralStore, kvStore, lockStore, timerStore, traceStore } from './sub-stores.js';
 import { WakeListener } from './wake.js';
 
@@ -64,6 +66,7 @@ export class PgBackend implements QueueBackend {
   readonly admin: AdminSubStore;
   readonly ephemeral: EphemeralSubStore;
   readonly streams: StreamsSubStore;
+  readonly kafka: KafkaMetaSubStore;
   /** Appends gathered into transactions so far (group commit). */
   readonly groupStats = { batches: 0, appends: 0 };
   private readonly pendingAppends: PendingAppend[] = [];
@@ -78,6 +81,7 @@ export class PgBackend implements QueueBackend {
     this.admin = adminStore(db);
     this.ephemeral = ephemeralStore(db);
     this.streams = pgStreamsStore(db);
+    this.kafka = pgKafkaMeta(db);
   }
 
   /**

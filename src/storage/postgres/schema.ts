@@ -218,4 +218,36 @@ CREATE TABLE queen.streams_state (
 );
 `,
   },
+  {
+    version: 5,
+    name: 'kafka side tables',
+    // docs/kafka.md#storage: topic records (cascade with their queue), commit metadata, group index (SQLite migration 10).
+    sql: `
+CREATE TABLE queen.kafka_topics (
+  tenant_id text COLLATE "C" NOT NULL,
+  name text COLLATE "C" NOT NULL,
+  queue_id uuid NOT NULL REFERENCES queen.queues (id) ON DELETE CASCADE,
+  width integer NOT NULL,
+  configs jsonb NOT NULL DEFAULT '{}',
+  created_at_ms bigint NOT NULL,
+  PRIMARY KEY (tenant_id, name)
+);
+CREATE INDEX kafka_topics_queue ON queen.kafka_topics (queue_id);
+CREATE TABLE queen.kafka_offsets_meta (
+  tenant_id text COLLATE "C" NOT NULL,
+  group_id text COLLATE "C" NOT NULL,
+  topic text COLLATE "C" NOT NULL,
+  partition integer NOT NULL,
+  metadata text NOT NULL,
+  updated_at_ms bigint NOT NULL,
+  PRIMARY KEY (tenant_id, group_id, topic, partition)
+);
+CREATE TABLE queen.kafka_groups (
+  tenant_id text COLLATE "C" NOT NULL,
+  group_id text COLLATE "C" NOT NULL,
+  created_at_ms bigint NOT NULL,
+  PRIMARY KEY (tenant_id, group_id)
+);
+`,
+  },
 ];

@@ -442,6 +442,7 @@ export class EngineBackend implements QueueBackend {
   get locks(): QueueBackend['locks'] { return this.sql.locks; }
   get ephemeral(): QueueBackend['ephemeral'] { return this.sql.ephemeral; }
   get streams(): QueueBackend['streams'] { return this.sql.streams; }
+  get kafka(): QueueBackend['kafka'] { return this.sql.kafka; }
   get timers(): QueueBackend['timers'] { return this.sql.timers; }
   /** Trace reads on the SQL implementation; recording runs as this broker's unit. */
   get traces(): QueueBackend['traces'] {

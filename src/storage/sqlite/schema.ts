@@ -226,6 +226,35 @@ const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (query_id, partition_id, key)
   ) WITHOUT ROWID;
   `,
+  // 10: the Kafka port's side tables (docs/kafka.md#storage): topic records (the width floor and
+  // configs of a topic created through Kafka, bound to the queue's public id), commit metadata and
+  // the group index.
+  `
+  CREATE TABLE kafka_topics (
+    tenant_id TEXT NOT NULL,
+    name TEXT NOT NULL,
+    queue_id TEXT NOT NULL,
+    width INTEGER NOT NULL,
+    configs TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    PRIMARY KEY (tenant_id, name)
+  ) WITHOUT ROWID;
+  CREATE TABLE kafka_offsets_meta (
+    tenant_id TEXT NOT NULL,
+    group_id TEXT NOT NULL,
+    topic TEXT NOT NULL,
+    partition INTEGER NOT NULL,
+    metadata TEXT NOT NULL,
+    updated_at INTEGER NOT NULL,
+    PRIMARY KEY (tenant_id, group_id, topic, partition)
+  ) WITHOUT ROWID;
+  CREATE TABLE kafka_groups (
+    tenant_id TEXT NOT NULL,
+    group_id TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    PRIMARY KEY (tenant_id, group_id)
+  ) WITHOUT ROWID;
+  `,
 ];
 
 /** The schema version this build writes. */

@@ -20,6 +20,7 @@ import type { Row } from './rows.js';
 import type { SqliteStore } from './store.js';
 import { UnitRefused } from '../refused.js';
 import { applyStreamState, sqliteStreamsStore } from './streams.js';
+import { SqliteKafkaMeta } from './kafka-meta.js';
 
 /** Prepared statements per connection, by SQL text (each is prepared once). */
 const statements = new WeakMap<Db, Map<string, Statement>>();
@@ -50,7 +51,9 @@ function cursorView(r: Row): CursorView {
 
 /** The SQL sub-stores, riders and reads over a {@link SqliteStore}'s connection and group commit (see the module comment). */
 export class SqliteSubStores {
-  constructor(private readonly store: SqliteStore) {}
+  constructor(private readonly store: SqliteStore) {
+    this.kafka = new SqliteKafkaMeta(store);
+  }
 
   /** Runs `fn` as one unit of the store's group commit (resolves once durable). */
   private atomic<T>(fn: (db: Db) => T): Promise<T> {
@@ -167,6 +170,9 @@ export class SqliteSubStores {
   }
 
   private streamsStore: StreamsSubStore | undefined;
+
+  /** The Kafka port's side tables (kafka-meta.ts). */
+  readonly kafka: SqliteKafkaMeta;
 
   readonly ephemeral: EphemeralSubStore = {
     put: (row) => this.atomic((db) => {
