@@ -97,7 +97,7 @@ export const ERRORS = {
   // tenancy (docs/proxy.md#tenancy)
   invalid_tenant: { status: 400, message: 'invalid x-queen-tenant header (must be a UUID)' },
   tenant_unverified: { status: 403, message: 'a relayed request names a tenant this broker cannot verify: set the same QUEEN_RAFT_TOKEN on every node' },
-  timers_not_tenanted: { status: 403, message: 'timers are available to the default tenant only on this broker' },
+  not_tenanted: { status: 403, message: 'this route serves the default tenant only on this broker' },
   // the embedded proxy's envelope (docs/proxy.md#errors)
   unauthorized: { status: 401, message: 'unauthorized' },
   forbidden: { status: 403, message: 'operation not permitted for this credential' },
@@ -113,6 +113,7 @@ export const ERRORS = {
   tenant_unknown: { status: 404, message: 'unknown tenant' },
   cluster_unknown: { status: 404, message: 'unknown cluster' },
   key_unknown: { status: 404, message: 'unknown api key' },
+  not_deleting: { status: 409, message: 'the tenant is not in status deleting (use ?force=true)' },
   // 5xx: ours
   encryption_unavailable: {
     status: 503,

@@ -13,10 +13,11 @@
  *    `400 invalid_tenant`;
  * 4. otherwise the header is ignored: the default tenant.
  */
-import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { QueenError } from '../errors.js';
 import { DEFAULT_TENANT, PROXY_TENANT, TENANT_UUID } from '../model/tenancy.js';
+import { routerPath } from '../auth/request-path.js';
+import { sameSecret } from '../util/secret.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -31,13 +32,6 @@ export interface TenancySettings {
   header: boolean;
   /** `QUEEN_RAFT_TOKEN`, undefined when unset: proves a broker-to-broker relay. */
   raftToken: string | undefined;
-}
-
-/** Constant-time equality of two secrets (their length may leak). */
-export function sameSecret(given: string, expected: string): boolean {
-  const a = Buffer.from(given, 'utf8');
-  const b = Buffer.from(expected, 'utf8');
-  return a.length === b.length && timingSafeEqual(a, b);
 }
 
 function header(request: FastifyRequest, name: string): string | undefined {
@@ -63,12 +57,30 @@ export function tenantOf(request: FastifyRequest, cfg: TenancySettings): string 
   return named.toLowerCase();
 }
 
+/**
+ * Operator views that still read the default tenant only (src/broker/admin/*, the DLQ listing, the
+ * Prometheus text): another tenant gets `403 not_tenanted` rather than someone else's rows. Remove a
+ * prefix here once its view takes the tenant.
+ */
+export const TENANT_BLIND_PREFIXES: readonly string[] = [
+  '/api/v1/resources/queues', '/api/v1/resources/partitions', '/api/v1/resources/overview', '/api/v1/resources/namespaces',
+  '/api/v1/resources/tasks', '/api/v1/status', '/api/v1/analytics', '/api/v1/consumer-groups', '/api/v1/dlq',
+  '/api/v1/messages', '/api/v1/traces/', '/metrics', '/api/v1/stats', '/api/v1/system',
+];
+
+/** True when `path` (no query) is served by a view of the default tenant only ({@link TENANT_BLIND_PREFIXES}). */
+export function tenantBlind(method: string, path: string): boolean {
+  if (method === 'DELETE' && path.startsWith('/api/v1/resources/queues/')) return false; // deletes by (tenant, name)
+  return TENANT_BLIND_PREFIXES.some((p) => path === p || path.startsWith(p.endsWith('/') ? p : `${p}/`) || (p.endsWith('/') && path.startsWith(p)));
+}
+
 /** Installs the hook that sets `request.tenant` on every request of `app` (after authentication). */
 export function installTenancy(app: FastifyInstance, cfg: TenancySettings): void {
   app.decorateRequest('tenant', DEFAULT_TENANT);
   app.addHook('onRequest', async (request, reply) => {
     try {
       request.tenant = tenantOf(request, cfg);
+      if (request.tenant !== DEFAULT_TENANT && tenantBlind(request.method, routerPath(request.url))) throw new QueenError('not_tenanted');
     } catch (e) {
       if (!(e instanceof QueenError)) throw e;
       return reply.code(e.status).type('application/json').send(e.toJSON());

@@ -113,7 +113,7 @@ export async function timerRoutes(app: FastifyInstance, { services, config }: Ro
   const max = config.limits.maxPushItems;
   // Due timers are found by time across tenants without their tenant (src/storage/timers.ts), so
   // firing could not put a message back into the right tenant: timers stay the default tenant's.
-  app.addHook('preHandler', async (req) => { if (req.tenant !== DEFAULT_TENANT) throw new QueenError('timers_not_tenanted'); });
+  app.addHook('preHandler', async (req) => { if (req.tenant !== DEFAULT_TENANT) throw new QueenError('not_tenanted', 'timers serve the default tenant only on this broker'); });
 
   app.post<Replies<'POST /api/v1/timers'>>('/api/v1/timers', async (req) => {
     const body = req.body as unknown;

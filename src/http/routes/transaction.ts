@@ -92,7 +92,7 @@ export async function transactionRoutes(app: FastifyInstance, { broker, services
   app.post<Replies<'POST /api/v1/transaction'>>('/api/v1/transaction', async (req) => {
     const { ops, requiredLeases } = parseOps(req.body, config.limits.maxPushItems);
     const timers = parseTimerRider(services.timers, (req.body as Obj).timers, config.limits);
-    if (timers !== undefined && timers.length > 0 && req.tenant !== DEFAULT_TENANT) throw new QueenError('timers_not_tenanted'); // src/http/routes/timers.ts
+    if (timers !== undefined && timers.length > 0 && req.tenant !== DEFAULT_TENANT) throw new QueenError('not_tenanted', 'timers serve the default tenant only on this broker'); // src/http/routes/timers.ts
     const kv = kvRider(services.kv, (req.body as Obj).kv, config.limits);
     return wire(await broker.transaction({ operations: ops, requiredLeases, producerSub: producerSubOf(req), timers, kv, tenant: req.tenant }).catch(kvPreconditionAnswer));
   });
