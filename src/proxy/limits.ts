@@ -38,7 +38,7 @@ export function ipKey(ip: string): string {
   const [head = '', tail = ''] = v.split('::');
   const left = head === '' ? [] : head.split(':');
   const right = tail === '' ? [] : tail.split(':');
-  const full = v.includes('::') ? [...left, ...Array(8 - left.length - right.length).fill('0'), ...right] : left;
+  const full: string[] = v.includes('::') ? [...left, ...new Array<string>(8 - left.length - right.length).fill('0'), ...right] : left;
   return `${full.slice(0, 4).map((h) => h.toLowerCase().replace(/^0+(?=.)/, '')).join(':')}::/64`;
 }
 
