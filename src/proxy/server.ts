@@ -71,16 +71,28 @@ export async function buildProxy(deps: ProxyDeps): Promise<{ app: FastifyInstanc
   const meter = new Meter();
   const edge = new Buckets();
   const clusters = new Buckets();
-  const serverOptions = { maxHeaderSize: deps.maxHeaderBytes, noDelay: true, keepAliveTimeout: 65_000, headersTimeout: 10_000, requireHostHeader: false };
+  const serverOptions = { maxHeaderSize: deps.maxHeaderBytes, noDelay: true, keepAliveTimeout: 65_000, requireHostHeader: false };
   const app = Fastify({
     loggerInstance: log as unknown as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: CP_BODY_LIMIT,
     forceCloseConnections: 'idle',
+    clientErrorHandler: (err: Error & { code?: string }, socket) => {
+      log.warn({ code: err.code, message: err.message }, 'proxy client error');
+      socket.destroy();
+    },
     return503OnClosing: true,
-    serverFactory: (handler) => (config.tls
-      ? https.createServer({ ...serverOptions, cert: config.tls.cert, key: config.tls.key, minVersion: 'TLSv1.2', ALPNProtocols: ['http/1.1'], handshakeTimeout: 10_000 }, handler)
-      : http.createServer(serverOptions, handler)),
+    serverFactory: (handler) => {
+      const server = config.tls
+        ? https.createServer({ ...serverOptions, cert: config.tls.cert, key: config.tls.key, minVersion: 'TLSv1.2', ALPNProtocols: ['http/1.1'], handshakeTimeout: 10_000 }, handler)
+        : http.createServer(serverOptions, handler);
+      // Set on the server itself: https.createServer does not take it from the options, and an idle
+      // TLS socket closed at Node's 5 s default is reset under a client that reuses it.
+      server.keepAliveTimeout = 65_000;
+      server.on('tlsClientError', (e: Error & { code?: string }) => log.debug({ code: e.code }, 'proxy TLS client error'));
+      server.headersTimeout = 10_000 + 65_000; // the header-read budget starts when the idle socket was last used
+      return server;
+    },
   });
 
   app.removeAllContentTypeParsers();
@@ -152,7 +164,7 @@ export async function buildProxy(deps: ProxyDeps): Promise<{ app: FastifyInstanc
       done('cluster_suspended');
       return refuse(reply, 'cluster_suspended');
     }
-    if (cls.kind === 'gated' && !state.hasFeature(cluster, cls.feature)) {
+    if (cls.kind === 'gated' && !grant.features.has(cls.feature)) {
       done('feature_gated');
       return refuse(reply, 'feature_gated', 'not in your plan');
     }
@@ -164,7 +176,7 @@ export async function buildProxy(deps: ProxyDeps): Promise<{ app: FastifyInstanc
       done('forbidden');
       return refuse(reply, 'forbidden', 'operation not permitted for this credential');
     }
-    const limits = state.limits(cluster);
+    const limits = grant.limits;
     const rate = limits.max_req_per_sec;
     if (typeof rate === 'number') {
       const c = clusters.charge(cluster.id, rate, typeof limits.req_burst === 'number' ? limits.req_burst : rate);

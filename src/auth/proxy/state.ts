@@ -42,6 +42,10 @@ export interface KeyGrant {
   key: ApiKeyRow;
   cluster: ClusterRow;
   tenant: TenantRow;
+  /** The cluster's effective limits (plan merged with overrides). */
+  limits: Limits;
+  /** The features of the cluster's plan. */
+  features: ReadonlySet<Feature>;
 }
 
 /** Answer of {@link ProxyState.bootstrap}; `api_key` is the plaintext, once, `null` on a re-run. */
@@ -67,6 +71,12 @@ function slugOf(v: unknown, what: string): string {
 
 /** Tenant, cluster and key operations over a {@link ProxyStore}. */
 export class ProxyState {
+  /**
+   * Live grants by key hash. Every write of this state goes through this class, which empties the
+   * cache, so a revocation or a status change is seen by the next request on this node.
+   */
+  private readonly grants = new Map<string, KeyGrant>();
+
   constructor(readonly store: ProxyStore, private readonly clock: Clock, private readonly keyEnv = 'live') {
     for (const p of BUILT_IN_PLANS) {
       if (!store.plan(p.code)) store.upsertPlan({ code: p.code, limits: JSON.stringify(p.limits), features: JSON.stringify(p.features) });
@@ -78,6 +88,7 @@ export class ProxyState {
   }
 
   private log(kind: string, detail: Record<string, unknown>): void {
+    this.grants.clear(); // every logged operation is a write
     this.store.logOperation(kind, JSON.stringify(detail), this.now());
   }
 
@@ -240,14 +251,28 @@ export class ProxyState {
    * at most once per {@link LAST_USED_EVERY_MS}.
    */
   verify(key: string): KeyGrant | undefined {
-    const row = this.store.keyByHash(hashKey(key));
-    if (!row || row.revokedAt !== null) return undefined;
-    const cluster = this.store.clusterById(row.clusterId);
-    const tenant = cluster && this.store.tenantById(cluster.tenantId);
-    if (!cluster || !tenant) return undefined;
+    const hash = hashKey(key);
+    let grant = this.grants.get(hash);
+    if (!grant) {
+      const row = this.store.keyByHash(hash);
+      if (!row || row.revokedAt !== null) return undefined;
+      const cluster = this.store.clusterById(row.clusterId);
+      const tenant = cluster && this.store.tenantById(cluster.tenantId);
+      if (!cluster || !tenant) return undefined;
+      const plan = this.store.plan(cluster.plan);
+      const flags = plan ? JSON.parse(plan.features) as Record<string, unknown> : {};
+      const features = new Set(Object.keys(flags).filter((f) => flags[f] === true) as Feature[]);
+      grant = { key: row, cluster, tenant, limits: this.limits(cluster), features };
+      if (this.grants.size >= 10_000) this.grants.clear();
+      this.grants.set(hash, grant);
+    }
     const now = this.now();
-    if (row.lastUsedAt === null || now - row.lastUsedAt >= LAST_USED_EVERY_MS) this.store.touchKey(row.id, now);
-    return { key: row, cluster, tenant };
+    const last = grant.key.lastUsedAt;
+    if (last === null || now - last >= LAST_USED_EVERY_MS) {
+      this.store.touchKey(grant.key.id, now);
+      grant.key.lastUsedAt = now;
+    }
+    return grant;
   }
 
   /**

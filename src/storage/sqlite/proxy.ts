@@ -3,7 +3,7 @@
  * `synchronous=FULL`, one statement per operation. Schema version in `user_version`.
  */
 import Database from 'better-sqlite3';
-import type { Database as Db } from 'better-sqlite3';
+import type { Database as Db, Statement } from 'better-sqlite3';
 import path from 'node:path';
 import { ProxyConflict, type ApiKeyRow, type ClusterRow, type PlanRow, type ProxyStore, type TenantRow, type UserRow } from '../proxy.js';
 
@@ -37,7 +37,19 @@ const key = (r: R): ApiKeyRow => ({
 
 /** {@link ProxyStore} in `<dataDir>/proxy.db`. */
 export class SqliteProxyStore implements ProxyStore {
+  /** Prepared statements by SQL text, compiled once. */
+  private readonly statements = new Map<string, Statement>();
+
   private constructor(private readonly db: Db) {}
+
+  private stmt(sql: string): Statement {
+    let s = this.statements.get(sql);
+    if (!s) {
+      s = this.db.prepare(sql);
+      this.statements.set(sql, s);
+    }
+    return s;
+  }
 
   /** Opens (creating when missing) `<dataDir>/proxy.db` and applies the schema. */
   static open(dataDir: string): SqliteProxyStore {
@@ -56,7 +68,7 @@ export class SqliteProxyStore implements ProxyStore {
 
   private run(sql: string, ...args: unknown[]): number {
     try {
-      return this.db.prepare(sql).run(...args).changes;
+      return this.stmt(sql).run(...args).changes;
     } catch (e) {
       if ((e as { code?: string }).code?.startsWith('SQLITE_CONSTRAINT')) throw new ProxyConflict((e as Error).message);
       throw e;
@@ -64,12 +76,12 @@ export class SqliteProxyStore implements ProxyStore {
   }
 
   private one<T>(map: (r: R) => T, sql: string, ...args: unknown[]): T | undefined {
-    const r = this.db.prepare(sql).get(...args) as R | undefined;
+    const r = this.stmt(sql).get(...args) as R | undefined;
     return r === undefined ? undefined : map(r);
   }
 
   private all<T>(map: (r: R) => T, sql: string, ...args: unknown[]): T[] {
-    return (this.db.prepare(sql).all(...args) as R[]).map(map);
+    return (this.stmt(sql).all(...args) as R[]).map(map);
   }
 
   tenantBySlug(slug: string) { return this.one(tenant, 'SELECT * FROM tenants WHERE slug = ?', slug); }
@@ -119,7 +131,7 @@ export class SqliteProxyStore implements ProxyStore {
   }
   revokeToken(jti: string, expiresAt: number): void { this.run('INSERT OR REPLACE INTO revoked_tokens VALUES (?, ?)', jti, expiresAt); }
   isTokenRevoked(jti: string, now: number): boolean {
-    return this.db.prepare('SELECT 1 FROM revoked_tokens WHERE jti = ? AND expires_at > ?').get(jti, now) !== undefined;
+    return this.stmt('SELECT 1 FROM revoked_tokens WHERE jti = ? AND expires_at > ?').get(jti, now) !== undefined;
   }
   logOperation(kind: string, detail: string, at: number): void { this.run('INSERT INTO operations (kind, detail, at) VALUES (?, ?, ?)', kind, detail, at); }
   operations(limit: number) {
