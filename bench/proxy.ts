@@ -1,9 +1,7 @@
 /**
  * Bench rows through the embedded proxy (docs/proxy.md): one broker with the proxy on its own port,
  * push 1/request and pop+ack (batch 100) with an API key through the proxy, TLS off and on, each
- * next to the same shape on the broker's own PORT measured in the same run, as a percentage. Both
- * pop+ack rows fill their queue 100 messages per push: over TLS, answers of about 150 KB on a
- * keep-alive socket were seen refused by Node's HTTP parser (HPE_PAUSED, docs/proxy.md#tls).
+ * next to the same shape on the broker's own PORT measured in the same run, as a percentage.
  */
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
@@ -62,7 +60,7 @@ export async function benchProxy(push: Shape, popAck: Shape): Promise<Row[]> {
     } catch (e) {
       // Over TLS, Node's HTTP parser was seen to refuse a keep-alive request (HPE_PAUSED) under
       // load through the proxy: the row says so instead of stopping the whole bench.
-      rows.push({ shape: `through the proxy, TLS ${tls ? 'on' : 'off'}`, messages: 0, batch: 0, concurrency: 0, msgPerSec: 0, reqPerSec: 0, p50: 0, p99: 0, note: `failed: ${(e as Error).message}` });
+      rows.push({ shape: `through the proxy, TLS ${tls ? 'on' : 'off'}`, messages: 0, batch: 0, concurrency: 0, msgPerSec: 0, reqPerSec: 0, p50: 0, p99: 0, note: `failed: ${(e as Error).message}; ${b.output().split('\n').find((l) => l.includes('proxy client error')) ?? ''}` });
     } finally {
       await b.stop();
     }

@@ -338,7 +338,7 @@ async function main(): Promise<void> {
     }
   }
   if (want('proxy')) rows.push(...await benchProxy((b, shape, headers, queue) => benchPush(b, shape, 1, 32, headers, queue),
-    (b, shape, headers, queue) => benchPopAck(b, shape, queue, 30_000, 100, 8, headers, undefined, 100)));
+    (b, shape, headers, queue) => benchPopAck(b, shape, queue, 30_000, 100, 8, headers)));
   bare.close();
   benchAgent.destroy();
   benchTlsAgent.destroy();

@@ -71,7 +71,10 @@ export async function buildProxy(deps: ProxyDeps): Promise<{ app: FastifyInstanc
   const meter = new Meter();
   const edge = new Buckets();
   const clusters = new Buckets();
-  const serverOptions = { maxHeaderSize: deps.maxHeaderBytes, noDelay: true, keepAliveTimeout: 65_000, requireHostHeader: false };
+  // highWaterMark: a response larger than a socket's write buffer leaves it `needDrain`; a request
+  // arriving on a TLS socket meanwhile made Node 20's parser fail with HPE_PAUSED (the socket was
+  // reset). 1 MiB covers answers of up to 1 MiB.
+  const serverOptions = { maxHeaderSize: deps.maxHeaderBytes, noDelay: true, keepAliveTimeout: 65_000, requireHostHeader: false, highWaterMark: 1024 * 1024 };
   const app = Fastify({
     loggerInstance: log as unknown as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
@@ -89,6 +92,12 @@ export async function buildProxy(deps: ProxyDeps): Promise<{ app: FastifyInstanc
       // Set on the server itself: https.createServer does not take it from the options, and an idle
       // TLS socket closed at Node's 5 s default is reset under a client that reuses it.
       server.keepAliveTimeout = 65_000;
+      if (config.tls) {
+        // The TLS socket's own write buffer, which the option above does not reach (Node 20).
+        server.on('secureConnection', (socket: { _writableState?: { highWaterMark: number } }) => {
+          if (socket._writableState) socket._writableState.highWaterMark = 1024 * 1024;
+        });
+      }
       server.on('tlsClientError', (e: Error & { code?: string }) => log.debug({ code: e.code }, 'proxy TLS client error'));
       server.headersTimeout = 10_000 + 65_000; // the header-read budget starts when the idle socket was last used
       return server;
