@@ -95,7 +95,8 @@ export function loadTls(env: Env): { cert: Buffer; key: Buffer } | undefined {
  */
 export function loadTenancyConfig(env: Env): TenancyConfig {
   const header = bool(env, 'QUEEN_TENANCY_HEADER', false);
-  if (header && !bool(env, 'QUEEN_KV_TRUSTED_PROXY', false)) {
+  const trusted = bool(env, 'QUEEN_KV_TRUSTED_PROXY', false); // read (validated) even when unused
+  if (header && !trusted) {
     throw new ConfigError('QUEEN_TENANCY_HEADER=1 without QUEEN_KV_TRUSTED_PROXY=1: the broker would trust x-queen-tenant from anyone who reaches PORT; '
       + 'only a proxy in front that sets the header and strips the client\'s may make it true (set QUEEN_KV_TRUSTED_PROXY=1 to confirm)');
   }
@@ -109,6 +110,8 @@ export function loadTenancyConfig(env: Env): TenancyConfig {
  */
 export function loadProxyConfig(env: Env, port: number): ProxyConfig | undefined {
   const tls = loadTls(env); // validated even when the proxy is off, so a typo is never silently ignored
+  const enforce = bool(env, 'QUEEN_PROXY_ENFORCE', true);
+  const operatorEnabled = bool(env, 'QUEEN_PROXY_OPERATOR_ENABLED', false);
   if (!bool(env, 'QUEEN_PROXY_EMBEDDED', false)) {
     if (tls) throw new ConfigError('QUEEN_TLS_CERT/QUEEN_TLS_KEY are set but QUEEN_PROXY_EMBEDDED is not true: TLS is served on the proxy listener only, PORT stays plain HTTP');
     return undefined;
@@ -119,11 +122,11 @@ export function loadProxyConfig(env: Env, port: number): ProxyConfig | undefined
   return {
     port: proxyPort === undefined || (proxyPort === port && port !== 0) ? undefined : proxyPort,
     cpToken: secret(env, 'QUEEN_PROXY_CP_TOKEN'),
-    enforce: bool(env, 'QUEEN_PROXY_ENFORCE', true),
+    enforce,
     maxBodyBytes: int(env, 'QUEEN_PROXY_MAX_BODY_BYTES', 16 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     longpollMaxMs: int(env, 'QUEEN_PROXY_LONGPOLL_MAX_MS', 90_000, 0, 3_600_000),
     longpollMarginMs: int(env, 'QUEEN_PROXY_LONGPOLL_MARGIN_MS', 10_000, 0, 600_000),
-    operatorEnabled: bool(env, 'QUEEN_PROXY_OPERATOR_ENABLED', false),
+    operatorEnabled,
     edgeRate: int(env, 'QUEEN_EDGE_RATE', 200, 1, 10_000_000),
     edgeBurst: int(env, 'QUEEN_EDGE_BURST', 400, 1, 10_000_000),
     trustedProxies: str(env, 'QUEEN_EDGE_TRUSTED_PROXIES', '').split(',').map((s) => s.trim()).filter((s) => s !== ''),
