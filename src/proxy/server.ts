@@ -5,7 +5,8 @@
  *
  * 1. per-IP token bucket (`/health` exempt) → `429 rate_limited` + `Retry-After`;
  * 2. dot or empty segments, also `%2e`-encoded → `400 invalid_path`;
- * 3. fixed routes: `/health` to the broker unauthenticated; `/metrics*` only with the control-plane
+ * 3. fixed routes: `/health` to the broker unauthenticated; a verified relay (`x-queen-eph-fwd` with
+ *    the right `x-queen-raft-token`) to `/api/v1/ephemeral/…` to the broker router unchanged; `/metrics*` only with the control-plane
  *    token (else `404 not_found`); `/api/cp/*` with `x-queen-cp-token` (unset → 404, wrong → 401,
  *    then a 1 MiB body cap); `/auth/*`, `/console`, `/api/console/*` → 404 until sessions exist;
  * 4. data plane: classify (src/proxy/routes.ts; Blocked and Operator → `404 route_blocked` before
@@ -49,6 +50,8 @@ export interface ProxyDeps {
   clock: Clock;
   /** Request header cap in bytes (`QUEEN_MAX_HEADER_BYTES`). */
   maxHeaderBytes: number;
+  /** `QUEEN_RAFT_TOKEN`: a verified relay to `/api/v1/ephemeral/…` goes to the broker router as is. */
+  raftToken: string | undefined;
 }
 
 function header(req: FastifyRequest, name: string): string | undefined {
@@ -141,6 +144,13 @@ export async function buildProxy(deps: ProxyDeps): Promise<{ app: FastifyInstanc
     if (unsafeProxyPath(rawPath)) return refuse(reply, 'invalid_path');
     const path = routerPath(req.url);
     if (path === '/health') return forward(req, reply, undefined);
+    if (path.startsWith('/api/v1/ephemeral/') && deps.raftToken !== undefined && header(req, 'x-queen-eph-fwd') !== undefined) {
+      const token = header(req, 'x-queen-raft-token');
+      if (token !== undefined && sameSecret(token, deps.raftToken)) {
+        reply.hijack(); // a verified relay between brokers: the router checks it again and honours its tenant
+        return router(req.raw, reply.raw);
+      }
+    }
     if (path === '/metrics' || path === '/metrics/prometheus') {
       if (!cpTokenOk(req, config.cpToken, true)) return refuse(reply, 'not_found');
       const text = (await deps.brokerMetrics()) + (await meter.registry.metrics());

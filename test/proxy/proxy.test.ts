@@ -185,6 +185,20 @@ describe('embedded proxy fronting PORT', () => {
   });
 });
 
+describe('verified relays with the proxy fronting PORT', () => {
+  test('x-queen-eph-fwd with the right QUEEN_RAFT_TOKEN reaches the broker router; with a wrong one it is an ordinary client', async () => {
+    const b = await startProxied({ QUEEN_RAFT_TOKEN: 'raft-relay-token' });
+    try {
+      const relay = await call(b.url, 'GET', '/api/v1/ephemeral/queues', undefined, { 'x-queen-eph-fwd': '1', 'x-queen-raft-token': 'raft-relay-token' });
+      assert.equal(relay.status, 200, relay.text);
+      const forged = await call(b.url, 'GET', '/api/v1/ephemeral/queues', undefined, { 'x-queen-eph-fwd': '1', 'x-queen-raft-token': 'wrong' });
+      assert.equal(forged.status, 401, 'no key: refused by the proxy');
+    } finally {
+      await b.stop();
+    }
+  });
+});
+
 describe('control plane without QUEEN_PROXY_CP_TOKEN', () => {
   test('every /api/cp route and /metrics answer 404 not_found', async () => {
     const b = await startProxied({ QUEEN_PROXY_CP_TOKEN: '' });
