@@ -127,6 +127,11 @@ export async function buildProxy(deps: ProxyDeps): Promise<{ app: FastifyInstanc
   });
   app.setNotFoundHandler((_req, reply) => refuse(reply, 'not_found'));
 
+  // Security headers on every answer of the proxy listener (docs/proxy.md#forwarding).
+  const securityHeaders: [string, string][] = [
+    ['x-content-type-options', 'nosniff'], ['x-frame-options', 'DENY'], ['referrer-policy', 'no-referrer'], ['cross-origin-resource-policy', 'same-origin'],
+    ...(config.tls ? [['strict-transport-security', 'max-age=31536000']] as [string, string][] : []),
+  ];
   const forward = (req: FastifyRequest, reply: FastifyReply, tenant: string | undefined): void => {
     prepareForBroker(req.raw, tenant);
     reply.hijack();
@@ -134,6 +139,7 @@ export async function buildProxy(deps: ProxyDeps): Promise<{ app: FastifyInstanc
   };
 
   app.addHook('onRequest', async (req, reply) => {
+    for (const [name, value] of securityHeaders) reply.raw.setHeader(name, value); // also on answers the broker router writes
     const q = req.url.indexOf('?');
     const rawPath = q === -1 ? req.url : req.url.slice(0, q);
     if (rawPath !== '/health') {

@@ -43,7 +43,10 @@ describe('embedded proxy fronting PORT', () => {
   });
 
   test('/health is open; /metrics* answer 404 without the control-plane token and the text with it', async () => {
-    assert.equal((await call(b.url, 'GET', '/health')).status, 200);
+    const health = await call(b.url, 'GET', '/health');
+    assert.equal(health.status, 200);
+    assert.equal(health.headers.get('x-content-type-options'), 'nosniff', 'security headers on forwarded answers');
+    assert.equal(health.headers.get('x-frame-options'), 'DENY');
     for (const p of ['/metrics', '/metrics/prometheus']) {
       const none = await call(b.url, 'GET', p);
       assert.equal(none.status, 404);
