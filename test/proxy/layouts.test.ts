@@ -13,6 +13,7 @@ import { after, before, describe, test } from 'node:test';
 import { call, uniqueName } from '../helpers/http.js';
 import { runBrokerExpectingExit, startBroker, tempDir, type BrokerHandle } from '../helpers/broker.js';
 import { CP_TOKEN, proxyPortOf, startProxied } from './helpers.js';
+import { waitForParked } from '../helpers/wait.js';
 
 /** A self-signed certificate for 127.0.0.1 and its key, made now with the openssl CLI. */
 function makeCert(): { dir: string; cert: string; key: string } {
@@ -103,6 +104,22 @@ describe('separate proxy port with TLS', () => {
     } finally {
       await second.stop();
     }
+  });
+});
+
+describe('shutdown through the TLS proxy', () => {
+  test('SIGTERM answers a long-poll parked through the TLS proxy with 204, not a cut connection', async () => {
+    const c = makeCert();
+    const key = `qk_test_${'C'.repeat(43)}`;
+    const b = await startBroker({ env: {
+      QUEEN_PROXY_EMBEDDED: 'true', QUEEN_PROXY_PORT: '0', QUEEN_TLS_CERT: c.cert, QUEEN_TLS_KEY: c.key,
+      QUEEN_PROXY_BOOTSTRAP_TENANT: 'stop', QUEEN_PROXY_BOOTSTRAP_API_KEY: key, LOG_FORMAT: 'json',
+    } });
+    const port = proxyPortOf(b.output());
+    const parked = httpsCall(port, fs.readFileSync(c.cert), 'GET', `/api/v1/pop/queue/${uniqueName('stop')}?wait=true&timeout=30000`, undefined, { authorization: `Bearer ${key}` });
+    await waitForParked(b.url, 1);
+    assert.equal(await b.stop(), 0);
+    assert.equal((await parked).status, 204);
   });
 });
 
