@@ -9,7 +9,7 @@ import { QueenError } from '../errors.js';
 import type { StoreSnapshot } from '../storage/store.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import { iso } from '../util/time.js';
-import { ackCommits, groupAcks, planAcks, type AckInput, type AckOutcome } from './messaging/ack.js';
+import { ackCommits, groupAcks, ownTargets, planAcks, type AckInput, type AckOutcome } from './messaging/ack.js';
 import type { PayloadCodec } from '../model/codec.js';
 import type { Engine } from '../storage/sqlite/engine.js';
 import { Waiters } from './messaging/waiters.js';
@@ -324,14 +324,17 @@ export class Broker implements PushContext {
 
   // ------------------------------------------------------------------ ack
 
-  /** Applies acknowledgements; one outcome per input, in order (docs/http-api.md#ack). */
-  async ack(inputs: AckInput[]): Promise<AckOutcome[]> {
+  /**
+   * Applies acknowledgements; one outcome per input, in order (docs/http-api.md#ack).
+   * @param tenant the caller's tenant: partitions of other tenants answer as unknown
+   */
+  async ack(inputs: AckInput[], tenant: string = DEFAULT_TENANT): Promise<AckOutcome[]> {
     this.counters.ackRequests++;
     if (inputs.length === 0) return [];
     let outcomes: AckOutcome[];
     const groups = groupAcks(inputs);
     for (let attempt = 1; ; attempt++) {
-      const targets = await this.backend.readAckTargets(groups.lookups);
+      const targets = ownTargets(await this.backend.readAckTargets(groups.lookups), tenant);
       const now = this.engine.clock.now();
       const plan = planAcks(inputs, groups, targets, now);
       const commits = ackCommits(plan, now);

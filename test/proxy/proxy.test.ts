@@ -143,6 +143,13 @@ describe('embedded proxy fronting PORT', () => {
     const popB = await withKey(b.url, beta.key, 'GET', `/api/v1/pop/queue/${q}?batch=10`);
     assert.deepEqual(popA.body.messages.map((m: { data: { who: string } }) => m.data.who), ['acme']);
     assert.deepEqual(popB.body.messages.map((m: { data: { who: string } }) => m.data.who), ['beta']);
+    // an ack naming another tenant's partition is refused like an unknown partition
+    const mA = popA.body.messages[0] as { transactionId: string; partitionId: string; leaseId: string };
+    const ackA = { transactionId: mA.transactionId, partitionId: mA.partitionId, leaseId: mA.leaseId };
+    const stolen = await withKey(b.url, beta.key, 'POST', '/api/v1/ack', ackA);
+    assert.equal(stolen.body[0]?.success ?? stolen.body.success, false, stolen.text);
+    const own = await withKey(b.url, acme.key, 'POST', '/api/v1/ack', ackA);
+    assert.equal(own.body[0]?.success ?? own.body.success, true, own.text);
     // the default tenant on the same broker sees none of them
     const direct = await call(b.url, 'GET', `/api/v1/pop/queue/${q}?batch=10`);
     assert.equal(direct.status, 401, 'PORT is fronted: no key, no access');

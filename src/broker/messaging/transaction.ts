@@ -6,7 +6,7 @@
  * and decided again, when what it was decided on changed meanwhile.
  */
 import { DEFAULT_TENANT, type AckTarget, type AppendResult, type QueueBackend, type UnitOp, type UnitOpResult } from '../../storage/contract.js';
-import { ackCommits, groupAcks, planAcks, type AckInput } from './ack.js';
+import { ackCommits, groupAcks, ownTargets, planAcks, type AckInput } from './ack.js';
 import { planPush, pushAppends, pushResults, queueOptionsOf, type PushContext, type PushItem } from './push.js';
 import { applyKvOps, type KvView, type KvOp } from '../coordination/kv.js';
 import { decideTimerOps, type TimerOp, type TimerResult } from '../coordination/timer-ops.js';
@@ -93,7 +93,7 @@ export async function decideTransaction(
     else items.push(...op.items);
   }
   const groups = groupAcks(acks);
-  const targets = acks.length > 0 ? await backend.readAckTargets(groups.lookups) : [];
+  const targets = acks.length > 0 ? ownTargets(await backend.readAckTargets(groups.lookups), req.tenant ?? DEFAULT_TENANT) : [];
   groups.indexes.forEach((indexes, k) => {
     for (const i of indexes) acks[i] = { ...acks[i]!, leaseId: resolveLease(acks[i]!, targets[k], req.requiredLeases) };
   });
