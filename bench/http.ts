@@ -3,9 +3,12 @@
  * The answer body is parsed as JSON when present.
  */
 import http from 'node:http';
+import https from 'node:https';
 
 /** A keep-alive agent for bench traffic (up to 256 sockets). */
 export const benchAgent = new http.Agent({ keepAlive: true, maxSockets: 256 });
+/** The same over TLS; the bench's certificate is self-signed and made for the run, so it is not verified. */
+export const benchTlsAgent = new https.Agent({ keepAlive: true, maxSockets: 256, rejectUnauthorized: false });
 
 /**
  * Sends `body` (JSON) to `base + path`.
@@ -15,7 +18,8 @@ export function request(base: string, method: string, path: string, body?: unkno
   return new Promise((resolve, reject) => {
     const data = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
     const u = new URL(base + path);
-    const req = http.request({ agent: benchAgent, host: u.hostname, port: u.port, path: u.pathname + u.search, method, headers: { 'content-type': 'application/json', ...(data ? { 'content-length': String(data.length) } : {}), ...headers } }, (res) => {
+    const tls = u.protocol === 'https:';
+    const req = (tls ? https : http).request({ agent: tls ? benchTlsAgent : benchAgent, host: u.hostname, port: u.port, path: u.pathname + u.search, method, headers: { 'content-type': 'application/json', ...(data ? { 'content-length': String(data.length) } : {}), ...headers } }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => {

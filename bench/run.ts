@@ -11,7 +11,8 @@
  * ratios to the plain run; Kafka port rows (kafkajs produce in batches of 100, a kafkajs consumer
  * group) against the same broker, as ratios to HTTP push 100/request and pop+ack.
  * ratios to the plain run; ephemeral (RAM-only) push and pop+ack next to their durable rows, as
- * multiples of them (docs/ephemeral.md).
+ * multiples of them (docs/ephemeral.md); push and pop+ack through the embedded proxy with an API key,
+ * TLS off and on, as ratios to the same broker's PORT measured in the same run (docs/proxy.md).
  *
  * Reference rows (`reference`): RabbitMQ persistent publish with confirms per 100 and consume with
  * manual ack, BullMQ addBulk and worker on the local Redis (bench/reference-mq.ts), each with the
@@ -33,7 +34,8 @@ import { SignJWT, importPKCS8 } from 'jose';
 import { startBroker, tempDir, type BrokerHandle } from '../test/helpers/broker.js';
 import { CLI } from '../test/cli/run.js';
 import { startKafkaBroker } from '../test/kafka/helpers.js';
-import { benchAgent, request } from './http.js';
+import { benchAgent, benchTlsAgent, request } from './http.js';
+import { benchProxy } from './proxy.js';
 import { benchKafkaConsume, benchKafkaProduce } from './kafka.js';
 import { benchPartitions, rssBytes } from './partitions.js';
 import { benchBullMQ, benchRabbitConsume, benchRabbitPublish } from './reference-mq.js';
@@ -73,10 +75,10 @@ async function benchPush(b: BrokerHandle, shape: string, batch: number, connecti
 }
 
 /** Fills `queue` then lets `workers` pop batches and ack them until empty; measures consumed msg/s. */
-async function benchPopAck(b: BrokerHandle, shape: string, queue: string, total: number, batch: number, workers: number, headers: Record<string, string> = {}, group?: string): Promise<Row> {
+async function benchPopAck(b: BrokerHandle, shape: string, queue: string, total: number, batch: number, workers: number, headers: Record<string, string> = {}, group?: string, fillBatch = 1000): Promise<Row> {
   const partitions = workers * 2;
-  for (let sent = 0; sent < total; sent += 1000) {
-    const r = await request(b.url, 'POST', '/api/v1/push', pushBody(queue, Math.min(1000, total - sent), partitions), headers);
+  for (let sent = 0; sent < total; sent += fillBatch) {
+    const r = await request(b.url, 'POST', '/api/v1/push', pushBody(queue, Math.min(fillBatch, total - sent), partitions), headers);
     if (r.status !== 201) throw new Error(`fill failed: ${r.status}`);
   }
   const lat: number[] = [];
@@ -385,8 +387,11 @@ async function main(): Promise<void> {
       await b.stop();
     }
   }
+  if (want('proxy')) rows.push(...await benchProxy((b, shape, headers, queue) => benchPush(b, shape, 1, 32, headers, queue),
+    (b, shape, headers, queue) => benchPopAck(b, shape, queue, 30_000, 100, 8, headers)));
   bare.close();
   benchAgent.destroy();
+  benchTlsAgent.destroy();
 
   const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
   console.log(`\nQueen-TS bench: ${os.cpus().length} × ${cpu}, Node ${process.version}, payload ${PAYLOAD_BYTES} B JSON, ` +

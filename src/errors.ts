@@ -98,6 +98,26 @@ export const ERRORS = {
   hs_secret_not_configured: { status: 500, message: 'HS secret not configured' },
   invalid_rsa_pem: { status: 500, message: 'invalid RSA public key PEM' },
   invalid_ed_pem: { status: 500, message: 'invalid Ed public key PEM' },
+  // tenancy (docs/proxy.md#tenancy)
+  invalid_tenant: { status: 400, message: 'invalid x-queen-tenant header (must be a UUID)' },
+  tenant_unverified: { status: 403, message: 'a relayed request names a tenant this broker cannot verify: set the same QUEEN_RAFT_TOKEN on every node' },
+  not_tenanted: { status: 403, message: 'this route serves the default tenant only on this broker' },
+  // the embedded proxy's envelope (docs/proxy.md#errors)
+  unauthorized: { status: 401, message: 'unauthorized' },
+  forbidden: { status: 403, message: 'operation not permitted for this credential' },
+  route_blocked: { status: 404, message: 'not available' },
+  not_found: { status: 404, message: 'not found' },
+  cluster_suspended: { status: 403, message: 'cluster suspended' },
+  push_blocked: { status: 403, message: 'pushes are blocked on this cluster' },
+  quota_exceeded: { status: 403, message: 'quota exceeded' },
+  storage_quota_exceeded: { status: 403, message: 'storage quota exceeded' },
+  invalid: { status: 400, message: 'invalid request' },
+  conflict: { status: 409, message: 'conflict' },
+  system_tenant: { status: 409, message: 'the system tenants cannot be changed' },
+  tenant_unknown: { status: 404, message: 'unknown tenant' },
+  cluster_unknown: { status: 404, message: 'unknown cluster' },
+  key_unknown: { status: 404, message: 'unknown api key' },
+  not_deleting: { status: 409, message: 'the tenant is not in status deleting (use ?force=true)' },
   // 5xx: ours
   encryption_unavailable: {
     status: 503,

@@ -8,6 +8,9 @@ import { ConfigError, loadConfig } from './config/index.js';
 import { initEncryption } from './crypto/boot.js';
 import { Services } from './broker/services.js';
 import { buildApp } from './http/app.js';
+import { buildProxy } from './proxy/server.js';
+import { ProxyState } from './auth/proxy/state.js';
+import { SqliteProxyStore } from './storage/sqlite/proxy.js';
 import { KafkaServer } from './kafka/server.js';
 import { trackConnections } from './http/connections.js';
 import { createLogger } from './observability/logger.js';
@@ -67,18 +70,53 @@ async function main(): Promise<void> {
   services.start(snapshot);
   await services.loadEphemeral(); // declared ephemeral queues come back empty before the listener opens
   const app = await buildApp(config, services, log);
-  const connections = trackConnections(app.server); // shutdown ends sockets with no request in flight
   const host = config.bindAddr;
+  const h = host.includes(':') ? `[${host}]` : host;
+  // The embedded proxy (docs/proxy.md#layouts): it fronts PORT, or serves QUEEN_PROXY_PORT while
+  // the broker router serves PORT; either way it reaches the broker router in process.
+  const proxyStore = config.proxy ? SqliteProxyStore.open(config.dataDir) : undefined;
+  let proxy: Awaited<ReturnType<typeof buildProxy>>['app'] | undefined;
+  if (config.proxy && proxyStore) {
+    const state = new ProxyState(proxyStore, systemClock, config.proxy.keyEnv);
+    const b = config.proxy.bootstrap;
+    if (b) {
+      const r = state.bootstrap({ tenant: b.slug, plan: b.plan, email: b.email, api_key: b.apiKey }, false);
+      log.info({ tenant: b.slug, tenantId: r.tenant_id, clusterId: r.cluster_id, keyRegistered: r.api_key !== null }, 'proxy bootstrap tenant ready');
+    }
+    await app.ready();
+    proxy = (await buildProxy({
+      config: config.proxy, state, log, clock: systemClock, maxHeaderBytes: config.limits.maxHeaderBytes, raftToken: config.tenancy.raftToken,
+      router: (req, res) => app.routing(req, res),
+      brokerMetrics: async () => (await app.inject({ method: 'GET', url: '/metrics/prometheus' })).body,
+    })).app;
+  }
+  const fronted = proxy !== undefined && config.proxy?.port === undefined;
+  const publicApp = fronted ? proxy! : app;
+  const connections = trackConnections(publicApp.server); // shutdown ends sockets with no request in flight
   try {
-    await app.listen({ port: config.port, host });
+    await publicApp.listen({ port: config.port, host });
   } catch (e) {
-    const h = host.includes(':') ? `[${host}]` : host;
     fatal(`cannot bind ${h}:${config.port}: ${(e as Error).message}`);
   }
   // The bound port, not the configured one: with PORT=0 the kernel picks it, and tools (the test
   // helpers among them) read it from this line.
-  const bound = app.server.address();
+  const bound = publicApp.server.address();
   const port = bound !== null && typeof bound === 'object' ? bound.port : config.port;
+  const proxyConnections = proxy && !fronted ? trackConnections(proxy.server) : undefined;
+  if (proxy && config.proxy) {
+    let proxyPort = port;
+    if (!fronted) {
+      try {
+        await proxy.listen({ port: config.proxy.port!, host });
+      } catch (e) {
+        fatal(`cannot bind ${h}:${config.proxy.port} (QUEEN_PROXY_PORT): ${(e as Error).message}`);
+      }
+      const pb = proxy.server.address();
+      proxyPort = pb !== null && typeof pb === 'object' ? pb.port : config.proxy.port!;
+    }
+    log.info(fronted ? 'single binary: proxy in-process on the public port' : 'single binary: proxy in-process on its own port; the broker router serves PORT (internal)');
+    log.info({ port: proxyPort, tls: config.proxy.tls !== undefined }, 'public listener (hardened)');
+  }
   log.info({ port, host, dataDir: config.dataDir, sync: config.sync }, 'queen-ts listening');
   // The Kafka port (docs/kafka.md), off unless QUEEN_KAFKA_EMBEDDED=true; a bind failure is fatal.
   // A front door of the services: closed before the domain stops and the store closes.
@@ -103,8 +141,10 @@ async function main(): Promise<void> {
 
       // Parked pops were just answered; keep closing connections as they turn idle (keep-alive)
       // so close() does not wait for the clients' keep-alive timers.
-      const sweep = setInterval(() => connections.closeQuiet(), 25);
+      const sweep = setInterval(() => { connections.closeQuiet(); proxyConnections?.closeQuiet(); }, 25);
+      if (proxy) await proxy.close();
       await app.close();
+      proxyStore?.close();
       clearInterval(sweep);
       await services.stop(config.shutdownGraceMs); // timers, admin jobs, KV sweep, then the broker and its store
       say(() => log.info('stopped'));

@@ -13,6 +13,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { JwtConfig } from '../config/jwt.js';
 import { isQueenError } from '../errors.js';
+import { PROXY_TENANT } from '../model/tenancy.js';
 import type { Logger } from '../observability/logger.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import type { Scheduler } from '../util/scheduler.js';
@@ -87,6 +88,12 @@ export async function registerAuth(app: FastifyInstance, cfg: JwtConfig, log: Lo
     });
   } else {
     app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
+      // Handed over in process by the embedded proxy, which authenticated the caller with its own
+      // credentials (docs/proxy.md#layouts): the broker's JWT does not apply.
+      if ((request.raw as unknown as Record<symbol, unknown>)[PROXY_TENANT] !== undefined) {
+        request.identity = EMPTY_IDENTITY;
+        return;
+      }
       try {
         request.identity = await authenticator.authenticate(request.method, routerPath(request.url), request.headers.authorization);
       } catch (e) {

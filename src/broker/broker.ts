@@ -9,7 +9,7 @@ import { QueenError } from '../errors.js';
 import type { StoreSnapshot } from '../storage/store.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import { iso } from '../util/time.js';
-import { ackCommits, groupAcks, planAcks, type AckInput, type AckOutcome } from './messaging/ack.js';
+import { ackCommits, groupAcks, ownTargets, planAcks, type AckInput, type AckOutcome } from './messaging/ack.js';
 import type { PayloadCodec } from '../model/codec.js';
 import type { Engine } from '../storage/sqlite/engine.js';
 import { Waiters } from './messaging/waiters.js';
@@ -57,6 +57,8 @@ export interface ConfigureRequest {
   task?: string | null | undefined;
   options: Record<string, unknown>;
   mode: 'merge' | 'replace';
+  /** The queue's tenant (default: the default tenant). */
+  tenant?: string | undefined;
 }
 
 /** Answer of {@link Broker.configure}: the queue as configured (`partitionId` always null). */
@@ -235,7 +237,7 @@ export class Broker implements PushContext {
     for (const [kind, v] of [['namespace', req.namespace], ['task', req.task], ['namespace', req.options.namespace], ['task', req.options.task]] as const) {
       if (typeof v === 'string') this.checkName(kind, v);
     }
-    const key = { tenant: DEFAULT_TENANT, queue: req.queue };
+    const key = { tenant: req.tenant ?? DEFAULT_TENANT, queue: req.queue };
     const existing = await this.backend.admin.readQueue(key);
     const base = req.mode === 'merge' && existing ? existing.options : undefined;
     const options = applyOptions(base, req.options);
@@ -256,13 +258,16 @@ export class Broker implements PushContext {
   /**
    * Appends `items`; one result per item in request order (docs/http-api.md#push).
    * @param producerSub the caller's JWT `sub`, stamped on every message
+   * @param tenant the tenant whose queues receive the items (the request's, src/http/tenant.ts)
    */
-  async push(items: PushItem[], producerSub: string | null): Promise<PushResult[]> {
+  async push(items: PushItem[], producerSub: string | null, tenant: string = DEFAULT_TENANT): Promise<PushResult[]> {
     this.counters.pushRequests++;
     if (items.length === 0) return [];
-    const diverted = this.pushGate?.(items, producerSub);
+    // The maintenance spool keeps no tenant: only the default tenant's pushes may be spooled.
+    if (tenant !== DEFAULT_TENANT && this.pushesDiverted?.()) throw new QueenError('maintenance_mode');
+    const diverted = tenant === DEFAULT_TENANT ? this.pushGate?.(items, producerSub) : undefined;
     if (diverted) return diverted;
-    const plan = planPush(this, await queueOptionsOf(this.backend, items), items, producerSub);
+    const plan = planPush(this, await queueOptionsOf(this.backend, items, tenant), items, producerSub, tenant);
     const results = await appendPush(this.backend, plan, this.engine.clock.now());
     for (const r of results) if (r.status === 'queued') this.counters.pushMessages++;
     this.notify((o) => o.pushed?.(results, this.engine.clock.now()));
@@ -319,14 +324,17 @@ export class Broker implements PushContext {
 
   // ------------------------------------------------------------------ ack
 
-  /** Applies acknowledgements; one outcome per input, in order (docs/http-api.md#ack). */
-  async ack(inputs: AckInput[]): Promise<AckOutcome[]> {
+  /**
+   * Applies acknowledgements; one outcome per input, in order (docs/http-api.md#ack).
+   * @param tenant the caller's tenant: partitions of other tenants answer as unknown
+   */
+  async ack(inputs: AckInput[], tenant: string = DEFAULT_TENANT): Promise<AckOutcome[]> {
     this.counters.ackRequests++;
     if (inputs.length === 0) return [];
     let outcomes: AckOutcome[];
     const groups = groupAcks(inputs);
     for (let attempt = 1; ; attempt++) {
-      const targets = await this.backend.readAckTargets(groups.lookups);
+      const targets = ownTargets(await this.backend.readAckTargets(groups.lookups), tenant);
       const now = this.engine.clock.now();
       const plan = planAcks(inputs, groups, targets, now);
       const commits = ackCommits(plan, now);
@@ -373,7 +381,7 @@ export class Broker implements PushContext {
     const transactionId = newId();
     for (let attempt = 1; ; attempt++) {
       const now = this.engine.clock.now();
-      const d = await decideTransaction(this.backend, this, req, transactionId, new KvView(this.backend.kv, DEFAULT_TENANT, now), now);
+      const d = await decideTransaction(this.backend, this, req, transactionId, new KvView(this.backend.kv, req.tenant ?? DEFAULT_TENANT, now), now);
       if (d.refusal) return d.refusal;
       const unit = await this.backend.unit(d.ops);
       if (unit.committed) {
@@ -402,8 +410,8 @@ export class Broker implements PushContext {
   // ------------------------------------------------------------------ queues
 
   /** Deletes a queue and everything under it; answers `existed:false` when there was none. */
-  async deleteQueue(name: string): Promise<QueueDeletion> {
-    const existed = await this.backend.admin.deleteQueue({ tenant: DEFAULT_TENANT, queue: name });
+  async deleteQueue(name: string, tenant: string = DEFAULT_TENANT): Promise<QueueDeletion> {
+    const existed = await this.backend.admin.deleteQueue({ tenant, queue: name });
     if (existed) {
       this.hintsByQueue.delete(name); // a pop that read the old count claims once more, nothing else
       this.notify((o) => o.queueDeleted?.(name));

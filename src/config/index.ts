@@ -13,6 +13,7 @@ import { loadEphemeralConfig, type EphemeralConfig } from './ephemeral.js';
 import { ConfigError, int, oneOf, str, type Env } from './env.js';
 import { loadJwtConfig, type JwtConfig } from './jwt.js';
 import { loadKafkaConfig, type KafkaConfig } from './kafka.js';
+import { loadProxyConfig, loadTenancyConfig, type ProxyConfig, type TenancyConfig } from './proxy.js';
 import { loadStorageConfig, type StorageConfig } from './storage.js';
 
 export { ConfigError } from './env.js';
@@ -84,6 +85,10 @@ export interface Config {
   storage: StorageConfig;
   /** Ephemeral (RAM-only) queues (docs/ephemeral.md#settings), see src/config/ephemeral.ts. */
   ephemeral: EphemeralConfig;
+  /** Tenancy on the broker router (docs/proxy.md#tenancy), see src/config/proxy.ts. */
+  tenancy: TenancyConfig;
+  /** The embedded proxy (docs/proxy.md), undefined unless `QUEEN_PROXY_EMBEDDED=true`. */
+  proxy: ProxyConfig | undefined;
 }
 
 /**
@@ -121,8 +126,9 @@ export function loadConfig(env: Env = process.env): Config {
   else if (subRaw === 'all' || subRaw === '') defaultSubscriptionMode = 'all';
   else throw new ConfigError(`DEFAULT_SUBSCRIPTION_MODE=${JSON.stringify(env.DEFAULT_SUBSCRIPTION_MODE)} is not one of new, new-only, all`);
 
+  const port = int(env, 'PORT', 6632, 0, 65_535);
   return {
-    port: int(env, 'PORT', 6632, 0, 65_535),
+    port,
     bindAddr,
     dataDir: path.resolve(dataDirRaw),
     logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
@@ -142,5 +148,7 @@ export function loadConfig(env: Env = process.env): Config {
     kafka: loadKafkaConfig(env),
     storage: loadStorageConfig(env),
     ephemeral: loadEphemeralConfig(env),
+    tenancy: loadTenancyConfig(env),
+    proxy: loadProxyConfig(env, port),
   };
 }

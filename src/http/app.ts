@@ -11,6 +11,7 @@ import type { Config } from '../config/index.js';
 import { QueenError } from '../errors.js';
 import { parseClientJson, scanJsonText, stringifyClientJson } from '../util/json.js';
 import { registerAuth } from '../auth/index.js';
+import { installTenancy } from './tenant.js';
 import { attachRouteSchemas, registerOpenApi } from './schemas/index.js';
 import { decodeBody, describeJsonError } from './body-encoding.js';
 import { clientError, frameworkError, installErrorHandling, installNodeLevelAnswers, nodeLevelGuard } from './errors.js';
@@ -94,6 +95,7 @@ export async function buildApp(config: Config, services: Services, log: Logger):
   app.addHook('preParsing', async (req, _reply, payload) => decodeBody(req.headers['content-encoding'], payload, config.limits.maxBodyBytes));
   app.addHook('preClose', (done) => { closing = true; done(); });
   const auth = await registerAuth(app, config.jwt, log, services.clock, services.scheduler); // JWT hook on every route (docs/security.md#jwt)
+  installTenancy(app, config.tenancy); // request.tenant on every route, after authentication (src/http/tenant.ts)
   await app.register(authRoutes, { jwtEnabled: auth.config.enabled });
   const ctx: RouteContext = { broker, services, config };
   await app.register(healthRoutes, ctx);

@@ -10,6 +10,7 @@
  */
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
+import { Server as TlsServer } from 'node:tls';
 
 /** What {@link trackConnections} gives shutdown. */
 export interface ConnectionTracker {
@@ -26,7 +27,8 @@ export interface ConnectionTracker {
 export function trackConnections(server: Server): ConnectionTracker {
   const sockets = new Set<Socket>();
   const busy = new Map<Socket, number>();
-  server.on('connection', (socket: Socket) => {
+  // On a TLS server (the proxy listener) requests arrive on the TLS socket, not on the TCP one.
+  server.on(server instanceof TlsServer ? 'secureConnection' : 'connection', (socket: Socket) => {
     sockets.add(socket);
     socket.once('close', () => {
       sockets.delete(socket);

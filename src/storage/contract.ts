@@ -18,8 +18,8 @@ import type { TraceNameRow, TraceRow } from './ops.js';
 import type { CursorRow, DlqFilter, DlqRow, MessageRow } from './store.js';
 import type { TimerKey, TimerRow } from './timers.js';
 
-/** The tenant every queue belongs to until the proxy assigns others. */
-export const DEFAULT_TENANT = '00000000-0000-0000-0000-000000000001';
+/** The tenant every queue belongs to unless a request names another (src/model/tenancy.ts). */
+export { DEFAULT_TENANT } from '../model/tenancy.js';
 
 /** A queue's identity: unique per tenant. */
 export interface QueueKey {

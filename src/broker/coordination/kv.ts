@@ -379,19 +379,19 @@ export class Kv {
     return this.broker.engine.clock.now();
   }
 
-  /** A fresh view for one decision at the broker's clock (`now` in epoch ms). */
-  view(now = this.now()): KvView {
-    return new KvView(this.broker.backend.kv, DEFAULT_TENANT, now);
+  /** A fresh view of `tenant`'s rows for one decision at the broker's clock (`now` in epoch ms). */
+  view(now = this.now(), tenant: string = DEFAULT_TENANT): KvView {
+    return new KvView(this.broker.backend.kv, tenant, now);
   }
 
-  /** A read-only view of committed rows at the broker's clock. */
-  reader(): KvView {
-    return this.view();
+  /** A read-only view of `tenant`'s committed rows at the broker's clock. */
+  reader(tenant: string = DEFAULT_TENANT): KvView {
+    return this.view(this.now(), tenant);
   }
 
-  /** Namespaces with their key counts, by name, at most `limit` (default {@link MAX_KV_NAMESPACES}). */
-  namespaces(limit = MAX_KV_NAMESPACES): Promise<{ ns: string; keys: number }[]> {
-    return this.broker.backend.kv.namespaces(DEFAULT_TENANT, '', limit);
+  /** `tenant`'s namespaces with their key counts, by name, at most `limit` (default {@link MAX_KV_NAMESPACES}). */
+  namespaces(limit = MAX_KV_NAMESPACES, tenant: string = DEFAULT_TENANT): Promise<{ ns: string; keys: number }[]> {
+    return this.broker.backend.kv.namespaces(tenant, '', limit);
   }
 
   /** Re-arms the sweep for what `view` wrote (call once its unit is durable). */
@@ -406,9 +406,9 @@ export class Kv {
    * @throws QueenError `storage_error` when the rows kept changing ({@link KV_UNIT_ATTEMPTS} decisions);
    *   whatever `decide` throws (KvPreconditionLost: nothing is written)
    */
-  async decided<T>(decide: (view: KvView) => Promise<T>): Promise<T> {
+  async decided<T>(decide: (view: KvView) => Promise<T>, tenant: string = DEFAULT_TENANT): Promise<T> {
     for (let attempt = 1; ; attempt++) {
-      const view = this.view();
+      const view = this.view(this.now(), tenant);
       const out = await decide(view);
       if (!view.wrote) return out;
       const unit = await this.broker.backend.unit(view.ops());
@@ -422,14 +422,14 @@ export class Kv {
 
   /**
    * Runs one batch: reads only → answered from committed state without a commit; otherwise one
-   * unit of work. @throws QueenError `shutting_down`, `storage_error`
+   * unit of work on `tenant`'s rows. @throws QueenError `shutting_down`, `storage_error`
    */
-  async batch(ops: readonly KvOp[]): Promise<KvAnswer> {
+  async batch(ops: readonly KvOp[], tenant: string = DEFAULT_TENANT): Promise<KvAnswer> {
     if (!ops.some(isWrite)) {
-      return { ok: true, results: await applyKvOps(this.reader(), ops) };
+      return { ok: true, results: await applyKvOps(this.reader(tenant), ops) };
     }
     try {
-      return { ok: true, results: await this.decided((view) => applyKvOps(view, ops)) };
+      return { ok: true, results: await this.decided((view) => applyKvOps(view, ops), tenant) };
     } catch (e) {
       if (e instanceof KvPreconditionLost) return e.answer();
       throw e;

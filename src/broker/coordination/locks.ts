@@ -198,16 +198,17 @@ export async function applyLockOp(view: KvView, op: LockOp, index: number): Prom
 }
 
 /**
- * Runs a call's lock operations in one unit of work (a call of `get`s only needs none).
+ * Runs a call's lock operations in one unit of work (a call of `get`s only needs none), on
+ * `tenant`'s lock rows (default: the default tenant).
  * @returns one result per operation, index-aligned
  * @throws QueenError `shutting_down`, `storage_error`
  */
-export async function runLocks(kv: Kv, ops: readonly LockOp[]): Promise<LockResult[]> {
+export async function runLocks(kv: Kv, ops: readonly LockOp[], tenant?: string): Promise<LockResult[]> {
   const all = async (view: KvView) => {
     const out: LockResult[] = [];
     for (let i = 0; i < ops.length; i++) out.push(await applyLockOp(view, ops[i]!, i));
     return out;
   };
-  if (ops.every((o) => o.op === 'get')) return all(kv.reader());
-  return kv.decided(all);
+  if (ops.every((o) => o.op === 'get')) return all(kv.reader(tenant));
+  return kv.decided(all, tenant);
 }

@@ -212,3 +212,11 @@ export function ackCommits(plan: AckPlan, now: number): CursorCommit[] {
     };
   });
 }
+
+/**
+ * The targets of `tenant` only: a partition of another tenant reads as unknown, so an ack or a
+ * transaction naming another tenant's partition id is refused like an unknown one (docs/proxy.md#tenancy).
+ */
+export function ownTargets<T extends { queue: { tenant: string } } | undefined>(targets: T[], tenant: string): (T | undefined)[] {
+  return targets.map((t) => (t !== undefined && t.queue.tenant !== tenant ? undefined : t));
+}

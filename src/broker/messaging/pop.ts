@@ -34,6 +34,8 @@ export interface PopRequest {
   /** The caller asked for conflation (it takes effect only on the group's first contact). */
   conflation?: boolean | undefined;
   subscription: SubscriptionRequest;
+  /** The tenant whose queues are popped (default: the default tenant). */
+  tenant?: string | undefined;
 }
 
 /** Messages claimed from one partition. */
@@ -78,7 +80,8 @@ export interface PopClaim {
  * @throws QueenError `invalid_request` for a bad `subscriptionFrom` (before anything is claimed)
  */
 export async function claimThrough(backend: QueueBackend, req: PopRequest, defaultNew: boolean, now: number): Promise<PopClaim> {
-  const found = await backend.readPopTargets(DEFAULT_TENANT, req.group,
+  const tenant = req.tenant ?? DEFAULT_TENANT;
+  const found = await backend.readPopTargets(tenant, req.group,
     req.queue !== undefined ? { queue: req.queue } : { namespace: req.namespace, task: req.task });
   const targets = (req.queue !== undefined ? found : byPriority(found)).map((t) => ({ t, sub: subscriptionFor(t, req, defaultNew, now) }));
   const storedConflation = req.queue !== undefined ? found[0]?.subscription?.conflation : undefined;
@@ -90,7 +93,7 @@ export async function claimThrough(backend: QueueBackend, req: PopRequest, defau
     if (budget <= 0 || out.length >= maxParts) break;
     const o = t.config.options;
     const batches = await backend.claim({
-      queue: { tenant: DEFAULT_TENANT, queue: t.queue }, group: req.group, partition: req.partition,
+      queue: { tenant, queue: t.queue }, group: req.group, partition: req.partition,
       maxPartitions: maxParts - out.length, batch: budget, leaseId,
       leaseMs: (req.leaseSeconds ?? (o.leaseTime > 0 ? o.leaseTime : 60)) * 1000,
       delayMs: o.delayedProcessing * 1000, windowMs: o.windowBuffer * 1000, conflation: sub.conflation, seed: sub.seed, now,
@@ -117,7 +120,7 @@ export class Parker {
 
   constructor(req: PopRequest) {
     this.waiter = {
-      tenant: DEFAULT_TENANT, queue: req.queue, group: req.group, partition: req.partition, namespace: req.namespace, task: req.task,
+      tenant: req.tenant ?? DEFAULT_TENANT, queue: req.queue, group: req.group, partition: req.partition, namespace: req.namespace, task: req.task,
       wake: () => {
         this.woken = true;
         this.resolveWake?.();

@@ -88,15 +88,18 @@ interface Planned {
 export interface PushPlan {
   items: Planned[];
   producerSub: string | null;
+  /** The tenant whose queues the items go to. */
+  tenant: string;
 }
 
 /**
  * Validates and plans a push without reading the store; repeats inside the request are marked.
  * @param options the options of the queues `items` name ({@link queueOptionsOf})
  * @param producerSub the caller's JWT `sub` (never taken from the body)
+ * @param tenant the tenant whose queues the items name (default: the default tenant)
  * @throws QueenError `name_too_long`, `payload_too_large`, `encryption_unavailable`
  */
-export function planPush(ctx: PushContext, options: QueueOptionsByName, items: readonly PushItem[], producerSub: string | null): PushPlan {
+export function planPush(ctx: PushContext, options: QueueOptionsByName, items: readonly PushItem[], producerSub: string | null, tenant: string = DEFAULT_TENANT): PushPlan {
   const planned: Planned[] = [];
   const seen = new Map<string, number>();
   const maxPayload = ctx.maxPayloadBytes;
@@ -133,7 +136,7 @@ export function planPush(ctx: PushContext, options: QueueOptionsByName, items: r
     }
     planned.push(p);
   }
-  return { items: planned, producerSub };
+  return { items: planned, producerSub, tenant };
 }
 
 /**
@@ -171,7 +174,7 @@ export function pushAppends(plan: PushPlan, now: number): PushAppends {
     }
     const dedupWindowMs = p.dedupWindowMs;
     if (!last || last.key.queue !== p.queue || last.key.partition !== p.partition || last.dedupWindowMs !== dedupWindowMs) {
-      last = { key: { tenant: DEFAULT_TENANT, queue: p.queue, partition: p.partition }, items: [], dedupWindowMs, now };
+      last = { key: { tenant: plan.tenant, queue: p.queue, partition: p.partition }, items: [], dedupWindowMs, now };
       ops.push({ op: 'append', request: last });
     }
     slots.push([ops.length - 1, last.items.length]);

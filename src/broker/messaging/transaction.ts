@@ -5,8 +5,8 @@
  * decision runs as one unit of the operation contract (src/storage/contract.ts) that is refused,
  * and decided again, when what it was decided on changed meanwhile.
  */
-import type { AckTarget, AppendResult, QueueBackend, UnitOp, UnitOpResult } from '../../storage/contract.js';
-import { ackCommits, groupAcks, planAcks, type AckInput } from './ack.js';
+import { DEFAULT_TENANT, type AckTarget, type AppendResult, type QueueBackend, type UnitOp, type UnitOpResult } from '../../storage/contract.js';
+import { ackCommits, groupAcks, ownTargets, planAcks, type AckInput } from './ack.js';
 import { planPush, pushAppends, pushResults, queueOptionsOf, type PushContext, type PushItem } from './push.js';
 import { applyKvOps, type KvView, type KvOp } from '../coordination/kv.js';
 import { decideTimerOps, type TimerOp, type TimerResult } from '../coordination/timer-ops.js';
@@ -19,6 +19,8 @@ export interface TransactionRequest {
   operations: TransactionOp[];
   requiredLeases: string[];
   producerSub: string | null;
+  /** The tenant whose queues, KV rows and timers the transaction touches (default: the default tenant). */
+  tenant?: string | undefined;
   /**
    * The `kv` rider (docs/http-api.md#transaction-riders): KV operations applied in the same unit, before any ack or push is
    * applied; a lost `required` precondition throws KvPreconditionLost and nothing is written.
@@ -91,7 +93,7 @@ export async function decideTransaction(
     else items.push(...op.items);
   }
   const groups = groupAcks(acks);
-  const targets = acks.length > 0 ? await backend.readAckTargets(groups.lookups) : [];
+  const targets = acks.length > 0 ? ownTargets(await backend.readAckTargets(groups.lookups), req.tenant ?? DEFAULT_TENANT) : [];
   groups.indexes.forEach((indexes, k) => {
     for (const i of indexes) acks[i] = { ...acks[i]!, leaseId: resolveLease(acks[i]!, targets[k], req.requiredLeases) };
   });
@@ -100,7 +102,8 @@ export async function decideTransaction(
   if (rejected) {
     return { refusal: { transactionId, success: false, reason: 'ack_rejected', error: `ack of ${rejected.transactionId} rejected: ${rejected.error}; transaction rolled back`, results: [] } };
   }
-  const pushPlan = planPush(ctx, await queueOptionsOf(backend, items), items, req.producerSub);
+  const tenant = req.tenant ?? DEFAULT_TENANT;
+  const pushPlan = planPush(ctx, await queueOptionsOf(backend, items, tenant), items, req.producerSub, tenant);
   const duplicate = (dup: { transactionId: string; queue: string; partition: string }): TransactionResult => ({
     transactionId, success: false, reason: 'duplicate', error: `QDUP duplicate message ${dup.transactionId} in queue ${dup.queue} partition ${dup.partition}; transaction rolled back`, results: [],
   });

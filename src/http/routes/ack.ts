@@ -45,7 +45,7 @@ export async function ackRoutes(app: FastifyInstance, { broker, config }: RouteC
   app.post<{ Body: RawAck } & Replies<'POST /api/v1/ack'>>('/api/v1/ack', {
     schema: { body: { type: 'object', required: ['transactionId', 'partitionId'], properties: ackItemProperties } },
   }, async (req) => {
-    return wire(await broker.ack([toAckInput(req.body, undefined)]));
+    return wire(await broker.ack([toAckInput(req.body, undefined)], req.tenant));
   });
 
   app.post<{ Body: { consumerGroup?: string | null; acknowledgments: RawAck[] } } & Replies<'POST /api/v1/ack/batch'>>('/api/v1/ack/batch', {
@@ -69,6 +69,6 @@ export async function ackRoutes(app: FastifyInstance, { broker, config }: RouteC
       },
     },
   }, async (req) => {
-    return wire(await broker.ack(req.body.acknowledgments.map((a) => toAckInput(a, req.body.consumerGroup))));
+    return wire(await broker.ack(req.body.acknowledgments.map((a) => toAckInput(a, req.body.consumerGroup)), req.tenant));
   });
 }

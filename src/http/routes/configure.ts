@@ -49,6 +49,6 @@ export async function configureRoutes(app: FastifyInstance, { broker }: RouteCon
       const { queue: _q, namespace: _n, task: _t, options: _o, mode: _m, ...rest } = b;
       options = rest;
     }
-    return wire(await broker.configure({ queue: b.queue as string, namespace: b.namespace, task: b.task, options, mode }));
+    return wire(await broker.configure({ queue: b.queue as string, namespace: b.namespace, task: b.task, options, mode, tenant: req.tenant }));
   });
 }

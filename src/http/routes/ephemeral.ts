@@ -56,7 +56,9 @@ function ackStatus(s: unknown): 'completed' | 'failed' {
 /** Fastify plugin registering the routes this module describes. */
 export async function ephemeralRoutes(app: FastifyInstance, { services, config }: RouteContext): Promise<void> {
   const engine = services.ephemeral;
-  const tenant = engine.defaultTenant; // the request identity's tenant once tenancy lands (docs/ephemeral.md#common-rules)
+  const tenant = engine.defaultTenant; // the only tenant with an ephemeral grant on this broker (docs/ephemeral.md#common-rules)
+  // Other tenants hold no grant: 403 feature_gated (docs/proxy.md#tenancy).
+  app.addHook('preHandler', async (req) => { if (req.tenant !== tenant) throw new QueenError('feature_gated'); });
 
   // This family answers its own codes: malformed JSON is `ephemeral_bad_request`, and the gates set Retry-After.
   app.setErrorHandler((error: FastifyError, _req: FastifyRequest, reply: FastifyReply) => {

@@ -32,7 +32,7 @@ export async function kvRoutes(app: FastifyInstance, ctx: RouteContext): Promise
   const kv = services.kv;
   const limits = kvLimits(config.limits);
 
-  app.post<Replies<'POST /api/v1/kv'>>('/api/v1/kv', async (req) => wire(await kv.batch(parseKvBatch(req.body, limits))));
+  app.post<Replies<'POST /api/v1/kv'>>('/api/v1/kv', async (req) => wire(await kv.batch(parseKvBatch(req.body, limits), req.tenant)));
 
   type PathReq = FastifyRequest<{ Params: KvParams }>;
   const single = async (req: PathReq, build: (ns: string, key: string, body: Obj) => Obj) => {
@@ -40,7 +40,7 @@ export async function kvRoutes(app: FastifyInstance, ctx: RouteContext): Promise
     const ns = kvNamespace(req.params.ns, 'path');
     const key = kvKey(req.params['*'], 'path key');
     const op: KvOp = parseKvOp(build(ns, key, objectBody(req.body)), 'body', limits);
-    const answer = await kv.batch([op]);
+    const answer = await kv.batch([op], req.tenant);
     if (!answer.ok) return wire(answer);
     const { index: _index, ...result } = answer.results[0]!;
     return { ns, ...result };
@@ -49,8 +49,8 @@ export async function kvRoutes(app: FastifyInstance, ctx: RouteContext): Promise
   app.put<{ Params: KvParams } & Replies<'PUT /api/v1/kv/:ns/*'>>('/api/v1/kv/:ns/*', (req) => single(req, (ns, key, body) => ({ ...body, op: 'put', ns, key })));
   app.delete<{ Params: KvParams } & Replies<'DELETE /api/v1/kv/:ns/*'>>('/api/v1/kv/:ns/*', (req) => single(req, (ns, key, body) => ({ ...body, op: 'delete', ns, key })));
 
-  app.get<Replies<'GET /api/v1/resources/kv/namespaces'>>('/api/v1/resources/kv/namespaces', async () => ({
-    namespaces: await kv.namespaces(),
+  app.get<Replies<'GET /api/v1/resources/kv/namespaces'>>('/api/v1/resources/kv/namespaces', async (req) => ({
+    namespaces: await kv.namespaces(undefined, req.tenant),
   }));
 
   app.post<Replies<'POST /api/v1/resources/kv/list'>>('/api/v1/resources/kv/list', async (req) => {
@@ -59,7 +59,7 @@ export async function kvRoutes(app: FastifyInstance, ctx: RouteContext): Promise
     const prefix = body.prefix === undefined || body.prefix === null ? '' : body.prefix;
     if (typeof prefix !== 'string') throw kvBad('kv_bad_request', 'body.prefix must be a string');
     const p = page(body, 'body');
-    const got = await kv.reader().scan(ns, prefix, p.after, p.limit + 1);
+    const got = await kv.reader(req.tenant).scan(ns, prefix, p.after, p.limit + 1);
     const truncated = got.length > p.limit;
     const rows = truncated ? got.slice(0, p.limit) : got;
     return { ns, rows: wire(rows.map((r) => rowOut(r, !p.keysOnly))), truncated, nextAfter: truncated ? rows[rows.length - 1]!.key : null };

@@ -79,6 +79,6 @@ export async function lockRoutes(app: FastifyInstance, { services, config }: Rou
     if (!Array.isArray(list) || list.length === 0) throw bad('body must be {"operations":[…]} or a non-empty array of operations');
     if (list.length > config.limits.maxPushItems) throw bad(`${list.length} operations; the limit is ${config.limits.maxPushItems}`);
     const ops = list.map((r: unknown, i: number) => parseOp(r, `operations[${i}]`));
-    return { results: wire(await runLocks(services.kv, ops)) };
+    return { results: wire(await runLocks(services.kv, ops, req.tenant)) };
   });
 }

@@ -54,7 +54,7 @@ export async function popRoutes(app: FastifyInstance, { broker, config }: RouteC
     const onClose = () => { if (!reply.raw.writableFinished) abort.abort(); };
     reply.raw.once('close', onClose);
     try {
-      const result = await broker.pop(pop, abort.signal);
+      const result = await broker.pop({ ...pop, tenant: req.tenant }, abort.signal);
       if (!result) return reply.code(204).send();
       return reply.code(200).send(result);
     } finally {

@@ -68,7 +68,7 @@ export async function pushRoutes(app: FastifyInstance, { broker, config }: Route
     schema,
   }, async (req, reply) => {
     const items = req.body.items.map((raw, i) => toPushItem(raw, `items[${i}]`));
-    const results = await broker.push(items, producerSubOf(req));
+    const results = await broker.push(items, producerSubOf(req), req.tenant);
     return reply.code(201).send(wire(results));
   });
 }

@@ -14,5 +14,5 @@ export async function resourceRoutes(app: FastifyInstance, { broker, services }:
   app.get<{ Params: { queue: string } } & Replies<'GET /api/v1/resources/queues/:queue'>>('/api/v1/resources/queues/:queue', async (req) =>
     wire(views.queueDetail(req.params.queue)));
 
-  app.delete<{ Params: { queue: string } } & Replies<'DELETE /api/v1/resources/queues/:queue'>>('/api/v1/resources/queues/:queue', async (req) => wire(await broker.deleteQueue(req.params.queue)));
+  app.delete<{ Params: { queue: string } } & Replies<'DELETE /api/v1/resources/queues/:queue'>>('/api/v1/resources/queues/:queue', async (req) => wire(await broker.deleteQueue(req.params.queue, req.tenant)));
 }

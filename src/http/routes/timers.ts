@@ -9,6 +9,7 @@ import type { TimerOp } from '../../broker/coordination/timer-ops.js';
 import type { Config } from '../../config/index.js';
 import type { Timers } from '../../broker/coordination/timers.js';
 import { QueenError } from '../../errors.js';
+import { DEFAULT_TENANT } from '../../model/tenancy.js';
 import { controlNumber } from '../../util/json.js';
 import type { RouteContext } from '../app.js';
 import { producerSubOf } from '../identity.js';
@@ -110,6 +111,9 @@ export function parseTimerRider(timers: Timers, raw: unknown, limits: Pick<Confi
 export async function timerRoutes(app: FastifyInstance, { services, config }: RouteContext): Promise<void> {
   const timers = services.timers;
   const max = config.limits.maxPushItems;
+  // Due timers are found by time across tenants without their tenant (src/storage/timers.ts), so
+  // firing could not put a message back into the right tenant: timers stay the default tenant's.
+  app.addHook('preHandler', async (req) => { if (req.tenant !== DEFAULT_TENANT) throw new QueenError('not_tenanted', 'timers serve the default tenant only on this broker'); });
 
   app.post<Replies<'POST /api/v1/timers'>>('/api/v1/timers', async (req) => {
     const body = req.body as unknown;

@@ -1,0 +1,142 @@
+/**
+ * Tenancy and embedded-proxy settings (docs/proxy.md#configuration), validated at boot with the
+ * rest of the configuration, before any listener binds. TLS material is read and parsed here
+ * (docs/proxy.md#tls, public reference `proxy/src/harden.rs`), so a bad certificate stops the boot.
+ */
+import { createPrivateKey, X509Certificate } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { bool, ConfigError, int, str, type Env } from './env.js';
+
+/** The broker router's tenancy rules (docs/proxy.md#tenancy). */
+export interface TenancyConfig {
+  /** `QUEEN_TENANCY_HEADER`: honour `x-queen-tenant` from the network. */
+  header: boolean;
+  /** `QUEEN_RAFT_TOKEN` (blank = unset): proves a broker-to-broker relay. Never logged. */
+  raftToken: string | undefined;
+}
+
+/** The first tenant created at boot (`QUEEN_PROXY_BOOTSTRAP_*`), idempotent across restarts. */
+export interface ProxyBootstrap {
+  /** Tenant and cluster slug. */
+  slug: string;
+  email: string;
+  plan: string;
+  /** A plaintext key issued on that cluster with all four scopes; never logged. */
+  apiKey: string | undefined;
+}
+
+/** `QUEEN_PROXY_*` settings; present only with `QUEEN_PROXY_EMBEDDED=true`. */
+export interface ProxyConfig {
+  /** `QUEEN_PROXY_PORT`; undefined when unset, empty or equal to `PORT` (the proxy fronts `PORT`). */
+  port: number | undefined;
+  /** `QUEEN_PROXY_CP_TOKEN` (blank = unset): the control-plane and metrics token. Never logged. */
+  cpToken: string | undefined;
+  /** `QUEEN_PROXY_ENFORCE` (default true): rate limits and quotas refuse; false = shadow mode (logged and counted only). */
+  enforce: boolean;
+  /** `QUEEN_PROXY_MAX_BODY_BYTES` (16 MiB): data-plane body cap, always enforced. */
+  maxBodyBytes: number;
+  /** `QUEEN_PROXY_LONGPOLL_MAX_MS` (90 s) and `QUEEN_PROXY_LONGPOLL_MARGIN_MS` (10 s). */
+  longpollMaxMs: number;
+  longpollMarginMs: number;
+  /** `QUEEN_PROXY_OPERATOR_ENABLED` (default false): operator routes exist on the proxy. */
+  operatorEnabled: boolean;
+  /** Per-IP edge bucket: `QUEEN_EDGE_RATE` requests/s (200) and `QUEEN_EDGE_BURST` (400). */
+  edgeRate: number;
+  edgeBurst: number;
+  /** `QUEEN_EDGE_TRUSTED_PROXIES`: peers whose `X-Forwarded-For` is honoured (exact IPs, comma-separated). */
+  trustedProxies: string[];
+  /** `QUEEN_TLS_CERT` / `QUEEN_TLS_KEY` contents (PEM), read at boot; undefined = plain HTTP. */
+  tls: { cert: Buffer; key: Buffer } | undefined;
+  /** Environment of generated keys (`qk_<env>_…`), `QUEEN_PROXY_KEY_ENV` (default `live`). */
+  keyEnv: string;
+  bootstrap: ProxyBootstrap | undefined;
+}
+
+function secret(env: Env, name: string): string | undefined {
+  const v = env[name];
+  return v === undefined || v.trim() === '' ? undefined : v.trim();
+}
+
+/**
+ * Reads `QUEEN_TLS_CERT` / `QUEEN_TLS_KEY`: both or neither; each file readable and valid PEM.
+ * @throws ConfigError `QUEEN_TLS_CERT set without QUEEN_TLS_KEY`, `read <path>: <error>`, `QUEEN_TLS_CERT <path>: not a PEM certificate…`
+ */
+export function loadTls(env: Env): { cert: Buffer; key: Buffer } | undefined {
+  const certPath = secret(env, 'QUEEN_TLS_CERT');
+  const keyPath = secret(env, 'QUEEN_TLS_KEY');
+  if (certPath === undefined && keyPath === undefined) return undefined;
+  if (keyPath === undefined) throw new ConfigError('QUEEN_TLS_CERT set without QUEEN_TLS_KEY');
+  if (certPath === undefined) throw new ConfigError('QUEEN_TLS_KEY set without QUEEN_TLS_CERT');
+  const read = (p: string): Buffer => {
+    try {
+      return readFileSync(p);
+    } catch (e) {
+      throw new ConfigError(`read ${p}: ${(e as Error).message}`);
+    }
+  };
+  const cert = read(certPath);
+  const key = read(keyPath);
+  try {
+    new X509Certificate(cert);
+  } catch (e) {
+    throw new ConfigError(`QUEEN_TLS_CERT ${certPath}: not a PEM certificate (${(e as Error).message})`);
+  }
+  try {
+    createPrivateKey(key);
+  } catch (e) {
+    throw new ConfigError(`QUEEN_TLS_KEY ${keyPath}: not a PEM private key (${(e as Error).message})`);
+  }
+  return { cert, key };
+}
+
+/**
+ * Tenancy settings, with the boot interlock of docs/proxy.md#tenancy.
+ * @throws ConfigError when `QUEEN_TENANCY_HEADER` is on without `QUEEN_KV_TRUSTED_PROXY`
+ */
+export function loadTenancyConfig(env: Env): TenancyConfig {
+  const header = bool(env, 'QUEEN_TENANCY_HEADER', false);
+  const trusted = bool(env, 'QUEEN_KV_TRUSTED_PROXY', false); // read (validated) even when unused
+  if (header && !trusted) {
+    throw new ConfigError('QUEEN_TENANCY_HEADER=1 without QUEEN_KV_TRUSTED_PROXY=1: the broker would trust x-queen-tenant from anyone who reaches PORT; '
+      + 'only a proxy in front that sets the header and strips the client\'s may make it true (set QUEEN_KV_TRUSTED_PROXY=1 to confirm)');
+  }
+  return { header, raftToken: secret(env, 'QUEEN_RAFT_TOKEN') };
+}
+
+/**
+ * The embedded proxy's settings, undefined unless `QUEEN_PROXY_EMBEDDED=true`.
+ * @param port the broker's `PORT`, to tell the two layouts apart
+ * @throws ConfigError on a bad value or bad TLS material
+ */
+export function loadProxyConfig(env: Env, port: number): ProxyConfig | undefined {
+  const tls = loadTls(env); // validated even when the proxy is off, so a typo is never silently ignored
+  const enforce = bool(env, 'QUEEN_PROXY_ENFORCE', true);
+  const operatorEnabled = bool(env, 'QUEEN_PROXY_OPERATOR_ENABLED', false);
+  if (!bool(env, 'QUEEN_PROXY_EMBEDDED', false)) {
+    if (tls) throw new ConfigError('QUEEN_TLS_CERT/QUEEN_TLS_KEY are set but QUEEN_PROXY_EMBEDDED is not true: TLS is served on the proxy listener only, PORT stays plain HTTP');
+    return undefined;
+  }
+  const portRaw = (env.QUEEN_PROXY_PORT ?? '').trim();
+  const proxyPort = portRaw === '' ? undefined : int(env, 'QUEEN_PROXY_PORT', port, 0, 65_535);
+  const slug = secret(env, 'QUEEN_PROXY_BOOTSTRAP_TENANT');
+  return {
+    port: proxyPort === undefined || (proxyPort === port && port !== 0) ? undefined : proxyPort,
+    cpToken: secret(env, 'QUEEN_PROXY_CP_TOKEN'),
+    enforce,
+    maxBodyBytes: int(env, 'QUEEN_PROXY_MAX_BODY_BYTES', 16 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+    longpollMaxMs: int(env, 'QUEEN_PROXY_LONGPOLL_MAX_MS', 90_000, 0, 3_600_000),
+    longpollMarginMs: int(env, 'QUEEN_PROXY_LONGPOLL_MARGIN_MS', 10_000, 0, 600_000),
+    operatorEnabled,
+    edgeRate: int(env, 'QUEEN_EDGE_RATE', 200, 1, 10_000_000),
+    edgeBurst: int(env, 'QUEEN_EDGE_BURST', 400, 1, 10_000_000),
+    trustedProxies: str(env, 'QUEEN_EDGE_TRUSTED_PROXIES', '').split(',').map((s) => s.trim()).filter((s) => s !== ''),
+    tls,
+    keyEnv: str(env, 'QUEEN_PROXY_KEY_ENV', 'live'),
+    bootstrap: slug === undefined ? undefined : {
+      slug: slug.toLowerCase(),
+      email: str(env, 'QUEEN_PROXY_BOOTSTRAP_EMAIL', 'admin@localhost').trim().toLowerCase(),
+      plan: str(env, 'QUEEN_PROXY_BOOTSTRAP_PLAN', 'dev'),
+      apiKey: secret(env, 'QUEEN_PROXY_BOOTSTRAP_API_KEY'),
+    },
+  };
+}

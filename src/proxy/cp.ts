@@ -1,0 +1,90 @@
+/**
+ * The control plane `/api/cp/*` (docs/proxy.md#control-plane; public reference `proxy/src/cp.rs`).
+ * The token (`x-queen-cp-token`, constant time) is checked by the proxy listener's head hook
+ * (src/proxy/server.ts) before any body is read; bodies are capped at 1 MiB there. Every route is
+ * idempotent; refusals use the proxy envelope with the codes of src/auth/proxy/state.ts.
+ */
+import type { FastifyInstance } from 'fastify';
+import type { ProxyState } from '../auth/proxy/state.js';
+import type { ApiKeyRow, ClusterRow, TenantRow } from '../auth/proxy/state.js';
+import { QueenError } from '../errors.js';
+import type { Meter } from './meter.js';
+
+type Obj = Record<string, unknown>;
+const obj = (b: unknown): Obj => {
+  if (typeof b !== 'object' || b === null || Array.isArray(b)) throw new QueenError('invalid', 'body must be a JSON object');
+  return b as Obj;
+};
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+/** A tenant in the control plane's shape. */
+export function tenantOut(t: TenantRow) {
+  return { id: t.id, slug: t.slug, name: t.name, status: t.status, created_at: iso(t.createdAt) };
+}
+
+/** A cluster in the control plane's shape. */
+export function clusterOut(c: ClusterRow) {
+  return {
+    id: c.id, slug: c.slug, tenant_id: c.tenantId, plan: c.plan, cell: c.cell, status: c.status,
+    overrides: JSON.parse(c.overrides) as Obj, broker_tenant_uuid: c.brokerTenantUuid, created_at: iso(c.createdAt),
+  };
+}
+
+/** A key in the control plane's shape: never its hash. */
+export function keyOut(k: ApiKeyRow) {
+  return { id: k.id, cluster_id: k.clusterId, name: k.name, scopes: k.scopes, revoked_at: iso(k.revokedAt), last_used_at: iso(k.lastUsedAt), created_at: iso(k.createdAt) };
+}
+
+const objectBody = { body: { type: 'object' } } as const;
+const slugParam = { params: { type: 'object', properties: { slug: { type: 'string', maxLength: 256 } }, required: ['slug'] } } as const;
+const idParam = { params: { type: 'object', properties: { id: { type: 'string', maxLength: 256 } }, required: ['id'] } } as const;
+
+/** Fastify plugin: the control-plane routes over `state`; usage figures from `meter`. */
+export async function controlPlaneRoutes(app: FastifyInstance, { state, meter }: { state: ProxyState; meter: Meter }): Promise<void> {
+  app.post('/api/cp/bootstrap', { schema: objectBody }, async (req) => state.bootstrap(obj(req.body)));
+  app.post('/api/cp/provision', { schema: objectBody }, async (req) => {
+    const b = obj(req.body);
+    const { tenant } = state.createTenant({ slug: b.tenant, name: b.name });
+    const { cluster } = state.createCluster({ tenant: tenant.id, slug: b.cluster ?? tenant.slug, plan: b.plan, cell: b.cell });
+    return { tenant: tenantOut(tenant), cluster: clusterOut(cluster) };
+  });
+  app.post('/api/cp/tenants', { schema: objectBody }, async (req, reply) => {
+    const { tenant, created } = state.createTenant(obj(req.body));
+    return reply.code(created ? 201 : 200).send({ ...tenantOut(tenant), created });
+  });
+  app.delete<{ Params: { slug: string }; Querystring: { force?: string } }>('/api/cp/tenants/:slug',
+    { schema: { ...slugParam, querystring: { type: 'object', properties: { force: { type: 'string', enum: ['true', 'false'] } } } } },
+    async (req) => state.deleteTenant(req.params.slug, req.query.force === 'true'));
+  app.put<{ Params: { slug: string } }>('/api/cp/tenants/:slug/status', { schema: { ...slugParam, ...objectBody } },
+    async (req) => tenantOut(state.setTenantStatus(req.params.slug, obj(req.body).status)));
+  app.get<{ Querystring: { plan?: string } }>('/api/cp/clusters', { schema: { querystring: { type: 'object', properties: { plan: { type: 'string', maxLength: 64 } } } } },
+    async (req) => ({ clusters: state.store.clusters(req.query.plan).map(clusterOut) }));
+  app.post('/api/cp/clusters', { schema: objectBody }, async (req, reply) => {
+    const { cluster, created } = state.createCluster(obj(req.body));
+    return reply.code(created ? 201 : 200).send({ ...clusterOut(cluster), created });
+  });
+  app.get<{ Params: { slug: string } }>('/api/cp/clusters/:slug', { schema: slugParam }, async (req) => {
+    const c = state.cluster(req.params.slug);
+    return { ...clusterOut(c), limits: state.limits(c), keys: state.store.keysOfCluster(c.id).map(keyOut) };
+  });
+  app.put<{ Params: { id: string } }>('/api/cp/clusters/:id/overrides', { schema: { ...idParam, ...objectBody } },
+    async (req) => clusterOut(state.setOverrides(req.params.id, req.body)));
+  app.put<{ Params: { id: string } }>('/api/cp/clusters/:id/status', { schema: { ...idParam, ...objectBody } },
+    async (req) => clusterOut(state.setClusterStatus(req.params.id, obj(req.body).status)));
+  app.get<{ Params: { id: string } }>('/api/cp/clusters/:id/usage', { schema: idParam }, async (req) => {
+    const c = state.cluster(req.params.id);
+    return { cluster_id: c.id, slug: c.slug, ...meter.usage(c.id) };
+  });
+  app.post('/api/cp/activity', { schema: objectBody }, async (req) => {
+    const slugs = obj(req.body).slugs;
+    if (!Array.isArray(slugs) || slugs.length > 256 || slugs.some((s) => typeof s !== 'string')) throw new QueenError('invalid', 'slugs must be an array of at most 256 strings');
+    return {
+      activity: (slugs as string[]).map((slug) => {
+        const c = state.store.clusterBySlug(slug);
+        return { slug, known: c !== undefined, last_request_at: c ? iso(meter.usage(c.id).last_request_at_ms) : null };
+      }),
+    };
+  });
+  app.post('/api/cp/keys', { schema: objectBody }, async (req, reply) => reply.code(201).send(keyOut(state.issueKey(obj(req.body)))));
+  app.delete<{ Params: { id: string } }>('/api/cp/keys/:id', { schema: idParam }, async (req) => state.revokeKey(req.params.id));
+}

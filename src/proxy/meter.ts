@@ -1,0 +1,48 @@
+/**
+ * Per-cluster usage seen by this proxy since it started (docs/proxy.md#quotas-and-limits): requests
+ * forwarded and refused, the last request's time, and the Prometheus series of the proxy, each with
+ * a `tenant` label (the cluster's broker tenant).
+ */
+import { Counter, Registry } from 'prom-client';
+
+/** Usage of one cluster. */
+export interface Usage {
+  requests: number;
+  refused: number;
+  last_request_at_ms: number | null;
+}
+
+/** Counts requests per cluster and exposes them as Prometheus series. */
+export class Meter {
+  readonly registry = new Registry();
+  private readonly byCluster = new Map<string, Usage>();
+  private readonly requests = new Counter({
+    name: 'queen_proxy_requests_total', help: 'Data-plane requests through the embedded proxy, by tenant and outcome',
+    labelNames: ['tenant', 'outcome'] as const, registers: [this.registry],
+  });
+  private readonly decisions = new Counter({
+    name: 'queen_proxy_limit_decisions_total',
+    help: 'Rate-limit and quota refusals, by tenant and code; enforced="false" counts shadow-mode decisions that let the request through',
+    labelNames: ['tenant', 'code', 'enforced'] as const, registers: [this.registry],
+  });
+
+  /** Records one request of `clusterId` (tenant `tenant`) with its outcome (`forwarded` or a refusal code). */
+  request(clusterId: string, tenant: string, outcome: string, at: number): void {
+    const u = this.byCluster.get(clusterId) ?? { requests: 0, refused: 0, last_request_at_ms: null };
+    u.requests++;
+    if (outcome !== 'forwarded') u.refused++;
+    u.last_request_at_ms = at;
+    this.byCluster.set(clusterId, u);
+    this.requests.inc({ tenant, outcome });
+  }
+
+  /** Records a limit decision (`enforced` false in shadow mode). */
+  decision(tenant: string, code: string, enforced: boolean): void {
+    this.decisions.inc({ tenant, code, enforced: String(enforced) });
+  }
+
+  /** A cluster's usage (zeros when it sent nothing). */
+  usage(clusterId: string): Usage {
+    return { ...(this.byCluster.get(clusterId) ?? { requests: 0, refused: 0, last_request_at_ms: null }) };
+  }
+}

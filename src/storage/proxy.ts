@@ -1,0 +1,107 @@
+/**
+ * The embedded proxy's own state (docs/proxy.md#state; public reference `proxy/src/store/*.rs`):
+ * tenants, clusters, users, cluster roles, API keys (their SHA-256 only), plans, revoked session
+ * tokens and an operations log. A sub-store of its own, apart from the queues: the SQLite
+ * implementation keeps it in `<dataDir>/proxy.db` (src/storage/sqlite/proxy.ts).
+ *
+ * Every call is synchronous and durable when it returns (the proxy's writes are rare: issuing or
+ * revoking a key, creating a tenant). Ids are UUIDs, times epoch ms.
+ */
+
+/** A customer organisation. */
+export interface TenantRow {
+  id: string;
+  /** DNS label, unique. */
+  slug: string;
+  name: string;
+  status: 'active' | 'grace' | 'suspended' | 'deleting';
+  createdAt: number;
+}
+
+/** A logical broker of one tenant: what an API key is bound to. */
+export interface ClusterRow {
+  id: string;
+  slug: string;
+  tenantId: string;
+  plan: string;
+  cell: string;
+  status: 'active' | 'push_blocked' | 'suspended' | 'deleting';
+  /** Limit overrides as JSON text (`{}` = the plan's). */
+  overrides: string;
+  /** The tenant the proxy sends to the broker router as `x-queen-tenant`. */
+  brokerTenantUuid: string;
+  createdAt: number;
+}
+
+/** A person who may sign in (sessions come with a later issue). */
+export interface UserRow {
+  id: string;
+  email: string;
+  tenantId: string;
+  passwordHash: string | null;
+  isOperator: boolean;
+  createdAt: number;
+}
+
+/** An API key: its hash only, never the key. */
+export interface ApiKeyRow {
+  id: string;
+  clusterId: string;
+  name: string;
+  /** SHA-256 of the whole key string, 64 lowercase hex. */
+  keyHash: string;
+  scopes: string[];
+  revokedAt: number | null;
+  lastUsedAt: number | null;
+  createdAt: number;
+}
+
+/** A plan: limits (JSON text, `null` = unlimited) and feature flags (JSON text). */
+export interface PlanRow {
+  code: string;
+  limits: string;
+  features: string;
+}
+
+/** The proxy sub-store contract. Unique-key violations throw {@link ProxyConflict}. */
+export interface ProxyStore {
+  tenantBySlug(slug: string): TenantRow | undefined;
+  tenantById(id: string): TenantRow | undefined;
+  insertTenant(row: TenantRow): void;
+  setTenantStatus(id: string, status: TenantRow['status']): void;
+  /** Deletes a tenant with its clusters, users, roles and keys. */
+  deleteTenant(id: string): void;
+  clusters(plan?: string): ClusterRow[];
+  clustersOfTenant(tenantId: string): ClusterRow[];
+  clusterBySlug(slug: string): ClusterRow | undefined;
+  clusterById(id: string): ClusterRow | undefined;
+  insertCluster(row: ClusterRow): void;
+  setClusterStatus(id: string, status: ClusterRow['status']): void;
+  setClusterOverrides(id: string, overrides: string): void;
+  userByEmail(email: string): UserRow | undefined;
+  insertUser(row: UserRow): void;
+  setClusterRole(userId: string, clusterId: string, role: string): void;
+  keyByHash(hash: string): ApiKeyRow | undefined;
+  keyById(id: string): ApiKeyRow | undefined;
+  keysOfCluster(clusterId: string): ApiKeyRow[];
+  insertKey(row: ApiKeyRow): void;
+  /** Sets `revoked_at` once; false when there is no such key. */
+  revokeKey(id: string, at: number): boolean;
+  touchKey(id: string, at: number): void;
+  plan(code: string): PlanRow | undefined;
+  upsertPlan(row: PlanRow): void;
+  revokeToken(jti: string, expiresAt: number): void;
+  isTokenRevoked(jti: string, now: number): boolean;
+  /** Appends to the operations log (`detail` JSON text; never a secret). */
+  logOperation(kind: string, detail: string, at: number): void;
+  operations(limit: number): { kind: string; detail: string; at: number }[];
+  close(): void;
+}
+
+/** A write that would break a unique key (slug, email, key hash). */
+export class ProxyConflict extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ProxyConflict';
+  }
+}

@@ -1,0 +1,85 @@
+/**
+ * Quotas and limits on the proxy (docs/proxy.md#quotas-and-limits): a cluster's request rate
+ * enforced by default (429 + Retry-After), shadow mode with QUEEN_PROXY_ENFORCE=false (let through,
+ * counted), cluster status refusals, the body cap, and the per-IP edge bucket that a forged
+ * X-Forwarded-For from an untrusted peer cannot move.
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { call, uniqueName } from '../helpers/http.js';
+import { bootstrap, cp, CP_TOKEN, startProxied, withKey } from './helpers.js';
+
+describe('cluster limits', () => {
+  test('enforced by default: over max_req_per_sec/req_burst answers 429 rate_limited with Retry-After; status refusals', async () => {
+    const b = await startProxied({ QUEEN_PROXY_MAX_BODY_BYTES: '4096' });
+    try {
+      const t = await bootstrap(b.url, 'quota');
+      assert.equal((await cp(b.url, 'PUT', `/api/cp/clusters/${t.clusterId}/overrides`, { max_req_per_sec: 1, req_burst: 2 })).status, 200);
+      const statuses: number[] = [];
+      let refused;
+      for (let i = 0; i < 4; i++) {
+        const r = await withKey(b.url, t.key, 'GET', '/api/v1/pop/queue/q');
+        statuses.push(r.status);
+        if (r.status === 429) refused = r;
+      }
+      assert.ok(refused, `a request over the burst is refused: ${statuses.join(',')}`);
+      assert.equal(refused.body.code, 'rate_limited');
+      assert.ok(Number(refused.headers.get('retry-after')) >= 1);
+      assert.equal((await cp(b.url, 'PUT', `/api/cp/clusters/${t.clusterId}/overrides`, {})).status, 200, 'back to the plan: unlimited');
+      // size cap, always enforced
+      const big = await withKey(b.url, t.key, 'POST', '/api/v1/push', { items: [{ queue: 'q', payload: 'x'.repeat(5000) }] });
+      assert.deepEqual([big.status, big.body.code], [413, 'payload_too_large']);
+      // lifecycle status
+      await cp(b.url, 'PUT', `/api/cp/clusters/${t.clusterId}/status`, { status: 'push_blocked' });
+      assert.equal((await withKey(b.url, t.key, 'POST', '/api/v1/push', { items: [{ queue: 'q', payload: 1 }] })).body.code, 'push_blocked');
+      assert.equal((await withKey(b.url, t.key, 'GET', '/api/v1/pop/queue/q')).status, 204, 'reads go on');
+      await cp(b.url, 'PUT', `/api/cp/clusters/${t.clusterId}/status`, { status: 'suspended' });
+      assert.deepEqual((await withKey(b.url, t.key, 'GET', '/api/v1/pop/queue/q')).body, { error: 'cluster suspended', code: 'cluster_suspended' });
+    } finally {
+      await b.stop();
+    }
+  });
+
+  test('shadow mode (QUEEN_PROXY_ENFORCE=false): over-limit requests pass, logged and counted', async () => {
+    const b = await startProxied({ QUEEN_PROXY_ENFORCE: 'false', LOG_FORMAT: 'json' });
+    try {
+      const t = await bootstrap(b.url, 'shadow');
+      await cp(b.url, 'PUT', `/api/cp/clusters/${t.clusterId}/overrides`, { max_req_per_sec: 1, req_burst: 1 });
+      for (let i = 0; i < 4; i++) assert.equal((await withKey(b.url, t.key, 'GET', '/api/v1/pop/queue/q')).status, 204);
+      const m = await call(b.url, 'GET', '/metrics/prometheus', undefined, { authorization: `Bearer ${CP_TOKEN}` });
+      assert.match(m.text, /queen_proxy_limit_decisions_total\{tenant="[0-9a-f-]+",code="rate_limited",enforced="false"\} [1-9]/);
+      assert.match(b.output(), /shadow mode: request over the cluster rate let through/);
+      assert.ok(!b.output().includes(t.key), 'no key in the logs');
+    } finally {
+      await b.stop();
+    }
+  });
+});
+
+describe('per-IP edge bucket', () => {
+  test('a forged X-Forwarded-For from an untrusted peer does not change the bucket charged', async () => {
+    const b = await startProxied({ QUEEN_EDGE_RATE: '1', QUEEN_EDGE_BURST: '3' });
+    try {
+      const codes: number[] = [];
+      for (let i = 0; i < 6; i++) codes.push((await call(b.url, 'GET', '/api/v1/pop/queue/q', undefined, { 'x-forwarded-for': `10.0.0.${i}` })).status);
+      assert.ok(codes.includes(429), `the same peer's bucket, whatever the header says: ${codes.join(',')}`);
+      assert.equal((await call(b.url, 'GET', '/health')).status, 200, '/health is exempt');
+    } finally {
+      await b.stop();
+    }
+  });
+
+  test('from a trusted proxy, each forwarded client has its own bucket', async () => {
+    const b = await startProxied({ QUEEN_EDGE_RATE: '1', QUEEN_EDGE_BURST: '1', QUEEN_EDGE_TRUSTED_PROXIES: '127.0.0.1' });
+    try {
+      const codes: number[] = [];
+      for (let i = 0; i < 5; i++) codes.push((await call(b.url, 'GET', `/api/v1/pop/queue/${uniqueName()}`, undefined, { 'x-forwarded-for': `10.0.1.${i}` })).status);
+      assert.deepEqual(codes, [401, 401, 401, 401, 401], 'never rate limited: a bucket per client');
+      const same = [];
+      for (let i = 0; i < 3; i++) same.push((await call(b.url, 'GET', '/api/v1/pop/queue/q', undefined, { 'x-forwarded-for': '10.0.2.1' })).status);
+      assert.ok(same.includes(429), same.join(','));
+    } finally {
+      await b.stop();
+    }
+  });
+});

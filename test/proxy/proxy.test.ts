@@ -1,0 +1,224 @@
+/**
+ * The embedded proxy fronting PORT, black box over real sockets (docs/proxy.md): fixed routes,
+ * every control-plane route, key issue → use → revoke, tenant isolation, metrics behind the
+ * control-plane token, and the head-before-body refusals over a raw socket.
+ */
+import assert from 'node:assert/strict';
+import net from 'node:net';
+import { after, before, describe, test } from 'node:test';
+import { call, uniqueName } from '../helpers/http.js';
+import type { BrokerHandle } from '../helpers/broker.js';
+import { bootstrap, cp, CP_TOKEN, issueKey, startProxied, withKey, type Tenant } from './helpers.js';
+
+const DEFAULT_TENANT = '00000000-0000-0000-0000-000000000001';
+
+/** Sends raw bytes and resolves with everything the server sent until it closed (or `ms` passed). */
+function raw(port: number, text: string, ms = 1000): Promise<{ answer: string; closed: boolean }> {
+  return new Promise((resolve) => {
+    const s = net.connect(port, '127.0.0.1');
+    let answer = '';
+    const t = setTimeout(() => { s.destroy(); resolve({ answer, closed: false }); }, ms);
+    s.on('data', (d) => (answer += d.toString()));
+    s.on('close', () => { clearTimeout(t); resolve({ answer, closed: true }); });
+    s.on('error', () => undefined);
+    s.write(text);
+  });
+}
+
+describe('embedded proxy fronting PORT', () => {
+  let b: BrokerHandle;
+  let acme: Tenant;
+  let beta: Tenant;
+
+  before(async () => {
+    b = await startProxied();
+    acme = await bootstrap(b.url, uniqueName('acme').toLowerCase());
+    beta = await bootstrap(b.url, uniqueName('beta').toLowerCase());
+  });
+  after(async () => { await b.stop(); });
+
+  test('boot lines name the layout and the hardened public listener', () => {
+    assert.match(b.output(), /single binary: proxy in-process on the public port/);
+    assert.match(b.output(), /"tls":false,"msg":"public listener \(hardened\)"/);
+  });
+
+  test('/health is open; /metrics* answer 404 without the control-plane token and the text with it', async () => {
+    const health = await call(b.url, 'GET', '/health');
+    assert.equal(health.status, 200);
+    assert.equal(health.headers.get('x-content-type-options'), 'nosniff', 'security headers on forwarded answers');
+    assert.equal(health.headers.get('x-frame-options'), 'DENY');
+    for (const p of ['/metrics', '/metrics/prometheus']) {
+      const none = await call(b.url, 'GET', p);
+      assert.equal(none.status, 404);
+      assert.deepEqual(none.body, { error: 'not found', code: 'not_found' });
+      assert.equal((await call(b.url, 'GET', p, undefined, { authorization: 'Bearer wrong' })).status, 404);
+      assert.equal((await call(b.url, 'GET', p, undefined, { authorization: `bearer ${CP_TOKEN}` })).status, 404, 'exact Bearer prefix only');
+    }
+    await withKey(b.url, acme.key, 'GET', '/api/v1/pop/queue/nothing-here');
+    const viaHeader = await call(b.url, 'GET', '/metrics/prometheus', undefined, { 'x-queen-cp-token': CP_TOKEN });
+    assert.equal(viaHeader.status, 200);
+    const viaBearer = await call(b.url, 'GET', '/metrics/prometheus', undefined, { authorization: `Bearer ${CP_TOKEN}` });
+    assert.equal(viaBearer.status, 200);
+    const acmeTenant = (await cp(b.url, 'GET', `/api/cp/clusters/${acme.slug}`)).body.broker_tenant_uuid as string;
+    assert.match(viaBearer.text, new RegExp(`queen_proxy_requests_total\\{tenant="${acmeTenant}",outcome="forwarded"\\} [1-9]`));
+  });
+
+  test('control plane: token from the head, 404 for an unknown route, idempotent bootstrap', async () => {
+    assert.deepEqual((await cp(b.url, 'GET', '/api/cp/clusters', undefined, 'wrong')).body, { error: 'bad control-plane token', code: 'unauthorized' });
+    assert.equal((await call(b.url, 'GET', '/api/cp/clusters', undefined, { authorization: `Bearer ${CP_TOKEN}` })).status, 401, 'Bearer is not accepted on /api/cp');
+    const again = await cp(b.url, 'POST', '/api/cp/bootstrap', { tenant: acme.slug, email: `admin@${acme.slug}.test` });
+    assert.equal(again.status, 200);
+    assert.equal(again.body.tenant_id, acme.tenantId);
+    assert.equal(again.body.cluster_id, acme.clusterId);
+    assert.equal(again.body.api_key, null, 'the plaintext key is shown once');
+    const bad = await call(b.url, 'POST', '/api/cp/tenants', '{"slug":', { 'x-queen-cp-token': CP_TOKEN });
+    assert.equal(bad.status, 400);
+    assert.equal(bad.body.code, 'invalid');
+    assert.match(bad.body.error, /^invalid JSON body: /);
+  });
+
+  test('control plane: tenants, clusters, overrides, status, usage, activity, keys', async () => {
+    const slug = uniqueName('t').toLowerCase();
+    const t1 = await cp(b.url, 'POST', '/api/cp/tenants', { slug, name: 'T' });
+    assert.equal(t1.status, 201);
+    assert.equal((await cp(b.url, 'POST', '/api/cp/tenants', { slug })).status, 200, 'idempotent');
+    const badSlug = await cp(b.url, 'POST', '/api/cp/tenants', { slug: 'Not A Label!' });
+    assert.deepEqual(badSlug.body, { error: 'new row for relation "tenants" violates check constraint "tenants_slug_check"', code: 'invalid' });
+    const c = await cp(b.url, 'POST', '/api/cp/clusters', { tenant: slug, slug: `${slug}-c`, plan: 'dev' });
+    assert.equal(c.status, 201);
+    assert.match(c.body.broker_tenant_uuid, /^[0-9a-f-]{36}$/);
+    assert.equal((await cp(b.url, 'POST', '/api/cp/clusters', { tenant: slug, slug: `${slug}-c` })).status, 200);
+    assert.equal((await cp(b.url, 'POST', '/api/cp/clusters', { tenant: 'no-such-tenant', slug: 'x' })).body.code, 'tenant_unknown');
+    const list = await cp(b.url, 'GET', '/api/cp/clusters?plan=dev');
+    assert.ok(list.body.clusters.some((x: { slug: string }) => x.slug === `${slug}-c`));
+    assert.equal((await cp(b.url, 'GET', '/api/cp/clusters/nope')).status, 404);
+    const ov = await cp(b.url, 'PUT', `/api/cp/clusters/${c.body.id}/overrides`, { max_req_per_sec: 1000, max_queues: null });
+    assert.equal(ov.status, 200);
+    assert.deepEqual(ov.body.overrides, { max_req_per_sec: 1000, max_queues: null });
+    assert.equal((await cp(b.url, 'PUT', `/api/cp/clusters/${c.body.id}/overrides`, { bogus: 1 })).body.code, 'invalid');
+    assert.equal((await cp(b.url, 'PUT', `/api/cp/clusters/${c.body.id}/status`, { status: 'push_blocked' })).body.status, 'push_blocked');
+    assert.equal((await cp(b.url, 'PUT', `/api/cp/clusters/${c.body.id}/status`, { status: 'odd' })).status, 400);
+    const usage = await cp(b.url, 'GET', `/api/cp/clusters/${acme.clusterId}/usage`);
+    assert.equal(usage.status, 200);
+    assert.equal(typeof usage.body.requests, 'number');
+    const act = await cp(b.url, 'POST', '/api/cp/activity', { slugs: [acme.slug, 'unknown-x'] });
+    assert.deepEqual(act.body.activity.map((a: { known: boolean }) => a.known), [true, false]);
+    assert.equal((await cp(b.url, 'POST', '/api/cp/activity', { slugs: Array(257).fill('a') })).status, 400);
+    // keys: the store's validation messages
+    const k = (body: object) => cp(b.url, 'POST', '/api/cp/keys', { cluster_id: c.body.id, name: 'k', ...body });
+    assert.equal((await k({ key_hash: 'ABC', scopes: ['read'] })).body.error, 'issue_api_key: key_hash must be 64 lowercase hex chars (sha256)');
+    assert.equal((await k({ key_hash: 'a'.repeat(64), scopes: [] })).body.error, 'issue_api_key: at least one scope is required');
+    assert.equal((await k({ key_hash: 'a'.repeat(64), scopes: ['write'] })).body.error, 'issue_api_key: invalid scope write');
+    assert.equal((await k({ key_hash: 'b'.repeat(64), scopes: ['read'] })).status, 201);
+    assert.equal((await cp(b.url, 'DELETE', '/api/cp/keys/00000000-0000-0000-0000-00000000dead')).body.code, 'key_unknown');
+    // tenant lifecycle: delete needs status deleting (or force)
+    assert.equal((await cp(b.url, 'DELETE', `/api/cp/tenants/${slug}`)).body.code, 'not_deleting');
+    assert.equal((await cp(b.url, 'PUT', `/api/cp/tenants/${slug}/status`, { status: 'deleting' })).body.status, 'deleting');
+    assert.equal((await cp(b.url, 'DELETE', `/api/cp/tenants/${slug}`)).status, 200);
+    assert.equal((await cp(b.url, 'DELETE', `/api/cp/tenants/${slug}`)).body.code, 'tenant_unknown');
+    const forced = uniqueName('f').toLowerCase();
+    await cp(b.url, 'POST', '/api/cp/tenants', { slug: forced });
+    assert.equal((await cp(b.url, 'DELETE', `/api/cp/tenants/${forced}?force=true`)).status, 200);
+  });
+
+  test('a key works at once, and its revocation is effective on the next request', async () => {
+    const { key, id } = await issueKey(b.url, acme.clusterId, ['produce']);
+    const q = uniqueName('rev');
+    assert.equal((await withKey(b.url, key, 'POST', '/api/v1/push', { items: [{ queue: q, payload: 1 }] })).status, 201);
+    assert.equal((await call(b.url, 'POST', '/api/v1/push', { items: [{ queue: q, payload: 1 }] }, { authorization: key })).status, 201, 'the bare key');
+    assert.equal((await call(b.url, 'POST', '/api/v1/push', { items: [{ queue: q, payload: 1 }] }, { cookie: `queen_session=${key}` })).status, 401, 'never from a cookie');
+    assert.equal((await cp(b.url, 'DELETE', `/api/cp/keys/${id}`)).status, 200);
+    const after = await withKey(b.url, key, 'POST', '/api/v1/push', { items: [{ queue: q, payload: 1 }] });
+    assert.deepEqual([after.status, after.body], [401, { error: 'unknown or revoked api key', code: 'unauthorized' }]);
+    assert.equal((await withKey(b.url, 'qk_live_unknown', 'GET', '/api/v1/pop/queue/x')).body.error, 'unknown or revoked api key');
+  });
+
+  test('two tenants with the same queue name never see each other\'s messages, KV or locks', async () => {
+    const q = uniqueName('orders');
+    const push = (t: Tenant, who: string, extra: Record<string, string> = {}) =>
+      withKey(b.url, t.key, 'POST', '/api/v1/push', { items: [{ queue: q, partition: 'p', payload: { who } }] }, extra);
+    assert.equal((await push(acme, 'acme')).status, 201);
+    assert.equal((await push(beta, 'beta', { 'x-queen-tenant': DEFAULT_TENANT })).status, 201, 'a client-sent x-queen-tenant is stripped');
+    const popA = await withKey(b.url, acme.key, 'GET', `/api/v1/pop/queue/${q}?batch=10`, undefined, { 'x-queen-tenant': beta.tenantId });
+    const popB = await withKey(b.url, beta.key, 'GET', `/api/v1/pop/queue/${q}?batch=10`);
+    assert.deepEqual(popA.body.messages.map((m: { data: { who: string } }) => m.data.who), ['acme']);
+    assert.deepEqual(popB.body.messages.map((m: { data: { who: string } }) => m.data.who), ['beta']);
+    // an ack naming another tenant's partition is refused like an unknown partition
+    const mA = popA.body.messages[0] as { transactionId: string; partitionId: string; leaseId: string };
+    const ackA = { transactionId: mA.transactionId, partitionId: mA.partitionId, leaseId: mA.leaseId };
+    const stolen = await withKey(b.url, beta.key, 'POST', '/api/v1/ack', ackA);
+    assert.equal(stolen.body[0]?.success ?? stolen.body.success, false, stolen.text);
+    const own = await withKey(b.url, acme.key, 'POST', '/api/v1/ack', ackA);
+    assert.equal(own.body[0]?.success ?? own.body.success, true, own.text);
+    // the default tenant on the same broker sees none of them
+    const direct = await call(b.url, 'GET', `/api/v1/pop/queue/${q}?batch=10`);
+    assert.equal(direct.status, 401, 'PORT is fronted: no key, no access');
+    // KV
+    const ns = uniqueName('ns');
+    assert.equal((await withKey(b.url, acme.key, 'PUT', `/api/v1/kv/${ns}/k`, { value: 'acme', forever: true })).status, 200);
+    const kvB = await withKey(b.url, beta.key, 'GET', `/api/v1/kv/${ns}/k`);
+    assert.equal(kvB.body.found, false, kvB.text);
+    assert.equal((await withKey(b.url, acme.key, 'GET', `/api/v1/kv/${ns}/k`)).body.value, 'acme');
+    // locks
+    const lock = (t: Tenant) => withKey(b.url, t.key, 'POST', '/api/v1/locks', { operations: [{ op: 'acquire', name: `${ns}-l`, owner: t.slug, ttlSeconds: 30 }] });
+    const la = await lock(acme);
+    const lb = await lock(beta);
+    assert.equal(la.body.results[0].acquired, true, la.text);
+    assert.equal(lb.body.results[0].acquired, true, 'the same lock name in another tenant is another lock');
+    // views that are not tenant-scoped yet refuse instead of leaking
+    assert.equal((await withKey(b.url, beta.key, 'GET', '/api/v1/resources/queues')).body.code, 'not_tenanted');
+    // deleting a queue acts on the caller's tenant only
+    await push(beta, 'beta-2');
+    assert.equal((await withKey(b.url, acme.key, 'DELETE', `/api/v1/resources/queues/${q}`)).status, 200);
+    const popB2 = await withKey(b.url, beta.key, 'GET', `/api/v1/pop/queue/${q}?batch=10&consumerGroup=g2`);
+    assert.ok(popB2.body.messages.length >= 1, 'beta\'s queue survives acme\'s delete');
+  });
+
+  test('raw socket: a refused control-plane request with Content-Length 50000000 and no body gets a complete 401 within a second', async () => {
+    const started = Date.now();
+    const r = await raw(b.port, 'POST /api/cp/tenants HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 50000000\r\nx-queen-cp-token: wrong\r\n\r\n');
+    assert.match(r.answer, /^HTTP\/1\.1 401 /);
+    const body = r.answer.slice(r.answer.indexOf('\r\n\r\n') + 4);
+    assert.deepEqual(JSON.parse(body), { error: 'bad control-plane token', code: 'unauthorized' });
+    assert.ok(r.closed, 'the connection is closed, the body never read');
+    assert.ok(Date.now() - started < 1000);
+    const big = await raw(b.port, `POST /api/cp/tenants HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${1024 * 1024 + 1}\r\nx-queen-cp-token: ${CP_TOKEN}\r\n\r\n`);
+    assert.match(big.answer, /^HTTP\/1\.1 413 /);
+    assert.match(big.answer, /"control-plane request body over 1 MiB","code":"payload_too_large"/);
+    const data = await raw(b.port, 'POST /api/v1/push HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 50000000\r\n\r\n');
+    assert.match(data.answer, /^HTTP\/1\.1 401 /, 'the data plane refuses from the head too');
+  });
+
+  test('/auth/* and the console are not served yet; an unknown /api path is blocked before authentication', async () => {
+    assert.equal((await call(b.url, 'GET', '/auth/me')).status, 404);
+    assert.deepEqual((await call(b.url, 'GET', '/api/v2/anything')).body, { error: 'not available', code: 'route_blocked' });
+  });
+});
+
+describe('verified relays with the proxy fronting PORT', () => {
+  test('x-queen-eph-fwd with the right QUEEN_RAFT_TOKEN reaches the broker router; with a wrong one it is an ordinary client', async () => {
+    const b = await startProxied({ QUEEN_RAFT_TOKEN: 'raft-relay-token' });
+    try {
+      const relay = await call(b.url, 'GET', '/api/v1/ephemeral/queues', undefined, { 'x-queen-eph-fwd': '1', 'x-queen-raft-token': 'raft-relay-token' });
+      assert.equal(relay.status, 200, relay.text);
+      const forged = await call(b.url, 'GET', '/api/v1/ephemeral/queues', undefined, { 'x-queen-eph-fwd': '1', 'x-queen-raft-token': 'wrong' });
+      assert.equal(forged.status, 401, 'no key: refused by the proxy');
+    } finally {
+      await b.stop();
+    }
+  });
+});
+
+describe('control plane without QUEEN_PROXY_CP_TOKEN', () => {
+  test('every /api/cp route and /metrics answer 404 not_found', async () => {
+    const b = await startProxied({ QUEEN_PROXY_CP_TOKEN: '' });
+    try {
+      for (const [m, p] of [['POST', '/api/cp/bootstrap'], ['GET', '/api/cp/clusters'], ['DELETE', '/api/cp/keys/x']] as const) {
+        assert.deepEqual((await cp(b.url, m, p, m === 'POST' ? {} : undefined, '')).body, { error: 'not found', code: 'not_found' });
+      }
+      assert.equal((await call(b.url, 'GET', '/metrics/prometheus', undefined, { authorization: 'Bearer ' })).status, 404);
+    } finally {
+      await b.stop();
+    }
+  });
+});
