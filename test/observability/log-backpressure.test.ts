@@ -101,7 +101,7 @@ describe('log output that nobody reads', () => {
         assert.ok(dropped > 0);
         await pushAndPop(b.url);
         b.proc.kill('SIGTERM'); // still unread: the final flush must give up, not wait forever
-        assert.equal(await exitWithin(b.proc, EXIT_BOUND_MS, b.output), 0, b.output().slice(-2000));
+        assert.equal(await exitWithin(b.proc, EXIT_BOUND_MS, () => b!.output()), 0, b.output().slice(-2000));
       } finally {
         await cleanup(b);
       }
@@ -152,7 +152,7 @@ describe('log output whose reader went away', () => {
           assert.equal(h.status, 200);
           b.proc.kill('SIGTERM');
         }
-        assert.equal(await exitWithin(b.proc, EXIT_BOUND_MS, b.output), 0);
+        assert.equal(await exitWithin(b.proc, EXIT_BOUND_MS, () => b!.output()), 0);
       } finally {
         await cleanup(b);
       }
