@@ -11,7 +11,7 @@
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { describe, it } from 'node:test';
-import { startBroker, type BrokerHandle } from '../helpers/broker.js';
+import { runBrokerExpectingExit, startBroker, type BrokerHandle } from '../helpers/broker.js';
 import { uniqueName } from '../helpers/http.js';
 import { bearer, hsKey, mint, request, rsaKeys } from '../helpers/jwt.js';
 import { waitFor } from '../helpers/wait.js';
@@ -167,6 +167,16 @@ describe('log output whose reader went away', () => {
       assert.equal(await exitWithin(b.proc, EXIT_BOUND_MS, () => b!.output()), 0);
     } finally {
       await cleanup(b);
+    }
+  });
+});
+
+describe('QUEEN_LOG_BUFFER_BYTES', () => {
+  it('a value below 16 KiB or not an integer stops the boot naming the range', async () => {
+    for (const v of ['1000', '8MiB']) {
+      const r = await runBrokerExpectingExit({ QUEEN_LOG_BUFFER_BYTES: v });
+      assert.equal(r.code, 1, r.output);
+      assert.match(r.output, /fatal: QUEEN_LOG_BUFFER_BYTES=.* \(expected 16384\.\.1073741824\)/, r.output);
     }
   });
 });
