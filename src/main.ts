@@ -51,7 +51,7 @@ async function main(): Promise<void> {
     if (e instanceof ConfigError) fatal(e.message);
     throw e;
   }
-  const log = createLogger(config.logLevel, config.logFormat);
+  const log = createLogger(config.logLevel, config.logFormat, { bufferBytes: config.logBufferBytes });
   if (config.storage.kind === 'postgres') await refusePostgresForNow(config.storage.pg);
   const store = SqliteStore.open({
     dataDir: config.dataDir,

@@ -52,6 +52,8 @@ export interface Config {
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** `LOG_FORMAT`: `auto` (human-readable on a terminal, JSON lines otherwise), `json`, `pretty`. */
   logFormat: 'auto' | 'json' | 'pretty';
+  /** `QUEEN_LOG_BUFFER_BYTES`: bytes of log lines held while stdout is not writable; more are dropped (docs/operations.md#logs). */
+  logBufferBytes: number;
   /**
    * Mode applied on a named group's first contact when the pop sends none (docs/http-api.md#subscription-modes). Default
    * `all`, as the reference's current repository: the official JS client's own test suite pops
@@ -133,6 +135,7 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir: path.resolve(dataDirRaw),
     logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
     logFormat: oneOf(env, 'LOG_FORMAT', ['auto', 'json', 'pretty'] as const, 'auto'),
+    logBufferBytes: int(env, 'QUEEN_LOG_BUFFER_BYTES', 8 * 1024 * 1024, 16 * 1024, 1024 * 1024 * 1024),
     defaultSubscriptionMode,
     popDefaultTimeoutMs: int(env, popTimeoutName, 30_000, 0, maxPopTimeoutMs),
     popDefaultBatch: int(env, 'DEFAULT_BATCH_SIZE', 200, 1, limits.maxPopBatch),

@@ -10,6 +10,7 @@
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
+import { logOutputStats } from './logger.js';
 
 /** Label value standing for the queues beyond the cap. */
 export const OTHER_QUEUES = '__other__';
@@ -115,6 +116,11 @@ export class PromMetrics {
     };
     cpu('queen_cpu_user_microseconds_total', 'User CPU time', (u) => u.user);
     cpu('queen_cpu_system_microseconds_total', 'System CPU time', (u) => u.system);
+    let droppedSeen = 0;
+    new Counter({
+      name: 'queen_log_lines_dropped_total', help: 'Log lines dropped: stdout not read fast enough, or closed (docs/operations.md#logs)', registers,
+      collect() { const v = logOutputStats().dropped; if (v > droppedSeen) { this.inc(v - droppedSeen); droppedSeen = v; } },
+    });
     new Gauge({
       name: 'queen_event_loop_lag_seconds', help: 'Event-loop delay since the last scrape', labelNames: ['stat'], registers,
       collect() {
