@@ -12,9 +12,11 @@ import { KafkaServer } from './kafka/server.js';
 import { trackConnections } from './http/connections.js';
 import { createLogger } from './observability/logger.js';
 import { prepareDataDir } from './storage/datadir.js';
-import { SqliteStore } from './storage/sqlite/store.js';
-import { PgBackend } from './storage/postgres/backend.js';
-import type { PgConnectionConfig } from './config/storage.js';
+import { closeStore, openRuntime, openStore, type OpenedStore } from './storage/open.js';
+import { createPayloadCodec } from './crypto/codec.js';
+import type { EncryptionConfig } from './config/encryption.js';
+import type { PayloadCodec } from './model/codec.js';
+import type { Logger } from './observability/logger.js';
 import { systemClock } from './util/clock.js';
 
 function fatal(message: string): never {
@@ -23,19 +25,14 @@ function fatal(message: string): never {
 }
 
 /**
- * `QUEEN_STORAGE=postgres`: connects, applies the schema migrations (docs/storage.md#postgresql-backend),
- * then stops with a fatal message: the backend passes the storage conformance suite, but the
- * broker's domain does not run on it yet. Unreachable database: fatal with the driver's message.
+ * The payload codec on PostgreSQL: the configured key ring, without the data-directory key check
+ * SQLite boot runs (src/crypto/boot.ts reads the SQLite store); a payload under a key this node
+ * lacks fails authentication when read (docs/security.md#integrity-failures).
  */
-async function refusePostgresForNow(pg: PgConnectionConfig): Promise<never> {
-  const where = pg.connectionString !== undefined ? 'DATABASE_URL' : `${pg.host}:${pg.port}/${pg.database}`;
-  try {
-    const b = await PgBackend.open({ pool: { ...pg, connectionString: pg.connectionString, password: pg.password, max: 1 }, listen: false });
-    await b.close();
-  } catch (e) {
-    fatal(`cannot reach PostgreSQL at ${where}: ${(e as Error).message}`);
-  }
-  fatal(`QUEEN_STORAGE=postgres: the queen schema is in place at ${where}, but this build's broker does not serve on PostgreSQL yet (use QUEEN_STORAGE=sqlite)`);
+function codecWithoutKeyCheck(cfg: EncryptionConfig, log: Pick<Logger, 'info' | 'warn'>): PayloadCodec {
+  const codec = createPayloadCodec(cfg);
+  log.info(codec.canEncrypt ? 'encryption service initialized (AES-256-GCM)' : 'encryption disabled: QUEEN_ENCRYPTION_KEY is not set');
+  return codec;
 }
 
 async function main(): Promise<void> {
@@ -49,22 +46,19 @@ async function main(): Promise<void> {
     throw e;
   }
   const log = createLogger(config.logLevel, config.logFormat);
-  if (config.storage.kind === 'postgres') await refusePostgresForNow(config.storage.pg);
-  const store = SqliteStore.open({
-    dataDir: config.dataDir,
-    sync: config.sync,
-    walLimitBytes: config.walLimitBytes,
-    onCommitFailure: (e) => log.error({ err: e }, 'commit failed'),
-  });
-  const snapshot = store.loadSnapshot();
-  const codec = await initEncryption({ config: config.encryption, store, log, snapshot }).catch(async (e: unknown) => {
-    await store.close();
+  const opened: OpenedStore = await openStore(config, log).catch((e: unknown) => fatal((e as Error).message));
+  const codec = await (opened.kind === 'sqlite'
+    ? initEncryption({ config: config.encryption, store: opened.store, log, snapshot: opened.snapshot })
+    : Promise.resolve(codecWithoutKeyCheck(config.encryption, log))
+  ).catch(async (e: unknown) => {
+    await closeStore(opened);
     if (e instanceof ConfigError) fatal(e.message);
     throw e;
   });
+  const storage = await openRuntime(opened, config, codec, log, systemClock);
   // One start order (broker, KV sweep, admin jobs, timers) and its reverse at shutdown (docs/operations.md#boot).
-  const services = new Services({ store, config, codec, log, clock: systemClock });
-  services.start(snapshot);
+  const services = new Services({ storage, config, codec, log, clock: systemClock });
+  services.start();
   await services.loadEphemeral(); // declared ephemeral queues come back empty before the listener opens
   const app = await buildApp(config, services, log);
   const connections = trackConnections(app.server); // shutdown ends sockets with no request in flight

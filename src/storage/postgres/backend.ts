@@ -10,8 +10,12 @@ import { randomUUID } from 'node:crypto';
 import type {
   AckLookup, AckTarget, AdminSubStore, AppendRequest, AppendResult, BackendCapabilities, ClaimRequest, ClaimedBatch, CommitResult, CursorCommit, CursorKey,
   CursorView, DlqSubStore, EphemeralSubStore, KvSubStore, LockSubStore, PartitionKey, PartitionView, PopSelector, PopTarget, QueueBackend, ReadyListener, TimerSubStore,
-  TraceSubStore, UnitOp, UnitOpResult, UnitResult,
+  TraceSubStore, UnitOp, UnitOpResult, UnitResult, ViewsSubStore,
 } from '../contract.js';
+import { viewsStore } from './views.js';
+import { PgLogReads } from './log-read.js';
+import type { LogReadStore } from '../log-read.js';
+import type { PayloadCodec } from '../../model/codec.js';
 import { UnitRefused } from '../refused.js';
 import { adminStore } from './admin.js';
 import { clockOf, PgDb, q, type ClockSource } from './db.js';
@@ -62,6 +66,7 @@ export class PgBackend implements QueueBackend {
   readonly dlq: DlqSubStore;
   readonly admin: AdminSubStore;
   readonly ephemeral: EphemeralSubStore;
+  readonly views: ViewsSubStore;
   /** Appends gathered into transactions so far (group commit). */
   readonly groupStats = { batches: 0, appends: 0 };
   private readonly pendingAppends: PendingAppend[] = [];
@@ -75,6 +80,7 @@ export class PgBackend implements QueueBackend {
     this.dlq = dlqStore(db);
     this.admin = adminStore(db);
     this.ephemeral = ephemeralStore(db);
+    this.views = viewsStore(db);
   }
 
   /**
@@ -258,6 +264,16 @@ export class PgBackend implements QueueBackend {
   }
 
   /** Stops listening and closes the pool. */
+  /** The offset-addressed log reads (src/storage/log-read.ts) on this backend's pool; payloads decoded with `codec`. */
+  logReads(codec: PayloadCodec): LogReadStore {
+    return new PgLogReads(this.db, codec);
+  }
+
+  /** Connections checked out of the pool right now (operations in flight). */
+  get busyConnections(): number {
+    return this.db.pool.totalCount - this.db.pool.idleCount;
+  }
+
   async close(): Promise<void> {
     while (this.committing || this.pendingAppends.length > 0) await new Promise((r) => setTimeout(r, 5));
     await this.listener?.stop();

@@ -233,6 +233,13 @@ export class SqliteStore implements Store {
     return { queues, partitions, cursors, subscriptions, settings };
   }
 
+  /** Every broker-wide setting, by key. */
+  loadSettings(): Map<string, string> {
+    const settings = new Map<string, string>();
+    for (const r of this.db.prepare('SELECT key, value FROM settings').all() as Row[]) settings.set(r.key as string, r.value as string);
+    return settings;
+  }
+
   findByTransactionId(partitionPk: number, transactionId: string, since: number): MessageRow | undefined {
     const r = this.s.findByTxn!.get(partitionPk, transactionId, since) as Row | undefined;
     return r ? toMessage(r) : undefined;
