@@ -9,6 +9,7 @@ import type { ViewCursor, ViewGroup, ViewModel, ViewPartition, ViewQueue, ViewsS
 import type { ListedMessage, MessagePageQuery } from '../ops.js';
 import type { MessageRow } from '../store.js';
 import { configOf } from './queue-row.js';
+import { partitionIdsOf } from './reads.js';
 import { msToTs, payloadOf, tsToMs, type PgDb, type Row } from './db.js';
 
 interface MutableQueue extends ViewQueue {
@@ -153,6 +154,7 @@ export function viewsStore(db: PgDb): ViewsSubStore {
     },
 
     async findMessage(tenant, partitionId, transactionId, since): Promise<MessageRow | undefined> {
+      if (partitionIdsOf([partitionId]).length === 0) return undefined;
       const r = await db.rows(`SELECT ${MSG} FROM queen.messages m JOIN queen.partitions p ON p.id = m.partition_id
                                  JOIN queen.queues q ON q.id = p.queue_id
                                 WHERE m.partition_id = $1 AND q.tenant_id = $2 AND m.transaction_id = $3 AND m.created_at >= ${msToTs('$4')}
@@ -163,6 +165,7 @@ export function viewsStore(db: PgDb): ViewsSubStore {
     },
 
     async locate(tenant, partitionId) {
+      if (partitionIdsOf([partitionId]).length === 0) return undefined;
       const r = await db.rows(`SELECT q.name AS queue, p.name AS partition FROM queen.partitions p JOIN queen.queues q ON q.id = p.queue_id
                                 WHERE p.id = $1 AND q.tenant_id = $2`, [partitionId, tenant]);
       return r[0] ? { tenant, queue: r[0].queue as string, partition: r[0].partition as string } : undefined;
