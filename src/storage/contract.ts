@@ -380,7 +380,7 @@ export interface EphemeralSubStore {
   list(limitPerTenant: number): Promise<EphemeralDeclaration[]>;
 }
 
-// ---------------------------------------------------------------- operator-view reads (issue 10)
+// ---------------------------------------------------------------- operator-view reads (docs/http-api.md#operator-routes)
 
 /**
  * A queue as the operator views read it: its stored row, its partitions by name and its consumer
@@ -427,7 +427,7 @@ export interface ViewModel {
   subscriptionStart(g: ViewGroup, p: ViewPartition): number;
 }
 
-/** Reads of the operator views (docs/http-api.md#admin-views); every read names the tenant. */
+/** Reads of the operator views (docs/http-api.md#operator-routes); every read names the tenant. */
 export interface ViewsSubStore {
   /** The tenant's queues, partitions, groups and cursors. */
   model(tenant: string): Promise<ViewModel>;

@@ -37,7 +37,7 @@ export async function openStore(config: Config, log: Logger): Promise<OpenedStor
       });
       return { kind: 'postgres', backend };
     } catch (e) {
-      throw new Error(`cannot reach PostgreSQL at ${where}: ${(e as Error).message}`);
+      throw new Error(`cannot reach PostgreSQL at ${where}: ${(e as Error).message}`, { cause: e });
     }
   }
   const store = SqliteStore.open({
