@@ -336,27 +336,37 @@ export class Broker implements PushContext {
     const deadline = arrived + (req.wait ? req.timeoutMs : 0);
     if (req.subscription.since === undefined) req = { ...req, subscription: { ...req.subscription, since: arrived } };
     const parker = new Parker(req);
-    for (;;) {
-      if (signal?.aborted || this.stopping || this.popMaintenance) return null;
-      parker.reset();
-      const generation = this.readyGeneration(req.queue);
-      const { claimed, storedConflation } = await claimThrough(this.backend, req, this.defaultNew, this.clock.now());
-      if (claimed.length > 0) {
-        if (signal?.aborted) this.log.debug('client left after its pop was claimed; the lease will expire');
-        this.notify((o) => o.popped?.(req, claimed, this.clock.now()));
-        return { ...renderPop(this.codec, this.log, this.counters, req, claimed), ...conflationEcho(storedConflation, req) };
+    let registered = false; // the parker holds a place among the waiters
+    try {
+      for (;;) {
+        if (signal?.aborted || this.stopping || this.popMaintenance) return null;
+        if (parker.wokenSinceReset) registered = false; // a wake-up took it out of the waiters
+        parker.reset();
+        const generation = this.readyGeneration(req.queue);
+        const { claimed, storedConflation } = await claimThrough(this.backend, req, this.defaultNew, this.clock.now());
+        if (parker.wokenSinceReset) registered = false; // a wake-up during the claim took it out of the waiters
+        if (claimed.length > 0) {
+          if (signal?.aborted) this.log.debug('client left after its pop was claimed; the lease will expire');
+          this.notify((o) => o.popped?.(req, claimed, this.clock.now()));
+          return { ...renderPop(this.codec, this.log, this.counters, req, claimed), ...conflationEcho(storedConflation, req) };
+        }
+        if (!req.wait || this.clock.now() >= deadline) {
+          this.counters.popEmpty++;
+          this.notify((o) => o.popped?.(req, [], this.clock.now()));
+          const echo = conflationEcho(storedConflation, req);
+          return echo.conflation ? { ...emptyConflation(req), ...echo, conflation: true } : null;
+        }
+        if (signal?.aborted) return null;
+        // A wake-up that arrived while the claim ran may be for us: claim again instead of parking.
+        if (this.readyGeneration(req.queue) !== generation) continue;
+        if (!registered) this.waiters.add(parker.waiter); // throws too_many_waiters at QUEEN_MAX_WAITERS_PER_QUEUE
+        registered = true;
+        const until = this.recheckAt(deadline);
+        const why = await parker.wait(this.scheduler, this.waiters, until, signal, until < deadline);
+        registered = why === 'deadline' && until < deadline;
       }
-      if (!req.wait || this.clock.now() >= deadline) {
-        this.counters.popEmpty++;
-        this.notify((o) => o.popped?.(req, [], this.clock.now()));
-        const echo = conflationEcho(storedConflation, req);
-        return echo.conflation ? { ...emptyConflation(req), ...echo, conflation: true } : null;
-      }
-      if (signal?.aborted) return null;
-      // A wake-up that arrived while the claim ran may be for us: claim again instead of parking.
-      if (this.readyGeneration(req.queue) !== generation) continue;
-      this.waiters.add(parker.waiter); // throws too_many_waiters at QUEEN_MAX_WAITERS_PER_QUEUE
-      await parker.wait(this.scheduler, this.waiters, this.recheckAt(deadline), signal);
+    } finally {
+      if (registered) this.waiters.remove(parker.waiter);
     }
   }
 
