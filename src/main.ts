@@ -5,7 +5,7 @@
  * close the store, exit 0.
  */
 import { ConfigError, loadConfig } from './config/index.js';
-import { initEncryption } from './crypto/boot.js';
+import { initEncryption, initEncryptionOn } from './crypto/boot.js';
 import { Services } from './broker/services.js';
 import { buildApp } from './http/app.js';
 import { KafkaServer } from './kafka/server.js';
@@ -13,26 +13,11 @@ import { trackConnections } from './http/connections.js';
 import { createLogger } from './observability/logger.js';
 import { prepareDataDir } from './storage/datadir.js';
 import { closeStore, openRuntime, openStore, type OpenedStore } from './storage/open.js';
-import { createPayloadCodec } from './crypto/codec.js';
-import type { EncryptionConfig } from './config/encryption.js';
-import type { PayloadCodec } from './model/codec.js';
-import type { Logger } from './observability/logger.js';
 import { systemClock } from './util/clock.js';
 
 function fatal(message: string): never {
   process.stderr.write(`fatal: ${message}\n`);
   process.exit(1);
-}
-
-/**
- * The payload codec on PostgreSQL: the configured key ring, without the data-directory key check
- * SQLite boot runs (src/crypto/boot.ts reads the SQLite store); a payload under a key this node
- * lacks fails authentication when read (docs/security.md#integrity-failures).
- */
-function codecWithoutKeyCheck(cfg: EncryptionConfig, log: Pick<Logger, 'info' | 'warn'>): PayloadCodec {
-  const codec = createPayloadCodec(cfg);
-  log.info(codec.canEncrypt ? 'encryption service initialized (AES-256-GCM)' : 'encryption disabled: QUEEN_ENCRYPTION_KEY is not set');
-  return codec;
 }
 
 async function main(): Promise<void> {
@@ -49,7 +34,10 @@ async function main(): Promise<void> {
   const opened: OpenedStore = await openStore(config, log).catch((e: unknown) => fatal((e as Error).message));
   const codec = await (opened.kind === 'sqlite'
     ? initEncryption({ config: config.encryption, store: opened.store, log, snapshot: opened.snapshot })
-    : Promise.resolve(codecWithoutKeyCheck(config.encryption, log))
+    : initEncryptionOn({
+      config: config.encryption, log,
+      store: { settings: () => opened.backend.views.settings(), payloadHeads: (n) => opened.backend.views.payloadHeads(n), setSetting: (k, v) => opened.backend.admin.setSetting(k, v) },
+    })
   ).catch(async (e: unknown) => {
     await closeStore(opened);
     if (e instanceof ConfigError) fatal(e.message);

@@ -441,8 +441,13 @@ export interface ViewsSubStore {
   locate(tenant: string, partitionId: string): Promise<PartitionKey | undefined>;
   /** Dead letters stored per queue name. */
   dlqDepth(tenant: string): Promise<Map<string, number>>;
-  /** Every broker-wide setting (maintenance flags), by key. */
+  /** Every broker-wide setting (maintenance flags, recorded key-check values), by key. */
   settings(): Promise<Map<string, string>>;
+  /**
+   * The distinct first `bytes` bytes of every stored payload flagged encrypted (messages, dead
+   * letters, timers): a full scan, for the boot key check (src/crypto/boot.ts) when a recorded key is missing.
+   */
+  payloadHeads(bytes: number): Promise<Buffer[]>;
 }
 
 /** Named differences between backends. */

@@ -210,8 +210,10 @@ export async function startBroker(opts: StartOptions = {}): Promise<BrokerHandle
  */
 export async function runBrokerExpectingExit(env: Record<string, string>, timeoutMs = 10_000): Promise<{ code: number | null; output: string }> {
   // PORT=0: a broker that boots by mistake binds a port of its own instead of racing for one.
+  const dataDir = env.QUEEN_DATA_DIR ?? path.join(tempDir(), 'data');
+  const storage = await storageEnv(dataDir, env);
   const proc = spawn(process.execPath, [MAIN], {
-    env: { PATH: process.env.PATH ?? '', PORT: '0', QUEEN_BIND_ADDR: '127.0.0.1', QUEEN_DATA_DIR: path.join(tempDir(), 'data'), LOG_LEVEL: 'warn', ...env },
+    env: { PATH: process.env.PATH ?? '', PORT: '0', QUEEN_BIND_ADDR: '127.0.0.1', QUEEN_DATA_DIR: dataDir, LOG_LEVEL: 'warn', ...storage, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

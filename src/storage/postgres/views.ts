@@ -178,6 +178,11 @@ export function viewsStore(db: PgDb): ViewsSubStore {
       return out;
     },
 
+    async payloadHeads(bytes) {
+      const sql = ['messages', 'dlq', 'timers'].map((t) => `SELECT DISTINCT substring(payload from 1 for $1) AS h FROM queen.${t} WHERE encrypted`).join(' UNION ');
+      return (await db.rows(sql, [bytes])).map((r) => r.h as Buffer);
+    },
+
     async settings() {
       const out = new Map<string, string>();
       for (const r of await db.rows('SELECT key, value FROM queen.system_state')) out.set(r.key as string, r.value as string);

@@ -233,6 +233,12 @@ export class SqliteStore implements Store {
     return { queues, partitions, cursors, subscriptions, settings };
   }
 
+  /** The distinct first `bytes` bytes of every encrypted payload (messages, dead letters, timers). */
+  payloadHeads(bytes: number): Buffer[] {
+    const sql = ['messages', 'dlq', 'timers'].map((t) => `SELECT DISTINCT substr(payload, 1, @n) AS h FROM ${t} WHERE encrypted = 1`).join(' UNION ');
+    return (this.db.prepare(sql).all({ n: bytes }) as Row[]).map((r) => Buffer.from(r.h as Buffer | string));
+  }
+
   /** Every broker-wide setting, by key. */
   loadSettings(): Map<string, string> {
     const settings = new Map<string, string>();

@@ -81,6 +81,10 @@ export class SqliteViews implements ViewsSubStore {
     return Promise.resolve(out);
   }
 
+  payloadHeads(bytes: number): Promise<Buffer[]> {
+    return Promise.resolve(this.store.payloadHeads(bytes));
+  }
+
   settings(): Promise<Map<string, string>> {
     return Promise.resolve(this.store.loadSettings());
   }
