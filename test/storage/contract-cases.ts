@@ -492,7 +492,7 @@ export const contractCases: ContractCase[] = [
     assert.deepEqual([...others.queues()].map((x) => x.name), ['elsewhere']);
     assert.equal(others.partitionById(p.id), undefined, 'partitions are looked up within the tenant');
   } },
-  { name: 'views: point reads (message ages, pages newest first, a message by transaction id, partition names, dead-letter depth, settings)', cursorCommit: false, async run(b) {
+  { name: 'views: point reads (message ages, pages newest first, a message by transaction id, partition names, dead-letter depth, settings)', cursorCommit: true, async run(b) {
     await b.append({ key: P, items: [item('a')], dedupWindowMs: 0, now: T0 });
     await b.append({ key: P, items: [item('b'), item('c')], dedupWindowMs: 0, now: T0 + 1_000 });
     await b.append({ key: { ...Q, partition: 'p2' }, items: [item('d')], dedupWindowMs: 0, now: T0 + 500 });
