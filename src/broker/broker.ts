@@ -6,7 +6,7 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
 import { QueenError } from '../errors.js';
-import type { QueueBackend } from '../storage/contract.js';
+import type { AckLookup, AckTarget, QueueBackend } from '../storage/contract.js';
 import type { StorageRuntime } from '../storage/runtime.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import type { Scheduler } from '../util/scheduler.js';
@@ -38,39 +38,6 @@ const ACK_ATTEMPTS = 8;
 
 /** Entries at most in the partition → queue map (cleared when full). */
 const PARTITION_QUEUES_MAX = 100_000;
-
-/**
- * `backend` with its ack-planning reads and claims noting which queue each partition id belongs
- * to in `into`, so the activity counters can name the queue of an acknowledgement.
- */
-function notingPartitions(backend: QueueBackend, into: Map<string, string>): QueueBackend {
-  const note = (partitionId: string, queue: string) => {
-    if (into.size >= PARTITION_QUEUES_MAX && !into.has(partitionId)) into.clear();
-    into.set(partitionId, queue);
-  };
-  const readAckTargets: QueueBackend['readAckTargets'] = async (lookups) => {
-    const targets = await backend.readAckTargets(lookups);
-    targets.forEach((t, i) => { if (t) note(lookups[i]!.partitionId, t.queue.queue); });
-    return targets;
-  };
-  const claim: QueueBackend['claim'] = async (req) => {
-    const batches = await backend.claim(req);
-    for (const b of batches) note(b.partitionId, req.queue.queue);
-    return batches;
-  };
-  const bound = new Map<PropertyKey, unknown>([['readAckTargets', readAckTargets], ['claim', claim]]);
-  return new Proxy(backend, {
-    get(target, key) {
-      const b = bound.get(key);
-      if (b !== undefined) return b;
-      const v: unknown = Reflect.get(target, key, target);
-      if (typeof v !== 'function') return v;
-      const f = (v as (...a: unknown[]) => unknown).bind(target);
-      bound.set(key, f);
-      return f;
-    },
-  });
-}
 
 /** Lifetime counters (JSON `/metrics`; Prometheus families read the same numbers). */
 export interface BrokerCounters {
@@ -180,6 +147,8 @@ export class Broker implements PushContext {
   readonly observers: BrokerObserver[] = [];
   /** Queue name per partition id, as ack planning and claims read them (activity counters; bounded). */
   private readonly partitionQueues = new Map<string, string>();
+  /** {@link backend} for transactions: their ack-planning reads note partition queues too. */
+  private readonly txBackend: QueueBackend;
   /** Names of the default tenant's queues this broker knows (metrics labels): read at boot, kept by pushes, configure and delete. */
   readonly knownQueues = new Set<string>();
   /** Set while push maintenance diverts pushes to the spool (maintenance.ts). */
@@ -192,7 +161,11 @@ export class Broker implements PushContext {
    * @param clock the source of time for leases, delays, timers, retention and KV TTL (default: wall clock)
    */
   constructor(readonly storage: StorageRuntime, readonly config: Config, readonly codec: PayloadCodec, readonly log: Logger, clock: Clock = systemClock) {
-    this.backend = notingPartitions(storage.backend, this.partitionQueues);
+    this.backend = storage.backend;
+    // Transactions plan their acks on this view of the backend: it notes the queue of each partition read.
+    this.txBackend = Object.assign(Object.create(this.backend) as QueueBackend, {
+      readAckTargets: async (lookups: AckLookup[]) => this.notedTargets(lookups, await this.backend.readAckTargets(lookups)),
+    });
     this.clock = clock;
     this.scheduler = storage.scheduler;
     this.waiters = new Waiters(config.limits.maxWaitersPerQueue);
@@ -242,6 +215,21 @@ export class Broker implements PushContext {
       (q) => { if (q) this.waiters.labelsReady(key.tenant, q); },
       (e: unknown) => this.log.error({ err: e, queue: key.queue }, 'reading a queue to wake discovery pops failed'),
     );
+  }
+
+  /** Notes the queue of a partition id (bounded: cleared when full). */
+  private notePartition(partitionId: string, queue: string): void {
+    if (this.partitionQueues.size >= PARTITION_QUEUES_MAX && !this.partitionQueues.has(partitionId)) this.partitionQueues.clear();
+    this.partitionQueues.set(partitionId, queue);
+  }
+
+  /** Notes the queue of each looked-up partition that has a target; returns `targets`. */
+  private notedTargets(lookups: readonly AckLookup[], targets: (AckTarget | undefined)[]): (AckTarget | undefined)[] {
+    for (let i = 0; i < targets.length; i++) {
+      const t = targets[i];
+      if (t) this.notePartition(lookups[i]!.partitionId, t.queue.queue);
+    }
+    return targets;
   }
 
   /** The queue name of the partition with public id `partitionId`, when an ack plan or a claim of this broker read it. */
@@ -346,6 +334,7 @@ export class Broker implements PushContext {
         const { claimed, storedConflation } = await claimThrough(this.backend, req, this.defaultNew, this.clock.now());
         if (parker.wokenSinceReset) registered = false; // a wake-up during the claim took it out of the waiters
         if (claimed.length > 0) {
+          for (const c of claimed) this.notePartition(c.partitionId, c.queue);
           if (signal?.aborted) this.log.debug('client left after its pop was claimed; the lease will expire');
           this.notify((o) => o.popped?.(req, claimed, this.clock.now()));
           return { ...renderPop(this.codec, this.log, this.counters, req, claimed), ...conflationEcho(storedConflation, req) };
@@ -398,7 +387,7 @@ export class Broker implements PushContext {
     let outcomes: AckOutcome[];
     const groups = groupAcks(inputs);
     for (let attempt = 1; ; attempt++) {
-      const targets = await this.backend.readAckTargets(groups.lookups);
+      const targets = this.notedTargets(groups.lookups, await this.backend.readAckTargets(groups.lookups));
       const now = this.clock.now();
       const plan = planAcks(inputs, groups, targets, now);
       const commits = ackCommits(plan, now);
@@ -445,7 +434,7 @@ export class Broker implements PushContext {
     const transactionId = newId();
     for (let attempt = 1; ; attempt++) {
       const now = this.clock.now();
-      const d = await decideTransaction(this.backend, this, req, transactionId, new KvView(this.backend.kv, DEFAULT_TENANT, now), now);
+      const d = await decideTransaction(this.txBackend, this, req, transactionId, new KvView(this.backend.kv, DEFAULT_TENANT, now), now);
       if (d.refusal) return d.refusal;
       const unit = await this.backend.unit(d.ops);
       if (unit.committed) {
