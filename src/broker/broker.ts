@@ -30,9 +30,6 @@ import { checkNameText } from '../util/names.js';
 export { QUEUE_MODE } from '../model/subscription.js';
 export type { EmptyConflationResponse, PoppedMessage, PopResponse } from './messaging/pop-answer.js';
 
-/** Longest a parked pop waits before it claims again on a backend several processes share, ms. */
-const SHARED_RECHECK_MS = 1000;
-
 /** Plans an ack is decided on at most (a refused commit means the cursor moved or the lease ended meanwhile). */
 const ACK_ATTEMPTS = 8;
 
@@ -370,7 +367,8 @@ export class Broker implements PushContext {
    * wake-up; a bounded re-check keeps that cost at about a second (docs/storage.md#postgresql-backend).
    */
   private recheckAt(deadline: number): number {
-    return this.backend.capabilities.singleWriter ? deadline : Math.min(deadline, this.clock.now() + SHARED_RECHECK_MS);
+    const every = this.storage.recheckMs;
+    return every === undefined ? deadline : Math.min(deadline, this.clock.now() + every);
   }
 
   /** Counts wake-up hints for `queue` (undefined: any queue, for discovery pops). */

@@ -51,7 +51,7 @@ export async function openStore(config: Config, log: Logger): Promise<OpenedStor
 
 /** Builds the runtime the services receive over an opened store. */
 export async function openRuntime(opened: OpenedStore, config: Config, codec: PayloadCodec, log: Logger, clock: Clock): Promise<StorageRuntime> {
-  if (opened.kind === 'postgres') return PgRuntime.open(opened.backend, codec, clock, log);
+  if (opened.kind === 'postgres') return PgRuntime.open(opened.backend, codec, clock, log, config.storage.kind === 'postgres' ? config.storage.pg.recheckMs : undefined);
   return new SqliteRuntime(opened.store, config, codec, log, clock, opened.snapshot);
 }
 

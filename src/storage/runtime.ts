@@ -27,6 +27,11 @@ export interface StorageRuntime {
   /** The one due-time scheduler (leases, delays, timers, KV TTL, retention, pop deadlines). */
   readonly scheduler: Scheduler;
   readonly boot: BootState;
+  /**
+   * Longest a parked pop waits before it claims again, ms; undefined when every wake-up is local
+   * (a single writer announces every change itself).
+   */
+  readonly recheckMs: number | undefined;
   /** Refuses every later unit of work (`shutting_down`). */
   stopAccepting(): void;
   /** Waits up to `graceMs` (ms, wall time) for the units of work in flight. */

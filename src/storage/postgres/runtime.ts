@@ -23,7 +23,7 @@ export class PgRuntime implements StorageRuntime {
   readonly logs: LogReadStore;
   private closed = false;
 
-  private constructor(readonly backend: PgBackend, readonly boot: BootState, codec: PayloadCodec, clock: Clock, log: Logger) {
+  private constructor(readonly backend: PgBackend, readonly boot: BootState, readonly recheckMs: number, codec: PayloadCodec, clock: Clock, log: Logger) {
     this.scheduler = new Scheduler(clock, {
       maxDelayMs: SCHEDULER_MAX_DELAY_MS,
       onError: (err, lane) => log.error({ err, lane }, 'scheduled callback failed'),
@@ -35,9 +35,10 @@ export class PgRuntime implements StorageRuntime {
    * Reads the boot state (settings, dead-letter depths of the default tenant) from `backend`.
    * @throws the driver's error when the database does not answer
    */
-  static async open(backend: PgBackend, codec: PayloadCodec, clock: Clock, log: Logger): Promise<PgRuntime> {
+  /** @param recheckMs longest a parked pop waits before it claims again, ms (`QUEEN_PG_RECHECK_MS`) */
+  static async open(backend: PgBackend, codec: PayloadCodec, clock: Clock, log: Logger, recheckMs = 1000): Promise<PgRuntime> {
     const [settings, dlqDepth, queues] = await Promise.all([backend.views.settings(), backend.views.dlqDepth(DEFAULT_TENANT), backend.admin.queues(DEFAULT_TENANT)]);
-    return new PgRuntime(backend, { settings, dlqDepth, queueNames: queues.map((q) => q.queue) }, codec, clock, log);
+    return new PgRuntime(backend, { settings, dlqDepth, queueNames: queues.map((q) => q.queue) }, recheckMs, codec, clock, log);
   }
 
   stopAccepting(): void {

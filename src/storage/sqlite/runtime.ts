@@ -24,6 +24,7 @@ export class SqliteRuntime implements StorageRuntime {
   readonly backend: EngineBackend;
   readonly logs: SqliteLogReads;
   readonly boot: BootState;
+  readonly recheckMs = undefined;
 
   /**
    * Builds the engine over `store` and loads its indexes from `snapshot` (read from the store when omitted).
