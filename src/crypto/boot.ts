@@ -94,7 +94,7 @@ export interface KeyCheckStore {
 }
 
 /** Thrown inside the synchronous check to ask for the asynchronous scan. */
-const SCAN_NEEDED = Symbol('scan needed');
+class ScanNeeded extends Error {}
 
 /**
  * {@link initEncryption} on a backend read through the operation contract (PostgreSQL): the same
@@ -110,7 +110,7 @@ export async function initEncryptionOn(opts: { config: EncryptionConfig; store: 
   const check = () => checkDataDirectoryKeys({
     ring, settings,
     findKeyIdsInUse: () => {
-      if (!inUse) throw SCAN_NEEDED;
+      if (!inUse) throw new ScanNeeded('key ids in use not read yet');
       return inUse;
     },
   });
@@ -118,7 +118,7 @@ export async function initEncryptionOn(opts: { config: EncryptionConfig; store: 
   try {
     result = check();
   } catch (e) {
-    if (e !== SCAN_NEEDED) throw e;
+    if (!(e instanceof ScanNeeded)) throw e;
     inUse = new Set<string>();
     for (const h of await store.payloadHeads(HEADER_BYTES)) if (h.length === HEADER_BYTES && h[0] === ENVELOPE_VERSION) inUse.add(h.toString('hex', 1));
     result = check();
