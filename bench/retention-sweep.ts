@@ -18,6 +18,7 @@ import { plainCodec } from '../src/model/codec.js';
 import { Services } from '../src/broker/services.js';
 import { loadConfig } from '../src/config/index.js';
 import { SqliteStore } from '../src/storage/sqlite/store.js';
+import { SqliteRuntime } from '../src/storage/sqlite/runtime.js';
 
 const SWEEPS = 50;
 
@@ -29,7 +30,8 @@ async function measure(partitions: number): Promise<void> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'queen-bench-retention-'));
   const config = loadConfig({ QUEEN_DATA_DIR: dir, RETENTION_INTERVAL: '86400000', QUEEN_SYNC: 'normal' });
   const store = SqliteStore.open({ dataDir: dir, sync: config.sync });
-  const services = new Services({ store, config, codec: plainCodec, log: pino({ level: 'silent' }) });
+  const log = pino({ level: 'silent' });
+  const services = new Services({ storage: new SqliteRuntime(store, config, plainCodec, log), config, codec: plainCodec, log });
   services.start();
   const { broker, jobs: ops } = services;
   const queue = `bench-${partitions}`;

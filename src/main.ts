@@ -5,7 +5,7 @@
  * close the store, exit 0.
  */
 import { ConfigError, loadConfig } from './config/index.js';
-import { initEncryption } from './crypto/boot.js';
+import { initEncryption, initEncryptionOn } from './crypto/boot.js';
 import { Services } from './broker/services.js';
 import { buildApp } from './http/app.js';
 import { buildProxy } from './proxy/server.js';
@@ -15,30 +15,12 @@ import { KafkaServer } from './kafka/server.js';
 import { trackConnections } from './http/connections.js';
 import { createLogger } from './observability/logger.js';
 import { prepareDataDir } from './storage/datadir.js';
-import { SqliteStore } from './storage/sqlite/store.js';
-import { PgBackend } from './storage/postgres/backend.js';
-import type { PgConnectionConfig } from './config/storage.js';
+import { closeStore, openRuntime, openStore, type OpenedStore } from './storage/open.js';
 import { systemClock } from './util/clock.js';
 
 function fatal(message: string): never {
   process.stderr.write(`fatal: ${message}\n`);
   process.exit(1);
-}
-
-/**
- * `QUEEN_STORAGE=postgres`: connects, applies the schema migrations (docs/storage.md#postgresql-backend),
- * then stops with a fatal message: the backend passes the storage conformance suite, but the
- * broker's domain does not run on it yet. Unreachable database: fatal with the driver's message.
- */
-async function refusePostgresForNow(pg: PgConnectionConfig): Promise<never> {
-  const where = pg.connectionString !== undefined ? 'DATABASE_URL' : `${pg.host}:${pg.port}/${pg.database}`;
-  try {
-    const b = await PgBackend.open({ pool: { ...pg, connectionString: pg.connectionString, password: pg.password, max: 1 }, listen: false });
-    await b.close();
-  } catch (e) {
-    fatal(`cannot reach PostgreSQL at ${where}: ${(e as Error).message}`);
-  }
-  fatal(`QUEEN_STORAGE=postgres: the queen schema is in place at ${where}, but this build's broker does not serve on PostgreSQL yet (use QUEEN_STORAGE=sqlite)`);
 }
 
 async function main(): Promise<void> {
@@ -52,22 +34,22 @@ async function main(): Promise<void> {
     throw e;
   }
   const log = createLogger(config.logLevel, config.logFormat, { bufferBytes: config.logBufferBytes });
-  if (config.storage.kind === 'postgres') await refusePostgresForNow(config.storage.pg);
-  const store = SqliteStore.open({
-    dataDir: config.dataDir,
-    sync: config.sync,
-    walLimitBytes: config.walLimitBytes,
-    onCommitFailure: (e) => log.error({ err: e }, 'commit failed'),
-  });
-  const snapshot = store.loadSnapshot();
-  const codec = await initEncryption({ config: config.encryption, store, log, snapshot }).catch(async (e: unknown) => {
-    await store.close();
+  const opened: OpenedStore = await openStore(config, log).catch((e: unknown) => fatal((e as Error).message));
+  const codec = await (opened.kind === 'sqlite'
+    ? initEncryption({ config: config.encryption, store: opened.store, log, snapshot: opened.snapshot })
+    : initEncryptionOn({
+      config: config.encryption, log,
+      store: { settings: () => opened.backend.views.settings(), payloadHeads: (n) => opened.backend.views.payloadHeads(n), setSetting: (k, v) => opened.backend.admin.setSetting(k, v) },
+    })
+  ).catch(async (e: unknown) => {
+    await closeStore(opened);
     if (e instanceof ConfigError) fatal(e.message);
     throw e;
   });
+  const storage = await openRuntime(opened, config, codec, log, systemClock);
   // One start order (broker, KV sweep, admin jobs, timers) and its reverse at shutdown (docs/operations.md#boot).
-  const services = new Services({ store, config, codec, log, clock: systemClock });
-  services.start(snapshot);
+  const services = new Services({ storage, config, codec, log, clock: systemClock });
+  services.start();
   await services.loadEphemeral(); // declared ephemeral queues come back empty before the listener opens
   const app = await buildApp(config, services, log);
   const host = config.bindAddr;

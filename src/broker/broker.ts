@@ -6,21 +6,19 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
 import { QueenError } from '../errors.js';
-import type { StoreSnapshot } from '../storage/store.js';
+import type { AckLookup, AckTarget, QueueBackend } from '../storage/contract.js';
+import type { StorageRuntime } from '../storage/runtime.js';
 import { systemClock, type Clock } from '../util/clock.js';
+import type { Scheduler } from '../util/scheduler.js';
 import { iso } from '../util/time.js';
 import { ackCommits, groupAcks, ownTargets, planAcks, type AckInput, type AckOutcome } from './messaging/ack.js';
 import type { PayloadCodec } from '../model/codec.js';
-import type { Engine } from '../storage/sqlite/engine.js';
 import { Waiters } from './messaging/waiters.js';
 import { applyOptions, type QueueOptions } from '../model/options.js';
 import { decodeForDelivery } from '../crypto/delivery.js';
 import { claimThrough, Parker, type PopRequest } from './messaging/pop.js';
 import { conflationEcho, emptyConflation, renderPop, type EmptyConflationResponse, type PopResponse } from './messaging/pop-answer.js';
 import { appendPush, planPush, queueOptionsOf, type PushContext, type PushItem, type PushResult } from './messaging/push.js';
-import { EngineBackend } from '../storage/sqlite/engine-backend.js';
-import type { EngineUnits } from '../storage/sqlite/engine-units.js';
-import type { SqliteStore } from '../storage/sqlite/store.js';
 import type { BrokerObserver, PushGate } from './messaging/observer.js';
 import { optionsView } from './admin/resources.js';
 import { decideTransaction, type TransactionRequest, type TransactionResult } from './messaging/transaction.js';
@@ -29,11 +27,14 @@ import { DEFAULT_TENANT, type QueueKey } from '../storage/contract.js';
 import { newId } from '../util/ids.js';
 import { checkNameText } from '../util/names.js';
 
-export { QUEUE_MODE } from '../storage/sqlite/state.js';
+export { QUEUE_MODE } from '../model/subscription.js';
 export type { EmptyConflationResponse, PoppedMessage, PopResponse } from './messaging/pop-answer.js';
 
 /** Plans an ack is decided on at most (a refused commit means the cursor moved or the lease ended meanwhile). */
 const ACK_ATTEMPTS = 8;
+
+/** Entries at most in the partition → queue map (cleared when full). */
+const PARTITION_QUEUES_MAX = 100_000;
 
 /** Lifetime counters (JSON `/metrics`; Prometheus families read the same numbers). */
 export interface BrokerCounters {
@@ -69,7 +70,7 @@ export interface ConfigureResult {
   queue: string;
   namespace: string;
   task: string;
-  storage: 'sqlite';
+  storage: StorageRuntime['kind'];
   options: QueueOptions;
 }
 
@@ -120,15 +121,15 @@ export interface DeadLetterPage {
   total: number;
 }
 
-/** The broker: one instance per process, over one {@link Store}. Methods map 1:1 to API operations. */
+/** The broker: one instance per process, over one storage runtime. Methods map 1:1 to API operations. */
 export class Broker implements PushContext {
-  readonly engine: Engine;
-  /**
-   * The operation contract (src/storage/contract.ts) on this broker's store and indexes: pushes
-   * and lease extensions run through it.
-   */
-  readonly backend: EngineBackend;
-  /** Parked long-poll pops, woken from the engine's {@link Engine.onPartitionsReady} hints. */
+  /** The operation contract (src/storage/contract.ts): every read and write of the domain runs through it. */
+  readonly backend: QueueBackend;
+  /** The source of time of every rule. */
+  readonly clock: Clock;
+  /** The one due-time scheduler (the storage runtime's). */
+  readonly scheduler: Scheduler;
+  /** Parked long-poll pops, woken from the backend's `onPartitionsReady` hints. */
   readonly waiters: Waiters;
   readonly counters: BrokerCounters = {
     pushRequests: 0, pushMessages: 0, popRequests: 0, popMessages: 0, popEmpty: 0,
@@ -138,21 +139,34 @@ export class Broker implements PushContext {
   readonly startedAt: number;
   private stopping = false;
   private popMaintenance = false;
-  /** Runs the backend's units of work (group commit with the engine's undo log; the failure-containment tests drive it directly). */
-  readonly units: EngineUnits;
   /** Wake-up hints seen, in all and per queue name: a pop parks only when none arrived during its claim. */
   private hintsSeen = 0;
   private readonly hintsByQueue = new Map<string, number>();
   /** Told about every committed unit of work (activity, retention, metrics): observer.ts. */
   readonly observers: BrokerObserver[] = [];
+  /** Queue name per partition id, as ack planning and claims read them (activity counters; bounded). */
+  private readonly partitionQueues = new Map<string, string>();
+  /** {@link backend} for transactions: their ack-planning reads note partition queues too. */
+  private readonly txBackend: QueueBackend;
+  /** Names of the default tenant's queues this broker knows (metrics labels): read at boot, kept by pushes, configure and delete. */
+  readonly knownQueues = new Set<string>();
   /** Set while push maintenance diverts pushes to the spool (maintenance.ts). */
   pushGate: PushGate | undefined;
   /** True while pushes are diverted (push maintenance, or its spool still draining). */
   pushesDiverted: (() => boolean) | undefined;
 
-  /** @param clock the source of time for leases, delays, timers, retention and KV TTL (default: wall clock) */
-  constructor(readonly store: SqliteStore, readonly config: Config, readonly codec: PayloadCodec, readonly log: Logger, clock: Clock = systemClock) {
-    ({ engine: this.engine, units: this.units, backend: this.backend } = EngineBackend.open(store, config, codec, log, clock));
+  /**
+   * @param storage the opened backend (src/storage/open.ts)
+   * @param clock the source of time for leases, delays, timers, retention and KV TTL (default: wall clock)
+   */
+  constructor(readonly storage: StorageRuntime, readonly config: Config, readonly codec: PayloadCodec, readonly log: Logger, clock: Clock = systemClock) {
+    this.backend = storage.backend;
+    // Transactions plan their acks on this view of the backend: it notes the queue of each partition read.
+    this.txBackend = Object.assign(Object.create(this.backend) as QueueBackend, {
+      readAckTargets: async (lookups: AckLookup[]) => this.notedTargets(lookups, await this.backend.readAckTargets(lookups)),
+    });
+    this.clock = clock;
+    this.scheduler = storage.scheduler;
     this.waiters = new Waiters(config.limits.maxWaitersPerQueue);
     this.backend.onPartitionsReady((key, partitions, visibleAt) => {
       if (visibleAt !== null) return; // the backend re-announces it when it is due
@@ -162,15 +176,18 @@ export class Broker implements PushContext {
       if (this.waiters.discoveryParked) this.wakeDiscovery(key);
     });
     this.startedAt = clock.now();
+    const known = this.knownQueues;
+    this.observers.push({
+      pushed(results) { for (const r of results) known.add(r.queueName); },
+      transacted(_req, result) { if (result.success) for (const r of result.results) if (r.type === 'push') known.add(r.queueName); },
+      queueDeleted(queue) { known.delete(queue); },
+    });
   }
 
-  /**
-   * Loads state from the store. Call once before serving.
-   * @param snap a snapshot already read at boot (read here when omitted)
-   */
-  start(snap: StoreSnapshot = this.store.loadSnapshot()): void {
-    this.engine.load(snap);
-    this.popMaintenance = snap.settings.get('maintenance.pop') === 'true';
+  /** Reads the pop maintenance flag from the boot state. Call once before serving. */
+  start(): void {
+    this.popMaintenance = this.storage.boot.settings.get('maintenance.pop') === 'true';
+    for (const q of this.storage.boot.queueNames) this.knownQueues.add(q);
   }
 
   /**
@@ -197,6 +214,26 @@ export class Broker implements PushContext {
       (q) => { if (q) this.waiters.labelsReady(key.tenant, q); },
       (e: unknown) => this.log.error({ err: e, queue: key.queue }, 'reading a queue to wake discovery pops failed'),
     );
+  }
+
+  /** Notes the queue of a partition id (bounded: cleared when full). */
+  private notePartition(partitionId: string, queue: string): void {
+    if (this.partitionQueues.size >= PARTITION_QUEUES_MAX && !this.partitionQueues.has(partitionId)) this.partitionQueues.clear();
+    this.partitionQueues.set(partitionId, queue);
+  }
+
+  /** Notes the queue of each looked-up partition that has a target; returns `targets`. */
+  private notedTargets(lookups: readonly AckLookup[], targets: (AckTarget | undefined)[]): (AckTarget | undefined)[] {
+    for (let i = 0; i < targets.length; i++) {
+      const t = targets[i];
+      if (t) this.notePartition(lookups[i]!.partitionId, t.queue.queue);
+    }
+    return targets;
+  }
+
+  /** The queue name of the partition with public id `partitionId`, when an ack plan or a claim of this broker read it. */
+  queueOfPartition(partitionId: string): string | undefined {
+    return this.partitionQueues.get(partitionId);
   }
 
   /** Pops parked waiting for messages right now. */
@@ -246,10 +283,11 @@ export class Broker implements PushContext {
       : typeof req.options.namespace === 'string' ? req.options.namespace : req.mode === 'replace' || !existing ? '' : existing.namespace;
     const task = typeof req.task === 'string' && req.task !== '' ? req.task
       : typeof req.options.task === 'string' ? req.options.task : req.mode === 'replace' || !existing ? '' : existing.task;
-    const q = await this.backend.admin.configureQueue(key, { namespace, task, options }, this.engine.clock.now());
+    const q = await this.backend.admin.configureQueue(key, { namespace, task, options }, this.clock.now());
+    this.knownQueues.add(req.queue);
     return {
       configured: true, queueId: q.queueId, partitionId: null, queue: req.queue, namespace: q.namespace, task: q.task,
-      storage: 'sqlite', options: optionsView(q.options),
+      storage: this.storage.kind, options: optionsView(q.options),
     };
   }
 
@@ -268,9 +306,9 @@ export class Broker implements PushContext {
     const diverted = tenant === DEFAULT_TENANT ? this.pushGate?.(items, producerSub) : undefined;
     if (diverted) return diverted;
     const plan = planPush(this, await queueOptionsOf(this.backend, items, tenant), items, producerSub, tenant);
-    const results = await appendPush(this.backend, plan, this.engine.clock.now());
+    const results = await appendPush(this.backend, plan, this.clock.now());
     for (const r of results) if (r.status === 'queued') this.counters.pushMessages++;
-    this.notify((o) => o.pushed?.(results, this.engine.clock.now()));
+    this.notify((o) => o.pushed?.(results, this.clock.now()));
     return results;
   }
 
@@ -284,37 +322,58 @@ export class Broker implements PushContext {
   async pop(req: PopRequest, signal?: AbortSignal): Promise<PopResponse | EmptyConflationResponse | null> {
     this.counters.popRequests++;
     if (this.popMaintenance) return req.conflation ? { ...emptyConflation(req), conflation: true, paused: true } : null;
-    const arrived = this.engine.clock.now();
+    const arrived = this.clock.now();
     const deadline = arrived + (req.wait ? req.timeoutMs : 0);
     if (req.subscription.since === undefined) req = { ...req, subscription: { ...req.subscription, since: arrived } };
     const parker = new Parker(req);
-    for (;;) {
-      if (signal?.aborted || this.stopping || this.popMaintenance) return null;
-      parker.reset();
-      const generation = this.readyGeneration(req.queue);
-      const { claimed, storedConflation } = await claimThrough(this.backend, req, this.defaultNew, this.engine.clock.now());
-      if (claimed.length > 0) {
-        if (signal?.aborted) this.log.debug('client left after its pop was claimed; the lease will expire');
-        this.notify((o) => o.popped?.(req, claimed, this.engine.clock.now()));
-        return { ...renderPop(this.codec, this.log, this.counters, req, claimed), ...conflationEcho(storedConflation, req) };
+    let registered = false; // the parker holds a place among the waiters
+    try {
+      for (;;) {
+        if (signal?.aborted || this.stopping || this.popMaintenance) return null;
+        if (parker.wokenSinceReset) registered = false; // a wake-up took it out of the waiters
+        parker.reset();
+        const generation = this.readyGeneration(req.queue);
+        const { claimed, storedConflation } = await claimThrough(this.backend, req, this.defaultNew, this.clock.now());
+        if (parker.wokenSinceReset) registered = false; // a wake-up during the claim took it out of the waiters
+        if (claimed.length > 0) {
+          for (const c of claimed) this.notePartition(c.partitionId, c.queue);
+          if (signal?.aborted) this.log.debug('client left after its pop was claimed; the lease will expire');
+          this.notify((o) => o.popped?.(req, claimed, this.clock.now()));
+          return { ...renderPop(this.codec, this.log, this.counters, req, claimed), ...conflationEcho(storedConflation, req) };
+        }
+        if (!req.wait || this.clock.now() >= deadline) {
+          this.counters.popEmpty++;
+          this.notify((o) => o.popped?.(req, [], this.clock.now()));
+          const echo = conflationEcho(storedConflation, req);
+          return echo.conflation ? { ...emptyConflation(req), ...echo, conflation: true } : null;
+        }
+        if (signal?.aborted) return null;
+        // A wake-up that arrived while the claim ran may be for us: claim again instead of parking.
+        if (this.readyGeneration(req.queue) !== generation) continue;
+        if (!registered) this.waiters.add(parker.waiter); // throws too_many_waiters at QUEEN_MAX_WAITERS_PER_QUEUE
+        registered = true;
+        const until = this.recheckAt(deadline);
+        const why = await parker.wait(this.scheduler, this.waiters, until, signal, until < deadline);
+        registered = why === 'deadline' && until < deadline;
       }
-      if (!req.wait || this.engine.clock.now() >= deadline) {
-        this.counters.popEmpty++;
-        this.notify((o) => o.popped?.(req, [], this.engine.clock.now()));
-        const echo = conflationEcho(storedConflation, req);
-        return echo.conflation ? { ...emptyConflation(req), ...echo, conflation: true } : null;
-      }
-      if (signal?.aborted) return null;
-      // A wake-up that arrived while the claim ran may be for us: claim again instead of parking.
-      if (this.readyGeneration(req.queue) !== generation) continue;
-      this.waiters.add(parker.waiter); // throws too_many_waiters at QUEEN_MAX_WAITERS_PER_QUEUE
-      await parker.wait(this.engine.scheduler, this.waiters, deadline, signal);
+    } finally {
+      if (registered) this.waiters.remove(parker.waiter);
     }
   }
 
   /** The broker's default subscription mode is `new` (QUEEN_DEFAULT_SUBSCRIPTION_MODE). */
   private get defaultNew(): boolean {
     return this.config.defaultSubscriptionMode === 'new';
+  }
+
+  /**
+   * When a parked pop looks again: its deadline, or sooner on a backend shared by several
+   * processes, where a lost LISTEN/NOTIFY hint or a lease that expired on another node has no local
+   * wake-up; a bounded re-check keeps that cost at about a second (docs/storage.md#postgresql-backend).
+   */
+  private recheckAt(deadline: number): number {
+    const every = this.storage.recheckMs;
+    return every === undefined ? deadline : Math.min(deadline, this.clock.now() + every);
   }
 
   /** Counts wake-up hints for `queue` (undefined: any queue, for discovery pops). */
@@ -334,8 +393,8 @@ export class Broker implements PushContext {
     let outcomes: AckOutcome[];
     const groups = groupAcks(inputs);
     for (let attempt = 1; ; attempt++) {
-      const targets = ownTargets(await this.backend.readAckTargets(groups.lookups), tenant);
-      const now = this.engine.clock.now();
+      const targets = ownTargets(this.notedTargets(groups.lookups, await this.backend.readAckTargets(groups.lookups)), tenant);
+      const now = this.clock.now();
       const plan = planAcks(inputs, groups, targets, now);
       const commits = ackCommits(plan, now);
       // Refused when the lease ended or another unit moved the cursor after the plan read it:
@@ -352,7 +411,7 @@ export class Broker implements PushContext {
       else this.counters.ackFailed++;
       if (o.dlq) this.counters.dlqMessages++;
     }
-    this.notify((o) => o.acked?.(inputs, outcomes, this.engine.clock.now()));
+    this.notify((o) => o.acked?.(inputs, outcomes, this.clock.now()));
     return outcomes;
   }
 
@@ -369,7 +428,7 @@ export class Broker implements PushContext {
     }
     const result = await this.decideAndRun(req);
     if (result.success) for (const r of result.results) if (r.type === 'ack' && r.dlq) this.counters.dlqMessages++;
-    this.notify((o) => o.transacted?.(req, result, this.engine.clock.now()));
+    this.notify((o) => o.transacted?.(req, result, this.clock.now()));
     return result;
   }
 
@@ -380,8 +439,8 @@ export class Broker implements PushContext {
   private async decideAndRun(req: TransactionRequest): Promise<TransactionResult> {
     const transactionId = newId();
     for (let attempt = 1; ; attempt++) {
-      const now = this.engine.clock.now();
-      const d = await decideTransaction(this.backend, this, req, transactionId, new KvView(this.backend.kv, req.tenant ?? DEFAULT_TENANT, now), now);
+      const now = this.clock.now();
+      const d = await decideTransaction(this.txBackend, this, req, transactionId, new KvView(this.backend.kv, req.tenant ?? DEFAULT_TENANT, now), now);
       if (d.refusal) return d.refusal;
       const unit = await this.backend.unit(d.ops);
       if (unit.committed) {
@@ -401,7 +460,7 @@ export class Broker implements PushContext {
    * shortens, never revives an expired lease (docs/http-api.md#lease-extension).
    */
   async extendLease(leaseId: string, seconds: number): Promise<LeaseExtension> {
-    const now = this.engine.clock.now();
+    const now = this.clock.now();
     const renewed = await this.backend.extendLease(leaseId, now + seconds * 1000, now);
     const at = renewed.length > 0 ? iso(Math.min(...renewed)) : null;
     return { leaseId, success: renewed.length > 0, renewed: renewed.length, newExpiresAt: at, expiresAt: at, lease_expires_at: at };
@@ -438,21 +497,20 @@ export class Broker implements PushContext {
   // ------------------------------------------------------------------ health and lifecycle
 
   healthy(): boolean {
-    return !this.stopping && this.store.healthy();
+    return !this.stopping && this.storage.healthy();
   }
 
   /** Stops taking new work and answers every parked pop (204). */
   stopAccepting(): void {
     this.stopping = true;
-    this.units.stop();
+    this.storage.stopAccepting();
     this.waiters.wakeAll();
   }
 
   /** {@link stopAccepting}, then waits up to `graceMs` for in-flight commits and closes the store. */
   async shutdown(graceMs: number): Promise<void> {
     this.stopAccepting();
-    await this.units.drain(graceMs);
-    this.engine.stop();
-    await this.store.close();
+    await this.storage.drain(graceMs);
+    await this.storage.close();
   }
 }

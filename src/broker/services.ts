@@ -9,8 +9,8 @@
  *
  * | start                                   | stop (reverse)                                 |
  * |-----------------------------------------|------------------------------------------------|
- * | 1. broker: state from the store; lease  | 4. broker: wait for in-flight commits, cancel  |
- * |    expiry and delay timers armed        |    every scheduled entry, close the store      |
+ * | 1. broker: boot state (the runtime     | 4. broker: wait for in-flight commits, cancel  |
+ * |    loaded its indexes and timers)       |    every scheduled entry, close the store      |
  * | 2. KV expiry sweep                      | 3. KV expiry sweep                             |
  * | 3. admin jobs: DLQ depths, spool replay,| 2. admin jobs: retention and spool finished,   |
  * |    retention sweep                      |    metrics stopped                             |
@@ -25,8 +25,7 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
 import type { PayloadCodec } from '../model/codec.js';
-import type { StoreSnapshot } from '../storage/store.js';
-import type { SqliteStore } from '../storage/sqlite/store.js';
+import type { StorageRuntime } from '../storage/runtime.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import type { Scheduler } from '../util/scheduler.js';
 import type { AdminViews } from './admin/views.js';
@@ -38,11 +37,11 @@ import { registerEphemeralMetrics } from './ephemeral/metrics.js';
 import { AdminJobs } from './jobs/admin-jobs.js';
 import { PartitionLogs } from './messaging/log-read.js';
 import { KafkaSideTables } from './messaging/kafka-meta.js';
-import { SqliteLogReads } from '../storage/sqlite/log-read.js';
 
 /** What {@link Services} is built from. */
 export interface ServicesDeps {
-  store: SqliteStore;
+  /** The opened storage backend (src/storage/open.ts). */
+  storage: StorageRuntime;
   config: Config;
   /** Payload encryption (or the plain codec). */
   codec: PayloadCodec;
@@ -89,13 +88,13 @@ export class Services {
 
   constructor(deps: ServicesDeps) {
     this.clock = deps.clock ?? systemClock;
-    this.broker = new Broker(deps.store, deps.config, deps.codec, deps.log, this.clock);
-    this.scheduler = this.broker.engine.scheduler;
+    this.broker = new Broker(deps.storage, deps.config, deps.codec, deps.log, this.clock);
+    this.scheduler = this.broker.scheduler;
     this.kv = new Kv(this.broker);
     this.jobs = new AdminJobs(this.broker);
     this.views = this.jobs.views;
     this.timers = new Timers(this.broker);
-    this.logs = new PartitionLogs(this.broker.backend, new SqliteLogReads(this.broker.engine, (w) => this.broker.units.run(w)), this.clock);
+    this.logs = new PartitionLogs(this.broker.backend, deps.storage.logs, this.clock);
     this.kafkaMeta = new KafkaSideTables(this.broker.backend, this.clock);
     this.ephemeral = new EphemeralEngine(this.broker.backend, deps.config.ephemeral, this.clock);
     registerEphemeralMetrics(this.jobs.metrics.registry, this.ephemeral);
@@ -107,16 +106,15 @@ export class Services {
   }
 
   /**
-   * Starts everything in order; call once, before serving.
-   * @param snapshot a snapshot already read at boot (read from the store when omitted)
+   * Starts everything in order, from the storage runtime's boot state; call once, before serving.
    * @throws Error when called twice
    */
-  start(snapshot: StoreSnapshot = this.broker.store.loadSnapshot()): void {
+  start(): void {
     if (this.state !== 'new') throw new Error(`services already ${this.state}`);
     this.state = 'started';
-    this.broker.start(snapshot);
+    this.broker.start();
     this.kv.start();
-    this.jobs.start(snapshot.settings);
+    this.jobs.start(this.broker.storage.boot);
     this.timers.start(); // includes timers that fell due while the broker was down
   }
 

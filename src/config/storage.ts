@@ -25,6 +25,11 @@ export interface PgConnectionConfig {
   ssl: false | { rejectUnauthorized: boolean };
   /** Pool size (`DB_POOL_SIZE`). */
   max: number;
+  /**
+   * `QUEEN_PG_RECHECK_MS` (default 1000): longest a parked pop waits before it claims again, ms —
+   * the bound on what a lost LISTEN/NOTIFY hint costs (docs/storage.md#postgresql-backend).
+   */
+  recheckMs: number;
 }
 
 export type StorageConfig = { kind: 'sqlite' } | { kind: 'postgres'; pg: PgConnectionConfig };
@@ -72,6 +77,7 @@ export function loadStorageConfig(env: Env): StorageConfig {
     database: str(env, 'PG_DATABASE', str(env, 'PG_DB', 'postgres')),
     ssl: useSsl ? { rejectUnauthorized } : false,
     max: int(env, 'DB_POOL_SIZE', 20, 1, 10_000),
+    recheckMs: int(env, 'QUEEN_PG_RECHECK_MS', 1000, 10, 3_600_000),
   };
   hidden(pg, 'password', env.PG_PASSWORD);
   hidden(pg, 'connectionString', pgUrl(env, 'DATABASE_URL'));

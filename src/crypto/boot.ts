@@ -7,7 +7,7 @@ import type { EncryptionConfig } from '../config/encryption.js';
 import type { Logger } from '../observability/logger.js';
 import type { PartitionRow, Store, StoreReader, StoreSnapshot } from '../storage/store.js';
 import { EncryptingCodec, createPayloadCodec } from './codec.js';
-import { envelopeKeyId } from './envelope.js';
+import { ENVELOPE_VERSION, HEADER_BYTES, envelopeKeyId } from './envelope.js';
 import { checkDataDirectoryKeys } from './keycheck.js';
 import { KeyRing } from './keyring.js';
 import { addTimerKeyIds } from './timer-keys.js';
@@ -76,6 +76,54 @@ export async function initEncryption(opts: InitEncryptionOptions): Promise<Paylo
       for (const [k, v] of result.record) tx.setSetting(k, v);
     });
   }
+  for (const id of result.retired) log.info({ keyId: id }, `encryption key id ${id} retired: no stored payload uses it`);
+  if (!ring) {
+    log.info(DISABLED_LINE);
+    return createPayloadCodec(config);
+  }
+  log.info({ keyId: ring.current.id, previousKeyIds: ring.previous.map((k) => k.id) }, BOOT_LINE);
+  return new EncryptingCodec(ring);
+}
+
+/** What the key check reads and writes on a backend of the operation contract (src/storage/contract.ts). */
+export interface KeyCheckStore {
+  settings(): Promise<ReadonlyMap<string, string>>;
+  /** Distinct first `bytes` bytes of every stored encrypted payload. */
+  payloadHeads(bytes: number): Promise<Buffer[]>;
+  setSetting(key: string, value: string): Promise<void>;
+}
+
+/** Thrown inside the synchronous check to ask for the asynchronous scan. */
+class ScanNeeded extends Error {}
+
+/**
+ * {@link initEncryption} on a backend read through the operation contract (PostgreSQL): the same
+ * key check (src/crypto/keycheck.ts) and key-check values recorded, the key ids in use read as the
+ * distinct envelope headers of the stored encrypted payloads, only when a recorded key is missing.
+ * @throws ConfigError as {@link initEncryption} does
+ */
+export async function initEncryptionOn(opts: { config: EncryptionConfig; store: KeyCheckStore; log: Pick<Logger, 'info'> }): Promise<PayloadCodec> {
+  const { config, store, log } = opts;
+  const ring = KeyRing.fromConfig(config);
+  const settings = await store.settings();
+  let inUse: Set<string> | undefined;
+  const check = () => checkDataDirectoryKeys({
+    ring, settings,
+    findKeyIdsInUse: () => {
+      if (!inUse) throw new ScanNeeded('key ids in use not read yet');
+      return inUse;
+    },
+  });
+  let result;
+  try {
+    result = check();
+  } catch (e) {
+    if (!(e instanceof ScanNeeded)) throw e;
+    inUse = new Set<string>();
+    for (const h of await store.payloadHeads(HEADER_BYTES)) if (h.length === HEADER_BYTES && h[0] === ENVELOPE_VERSION) inUse.add(h.toString('hex', 1));
+    result = check();
+  }
+  for (const [k, v] of result.record) await store.setSetting(k, v);
   for (const id of result.retired) log.info({ keyId: id }, `encryption key id ${id} retired: no stored payload uses it`);
   if (!ring) {
     log.info(DISABLED_LINE);

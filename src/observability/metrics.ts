@@ -44,12 +44,10 @@ export interface MetricsBroker {
   healthy(): boolean;
   /** Parked long-poll pops. */
   readonly waiters: { readonly size: number; perQueueCounts(): ReadonlyMap<string, number> };
-  readonly engine: {
-    /** Queues by name (only the names and the count are read). */
-    readonly queues: ReadonlyMap<string, unknown>;
-    /** The broker's clock (epoch ms): activity minutes and uptime are read at its instant. */
-    readonly clock: { now(): number };
-  };
+  /** Names of the queues this broker knows (default tenant; only the names and the count are read). */
+  readonly knownQueues: ReadonlySet<string>;
+  /** The broker's clock (epoch ms): activity minutes and uptime are read at its instant. */
+  readonly clock: { now(): number };
 }
 
 /** One minute of a queue's activity (counts; lag in ms). */
@@ -107,7 +105,7 @@ export class PromMetrics {
     const c = () => broker.counters;
 
     // ------------------------------------------------------------ process / broker
-    new Gauge({ name: 'queen_uptime_seconds', help: 'Seconds since the broker started', registers, collect() { this.set((broker.engine.clock.now() - broker.startedAt) / 1000); } });
+    new Gauge({ name: 'queen_uptime_seconds', help: 'Seconds since the broker started', registers, collect() { this.set((broker.clock.now() - broker.startedAt) / 1000); } });
     new Gauge({ name: 'queen_process_resident_memory_bytes', help: 'Resident set size', registers, collect() { this.set(process.memoryUsage().rss); } });
     new Gauge({ name: 'queen_process_heap_used_bytes', help: 'V8 heap in use', registers, collect() { this.set(process.memoryUsage().heapUsed); } });
     const cpu = (name: string, help: string, pick: (u: NodeJS.CpuUsage) => number) => {
@@ -175,7 +173,7 @@ export class PromMetrics {
     const perMinute = (name: string, help: string, pick: (b: MetricsBucket) => number) =>
       new Gauge({
         name, help, labelNames: ['queue'], registers,
-        collect() { this.reset(); const now = broker.engine.clock.now(); for (const [q, n] of self.capped((q) => pick(activity.series(q).lastComplete(now)))) this.set({ queue: q }, n); },
+        collect() { this.reset(); const now = broker.clock.now(); for (const [q, n] of self.capped((q) => pick(activity.series(q).lastComplete(now)))) this.set({ queue: q }, n); },
       });
     perMinute('queen_queue_push_requests_per_minute', 'Push requests in the last complete minute', (b) => b.pushRequests);
     perMinute('queen_queue_push_messages_per_minute', 'Messages pushed in the last complete minute', (b) => b.pushMessages);
@@ -186,7 +184,7 @@ export class PromMetrics {
       name: 'queen_queue_ack_per_minute', help: 'Acknowledgements in the last complete minute', labelNames: ['queue', 'result'], registers,
       collect() {
         this.reset();
-        const now = broker.engine.clock.now();
+        const now = broker.clock.now();
         for (const [q, n] of self.capped((q) => activity.series(q).lastComplete(now).ackCompleted)) this.set({ queue: q, result: 'success' }, n);
         for (const [q, n] of self.capped((q) => activity.series(q).lastComplete(now).ackFailed)) this.set({ queue: q, result: 'failed' }, n);
       },
@@ -195,7 +193,7 @@ export class PromMetrics {
       name: 'queen_queue_pop_lag_milliseconds', help: 'Age of delivered messages at delivery, last complete minute', labelNames: ['queue', 'stat'], registers,
       collect() {
         this.reset();
-        const now = broker.engine.clock.now();
+        const now = broker.clock.now();
         for (const q of self.labelledQueues()) {
           const b = activity.series(q).lastComplete(now);
           this.set({ queue: q, stat: 'avg' }, b.lagCount > 0 ? b.lagSum / b.lagCount : 0);
@@ -232,8 +230,8 @@ export class PromMetrics {
 
   /** The queues that get their own label value (busiest first, capped). */
   private labelledQueues(): string[] {
-    const now = this.broker.engine.clock.now();
-    const names = [...this.broker.engine.queues.keys()];
+    const now = this.broker.clock.now();
+    const names = [...this.broker.knownQueues.keys()];
     if (names.length <= this.maxQueues) return names;
     const score = (q: string) => {
       const b = this.activity.series(q).lastComplete(now);
@@ -250,10 +248,10 @@ export class PromMetrics {
   private capped(value: (q: string) => number): [string, number][] {
     const keep = this.labelledQueues();
     const out: [string, number][] = keep.map((q) => [q, value(q)]);
-    if (this.broker.engine.queues.size > keep.length) {
+    if (this.broker.knownQueues.size > keep.length) {
       const set = new Set(keep);
       let rest = 0;
-      for (const q of this.broker.engine.queues.keys()) if (!set.has(q)) rest += value(q);
+      for (const q of this.broker.knownQueues.keys()) if (!set.has(q)) rest += value(q);
       out.push([OTHER_QUEUES, rest]);
     }
     return out;

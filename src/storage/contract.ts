@@ -14,8 +14,8 @@ import type { StoredPayload } from '../model/codec.js';
 import type { QueueOptions } from '../model/options.js';
 import type { KafkaMetaSubStore } from './kafka-meta.js';
 import type { KvRow, KvScan } from './kv.js';
-import type { TraceNameRow, TraceRow } from './ops.js';
-import type { CursorRow, DlqFilter, DlqRow, MessageRow } from './store.js';
+import type { ListedMessage, MessagePageQuery, TraceNameRow, TraceRow } from './ops.js';
+import type { CursorRow, DlqFilter, DlqRow, MessageRow, PartitionRow, QueueRow, SubscriptionRow } from './store.js';
 import type { TimerKey, TimerRow } from './timers.js';
 
 /** The tenant every queue belongs to unless a request names another (src/model/tenancy.ts). */
@@ -464,6 +464,76 @@ export interface StreamsSubStore {
   stateCounts(tenant: string, queryId: string): Promise<{ partitionId: string; rows: number }[]>;
 }
 
+// ---------------------------------------------------------------- operator-view reads (docs/http-api.md#operator-routes)
+
+/**
+ * A queue as the operator views read it: its stored row, its partitions by name and its consumer
+ * groups by name. Plain data the views must not change; a backend may hand out its own
+ * accelerator's objects (SQLite) or build them per read (PostgreSQL).
+ */
+export interface ViewQueue extends QueueRow {
+  partitions: ReadonlyMap<string, ViewPartition>;
+  groups: ReadonlyMap<string, ViewGroup>;
+}
+
+/** A partition in a {@link ViewQueue} (`pk` keys a group's cursors and the point reads). */
+export interface ViewPartition extends Omit<PartitionRow, 'queuePk'> {
+  queue: ViewQueue;
+}
+
+/** A cursor in a {@link ViewGroup}; `materialized` is false for one not written yet. */
+export interface ViewCursor extends CursorRow {
+  materialized: boolean;
+}
+
+/** A consumer group of a {@link ViewQueue}: its subscription and its cursors by partition pk. */
+export interface ViewGroup {
+  name: string;
+  queue: ViewQueue;
+  subscription: SubscriptionRow;
+  cursors: ReadonlyMap<number, ViewCursor>;
+}
+
+/** One tenant's queues, partitions and groups as read at one moment (the operator views' input). */
+export interface ViewModel {
+  /** The tenant's queue named `name`. */
+  queue(name: string): ViewQueue | undefined;
+  /** Every queue of the tenant, in creation order. */
+  queues(): Iterable<ViewQueue>;
+  /** A partition of the tenant by its public id. */
+  partitionById(id: string): ViewPartition | undefined;
+  /** A partition of the tenant by its pk. */
+  partitionByPk(pk: number): ViewPartition | undefined;
+  /**
+   * Where `g` starts on `p` when it has no cursor there and subscribed from a time: the first offset
+   * created after the subscription's `fromTime`, or the head when none (docs/storage.md#log-model).
+   */
+  subscriptionStart(g: ViewGroup, p: ViewPartition): number;
+}
+
+/** Reads of the operator views (docs/http-api.md#operator-routes); every read names the tenant. */
+export interface ViewsSubStore {
+  /** The tenant's queues, partitions, groups and cursors. */
+  model(tenant: string): Promise<ViewModel>;
+  /** created_at (epoch ms) of the first retained message at or after `offset` of partition `partitionPk`; undefined when none. */
+  createdAtFrom(tenant: string, partitionPk: number, offset: number): Promise<number | undefined>;
+  /** One page of messages of one queue (or partition), newest first. */
+  listMessages(tenant: string, q: MessagePageQuery): Promise<ListedMessage[]>;
+  /** The newest message of the partition with public id `partitionId` with `transactionId`, created at or after `since` (epoch ms); undefined when none. */
+  findMessage(tenant: string, partitionId: string, transactionId: string, since: number): Promise<MessageRow | undefined>;
+  /** The queue and partition names of the tenant's partition with public id `partitionId`; undefined when none. */
+  locate(tenant: string, partitionId: string): Promise<PartitionKey | undefined>;
+  /** Dead letters stored per queue name. */
+  dlqDepth(tenant: string): Promise<Map<string, number>>;
+  /** Every broker-wide setting (maintenance flags, recorded key-check values), by key. */
+  settings(): Promise<Map<string, string>>;
+  /**
+   * The distinct first `bytes` bytes of every stored payload flagged encrypted (messages, dead
+   * letters, timers): a full scan, for the boot key check (src/crypto/boot.ts) when a recorded key is missing.
+   */
+  payloadHeads(bytes: number): Promise<Buffer[]>;
+}
+
 /** Named differences between backends. */
 export interface BackendCapabilities {
   /** Wake-ups travel between processes through the store (PostgreSQL LISTEN/NOTIFY). */
@@ -554,5 +624,6 @@ export interface QueueBackend {
   readonly streams: StreamsSubStore;
   /** The Kafka port's side tables (kafka-meta.ts). */
   readonly kafka: KafkaMetaSubStore;
+  readonly views: ViewsSubStore;
   close(): Promise<void>;
 }

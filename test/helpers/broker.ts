@@ -1,8 +1,16 @@
 /**
  * Starts a real broker process (`node dist/src/main.js`) on a kernel-chosen loopback port with its own
  * data directory, for black-box tests over real HTTP. Each call is isolated by construction.
+ *
+ * One environment variable switches the storage of every broker started here:
+ * `QUEEN_TEST_STORAGE=postgres` gives each data directory its own fresh database on the local
+ * PostgreSQL server (`QUEEN_TEST_PG_URL`, default `postgres://postgres@127.0.0.1:5432/postgres`) and
+ * starts the broker with `QUEEN_STORAGE=postgres` and its `DATABASE_URL`; a restart on the same data
+ * directory finds the same database. The databases are dropped when the test process ends.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import pg from 'pg';
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -35,6 +43,57 @@ export interface StartOptions {
   main?: string;
 }
 
+/** True when the black-box suite runs on PostgreSQL (`QUEEN_TEST_STORAGE=postgres`). */
+export const ON_POSTGRES = process.env.QUEEN_TEST_STORAGE === 'postgres';
+
+/**
+ * `{ skip: reason }` for a test that is SQLite-specific by nature (data files, WAL, the SQLite
+ * schema) when the suite runs on PostgreSQL; `{}` otherwise. Use as `test(name, sqliteOnly('…'), fn)`.
+ */
+export function sqliteOnly(reason: string): { skip?: string } {
+  return ON_POSTGRES ? { skip: `SQLite-specific: ${reason}` } : {};
+}
+
+const PG_ADMIN_URL = process.env.QUEEN_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+/** Database URL per data directory (a restart on the directory reuses it). */
+const databases = new Map<string, { name: string; url: string }>();
+let dropArmed = false;
+
+/** Runs one statement on the admin database. */
+async function adminQuery(sql: string): Promise<void> {
+  const c = new pg.Client({ connectionString: PG_ADMIN_URL });
+  await c.connect();
+  try {
+    await c.query(sql);
+  } finally {
+    await c.end();
+  }
+}
+
+/** The database of `dataDir` for a PostgreSQL run: created on first use, dropped when the test process ends. */
+async function databaseFor(dataDir: string): Promise<string> {
+  const known = databases.get(dataDir);
+  if (known) return known.url;
+  const name = `queen_bb_${process.pid}_${randomBytes(4).toString('hex')}`;
+  await adminQuery(`CREATE DATABASE ${name}`);
+  const u = new URL(PG_ADMIN_URL);
+  u.pathname = `/${name}`;
+  databases.set(dataDir, { name, url: u.toString() });
+  if (!dropArmed) {
+    dropArmed = true;
+    process.once('beforeExit', () => {
+      void Promise.allSettled([...databases.values()].map((d) => adminQuery(`DROP DATABASE IF EXISTS ${d.name} WITH (FORCE)`)));
+    });
+  }
+  return u.toString();
+}
+
+/** The storage variables a broker on `dataDir` gets (none on SQLite, or when `env` chooses the storage itself). */
+async function storageEnv(dataDir: string, env: Record<string, string> | undefined): Promise<Record<string, string>> {
+  if (!ON_POSTGRES || env?.QUEEN_STORAGE !== undefined) return {};
+  return { QUEEN_STORAGE: 'postgres', DATABASE_URL: await databaseFor(dataDir) };
+}
+
 /** A fresh temporary directory (removed by the OS tmp cleaner; tests may rm it). */
 export function tempDir(prefix = 'queen-test-'): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
@@ -61,6 +120,7 @@ export async function startBroker(opts: StartOptions = {}): Promise<BrokerHandle
     throw new Error(`startBroker: LOG_LEVEL=${level} hides the '${LISTENING_MSG}' line that carries the bound port; use info or pass a port`);
   }
   const dataDir = opts.dataDir ?? path.join(tempDir(), 'data');
+  const storage = await storageEnv(dataDir, opts.env);
   const proc = spawn(process.execPath, [opts.main ?? MAIN], {
     env: {
       PATH: process.env.PATH ?? '',
@@ -68,6 +128,7 @@ export async function startBroker(opts: StartOptions = {}): Promise<BrokerHandle
       QUEEN_BIND_ADDR: '127.0.0.1',
       QUEEN_DATA_DIR: dataDir,
       LOG_LEVEL: level,
+      ...storage,
       ...opts.env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -149,8 +210,10 @@ export async function startBroker(opts: StartOptions = {}): Promise<BrokerHandle
  */
 export async function runBrokerExpectingExit(env: Record<string, string>, timeoutMs = 10_000): Promise<{ code: number | null; output: string }> {
   // PORT=0: a broker that boots by mistake binds a port of its own instead of racing for one.
+  const dataDir = env.QUEEN_DATA_DIR ?? path.join(tempDir(), 'data');
+  const storage = await storageEnv(dataDir, env);
   const proc = spawn(process.execPath, [MAIN], {
-    env: { PATH: process.env.PATH ?? '', PORT: '0', QUEEN_BIND_ADDR: '127.0.0.1', QUEEN_DATA_DIR: path.join(tempDir(), 'data'), LOG_LEVEL: 'warn', ...env },
+    env: { PATH: process.env.PATH ?? '', PORT: '0', QUEEN_BIND_ADDR: '127.0.0.1', QUEEN_DATA_DIR: dataDir, LOG_LEVEL: 'warn', ...storage, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

@@ -10,6 +10,7 @@ import type { PopRequest } from '../../src/broker/messaging/pop.js';
 import { Services } from '../../src/broker/services.js';
 import { loadConfig } from '../../src/config/index.js';
 import { plainCodec } from '../../src/model/codec.js';
+import { SqliteRuntime } from '../../src/storage/sqlite/runtime.js';
 import { SqliteStore } from '../../src/storage/sqlite/store.js';
 import { TestClock } from '../../src/util/clock.js';
 import { tempDir } from './broker.js';
@@ -31,7 +32,9 @@ export function startTestServices(env: Record<string, string> = {}, at?: { dataD
   const dataDir = at?.dataDir ?? path.join(tempDir(), 'data');
   const clock = at?.clock ?? new TestClock();
   const config = loadConfig({ QUEEN_DATA_DIR: dataDir, ...env });
-  const services = new Services({ store: SqliteStore.open({ dataDir, sync: 'off' }), config, codec: plainCodec, log: pino({ level: 'silent' }), clock });
+  const log = pino({ level: 'silent' });
+  const storage = new SqliteRuntime(SqliteStore.open({ dataDir, sync: 'off' }), config, plainCodec, log, clock);
+  const services = new Services({ storage, config, codec: plainCodec, log, clock });
   services.start();
   return { services, clock, dataDir, stop: () => services.stop(1000) };
 }

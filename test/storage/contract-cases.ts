@@ -505,6 +505,70 @@ export const contractCases: ContractCase[] = [
     assert.deepEqual(await b.kafka.groups(DEFAULT_TENANT), ['g0', 'g2']);
     assert.deepEqual(await b.kafka.offsetMeta(other, 'g1'), [{ topic: 't', partition: 0, metadata: 'theirs' }], 'other tenant untouched');
   } },
+  { name: 'views: the model shows one tenant\'s queues, partitions, groups and cursors, and where a group subscribed from a time starts', cursorCommit: false, async run(b) {
+    const other = '00000000-0000-0000-0000-0000000000dd';
+    await fill(b, 3);
+    await b.append({ key: { ...Q, partition: 'p2' }, items: [item('x0')], dedupWindowMs: 0, now: T0 });
+    await b.append({ key: { ...Q, partition: 'p2' }, items: [item('x1'), item('x2')], dedupWindowMs: 0, now: T0 + 10_000 });
+    await b.append({ key: { tenant: other, queue: 'elsewhere', partition: 'p' }, items: [item('o')], dedupWindowMs: 0, now: T0 });
+    await b.claim(claimReq({ partition: 'p', batch: 2 }));
+    await b.claim(claimReq({ group: 'late', partition: 'p', leaseId: 'L9', seed: { mode: 'from', fromTime: T0 + 5_000 }, now: T0 + 20_000 }));
+    const m = await b.views.model(DEFAULT_TENANT);
+    assert.deepEqual([...m.queues()].map((q) => q.name), ['q']);
+    assert.equal(m.queue('elsewhere'), undefined, 'another tenant\'s queue is not in this model');
+    const q = m.queue('q')!;
+    assert.equal(q.tenant, DEFAULT_TENANT);
+    assert.deepEqual([...q.partitions.values()].map((p) => [p.name, p.firstOffset, p.headOffset, p.lastMessageAt]), [['p', 0, 3, T0], ['p2', 0, 3, T0 + 10_000]]);
+    const p = q.partitions.get('p')!;
+    const p2 = q.partitions.get('p2')!;
+    assert.equal(m.partitionById(p.id), p);
+    assert.equal(m.partitionByPk(p2.pk), p2);
+    assert.equal(p.queue, q);
+    assert.deepEqual([...q.groups.keys()].sort(), ['g', 'late']);
+    const g = q.groups.get('g')!;
+    const c = g.cursors.get(p.pk)!;
+    assert.deepEqual([c.materialized, c.committedOffset, c.leaseId, c.leaseExpiresAt, c.deliveredUpTo], [true, 0, 'L1', T0 + 30_000, 2]);
+    assert.equal(g.cursors.get(p2.pk), undefined, 'no cursor where the group never claimed');
+    const late = q.groups.get('late')!;
+    assert.deepEqual([late.subscription.mode, late.subscription.fromTime], ['from', T0 + 5_000]);
+    assert.equal(m.subscriptionStart(late, p2), 1, 'the first message created after the subscription time');
+    assert.equal(m.subscriptionStart(g, p2), 0, 'subscribed to all: the first retained offset');
+    const others = await b.views.model(other);
+    assert.deepEqual([...others.queues()].map((x) => x.name), ['elsewhere']);
+    assert.equal(others.partitionById(p.id), undefined, 'partitions are looked up within the tenant');
+  } },
+  { name: 'views: point reads (message ages, pages newest first, a message by transaction id, partition names, dead-letter depth, settings)', cursorCommit: true, async run(b) {
+    await b.append({ key: P, items: [item('a')], dedupWindowMs: 0, now: T0 });
+    await b.append({ key: P, items: [item('b'), item('c')], dedupWindowMs: 0, now: T0 + 1_000 });
+    await b.append({ key: { ...Q, partition: 'p2' }, items: [item('d')], dedupWindowMs: 0, now: T0 + 500 });
+    const m = await b.views.model(DEFAULT_TENANT);
+    const q = m.queue('q')!;
+    const p = q.partitions.get('p')!;
+    const p2 = q.partitions.get('p2')!;
+    assert.equal(await b.views.createdAtFrom(DEFAULT_TENANT, p.pk, 1), T0 + 1_000);
+    assert.equal(await b.views.createdAtFrom(DEFAULT_TENANT, p.pk, 3), undefined);
+    assert.equal(await b.views.createdAtFrom('00000000-0000-0000-0000-0000000000dd', p.pk, 0), undefined, 'another tenant reads nothing');
+    const page = await b.views.listMessages(DEFAULT_TENANT, { queuePk: q.pk, limit: 3 });
+    assert.deepEqual(page.map((r) => [r.transactionId, r.partitionPk, r.queuePk, r.payload]), [['c', p.pk, q.pk, '1'], ['b', p.pk, q.pk, '1'], ['d', p2.pk, q.pk, '1']]);
+    const rest = await b.views.listMessages(DEFAULT_TENANT, { queuePk: q.pk, limit: 3, after: { createdAt: page[2]!.createdAt, partitionPk: p2.pk, offset: 0 } });
+    assert.deepEqual(rest.map((r) => r.transactionId), ['a']);
+    const onP = await b.views.listMessages(DEFAULT_TENANT, { queuePk: q.pk, partitionPk: p.pk, from: T0 + 1_000, limit: 10 });
+    assert.deepEqual(onP.map((r) => r.offset), [2, 1]);
+    assert.deepEqual((await b.views.findMessage(DEFAULT_TENANT, p.id, 'b', 0))?.offset, 1);
+    assert.equal(await b.views.findMessage(DEFAULT_TENANT, p.id, 'b', T0 + 2_000), undefined, 'created before `since`');
+    assert.deepEqual(await b.views.locate(DEFAULT_TENANT, p2.id), { tenant: DEFAULT_TENANT, queue: 'q', partition: 'p2' });
+    assert.equal(await b.views.locate(DEFAULT_TENANT, 'no-such-partition'), undefined);
+    assert.equal(await b.views.findMessage(DEFAULT_TENANT, 'no-such-partition', 'b', 0), undefined);
+    await b.claim(claimReq({ partition: 'p' }));
+    const dl = await b.commitCursor({
+      key: { ...P, group: 'g' }, leaseId: 'L1', committedOffset: 1, retryCount: 0, release: true,
+      deadLetter: { id: 'dl-1', offset: 0, error: 'boom', retryCount: 3 }, now: T0 + 2_000,
+    });
+    assert.equal(dl.applied, true);
+    assert.deepEqual([...await b.views.dlqDepth(DEFAULT_TENANT)], [['q', 1]]);
+    await b.admin.setSetting('maintenance.pop', 'true');
+    assert.equal((await b.views.settings()).get('maintenance.pop'), 'true');
+  } },
 ];
 
 function timer(key: string, at: number) {

@@ -1,12 +1,13 @@
 /**
  * Booting with `QUEEN_STORAGE=postgres` (src/main.ts, docs/storage.md#postgresql-backend): an
- * unreachable database is fatal with the driver's reason; a reachable one gets the `queen` schema,
- * and the broker then stops with a fatal message, since its domain does not serve on PostgreSQL yet.
+ * unreachable database is fatal with the driver's reason; a reachable one gets the `queen` schema
+ * and the broker serves on it, and a restart finds what was pushed.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import pg from 'pg';
-import { runBrokerExpectingExit } from '../helpers/broker.js';
+import { runBrokerExpectingExit, startBroker } from '../helpers/broker.js';
+import { call } from '../helpers/http.js';
 import { MIGRATIONS } from '../../src/storage/postgres/schema.js';
 import { freshDatabase } from './postgres-backend.js';
 
@@ -17,18 +18,32 @@ test('QUEEN_STORAGE=postgres with nothing listening on PG_PORT: fatal, names the
   assert.ok(!output.includes('pw-not-shown'));
 });
 
-test('QUEEN_STORAGE=postgres with DATABASE_URL: the schema migrations are applied, then a clear fatal message', async () => {
+test('QUEEN_STORAGE=postgres with DATABASE_URL: the schema migrations are applied and the broker serves; a restart keeps the messages', async () => {
   const db = await freshDatabase();
   try {
-    const { code, output } = await runBrokerExpectingExit({ QUEEN_STORAGE: 'postgres', DATABASE_URL: db.url });
-    assert.equal(code, 1);
-    assert.match(output, /fatal: QUEEN_STORAGE=postgres: the queen schema is in place at DATABASE_URL, but this build's broker does not serve on PostgreSQL yet/);
-    const c = new pg.Client({ connectionString: db.url });
-    await c.connect();
+    const env = { QUEEN_STORAGE: 'postgres', DATABASE_URL: db.url };
+    const b = await startBroker({ env });
     try {
-      assert.deepEqual((await c.query('SELECT version FROM queen.schema_migrations ORDER BY version')).rows, MIGRATIONS.map((m) => ({ version: m.version })));
+      const c = new pg.Client({ connectionString: db.url });
+      await c.connect();
+      try {
+        assert.deepEqual((await c.query('SELECT version FROM queen.schema_migrations ORDER BY version')).rows, MIGRATIONS.map((m) => ({ version: m.version })));
+      } finally {
+        await c.end();
+      }
+      assert.equal((await call(b.url, 'POST', '/api/v1/push', { items: [{ queue: 'boot-q', payload: { n: 1 } }] })).status, 201);
+      const cfg = await call(b.url, 'POST', '/api/v1/configure', { queue: 'boot-q', options: {} });
+      assert.equal(cfg.body.storage, 'postgres');
     } finally {
-      await c.end();
+      assert.equal(await b.stop(), 0);
+    }
+    const again = await startBroker({ env });
+    try {
+      const p = await call(again.url, 'GET', '/api/v1/pop/queue/boot-q');
+      assert.equal(p.status, 200);
+      assert.deepEqual(p.body.messages.map((m: { data: unknown }) => m.data), [{ n: 1 }]);
+    } finally {
+      await again.stop();
     }
   } finally {
     await db.drop();

@@ -9,7 +9,6 @@
  */
 import type { AckInput, AckOutcome } from '../messaging/ack.js';
 import { normalizeStatus } from '../messaging/ack.js';
-import type { Engine } from '../../storage/sqlite/engine.js';
 import type { BrokerObserver } from '../messaging/observer.js';
 import type { ClaimedPartition, PopRequest } from '../messaging/pop.js';
 import type { PushResult } from '../messaging/push.js';
@@ -114,15 +113,13 @@ export class Activity implements BrokerObserver {
   /** Messages removed by retention per (queue, reason, consumed) since boot. */
   readonly removed = new Map<string, { queue: string; reason: string; consumed: boolean; count: number }>();
 
-  constructor(private readonly engine: Engine) {}
+  /** @param queueOf the queue name of a partition id (undefined when unknown) */
+  constructor(private readonly queueOf: (partitionId: string) => string | undefined = () => undefined) {}
 
-  /** Seeds the dead-letter depth from the store (boot). */
-  seedDlqDepth(byQueuePk: ReadonlyMap<number, number>): void {
+  /** Seeds the dead-letter depth per queue name from the store (boot). */
+  seedDlqDepth(byQueue: ReadonlyMap<string, number>): void {
     this.dlqDepth.clear();
-    for (const [pk, n] of byQueuePk) {
-      const q = this.engine.queuesByPk.get(pk);
-      if (q) this.dlqDepth.set(q.name, n);
-    }
+    for (const [q, n] of byQueue) this.dlqDepth.set(q, n);
   }
 
   /** The series of `queue`. */
@@ -199,7 +196,7 @@ export class Activity implements BrokerObserver {
     for (let i = 0; i < outcomes.length; i++) {
       const o = outcomes[i]!;
       const a = inputs[i]!;
-      const q = this.engine.partitionsById.get(a.partitionId)?.queue.name;
+      const q = this.queueOf(a.partitionId);
       if (o.success) this.add(q, normalizeStatus(a.status) === 'completed' ? 'ackCompleted' : 'ackFailed', 1, now);
       if (o.dlq && q !== undefined) {
         this.add(q, 'dlq', 1, now);
@@ -221,7 +218,7 @@ export class Activity implements BrokerObserver {
       }
       if (r.type !== 'ack') continue; // timer rider verdicts: counted when the timers fire
       const op = acks[a++];
-      const q = op && op.type === 'ack' ? this.engine.partitionsById.get(op.ack.partitionId)?.queue.name : undefined;
+      const q = op && op.type === 'ack' ? this.queueOf(op.ack.partitionId) : undefined;
       if (q !== undefined) queues.add(q);
       if (r.success) this.add(q, op && op.type === 'ack' && normalizeStatus(op.ack.status) !== 'completed' ? 'ackFailed' : 'ackCompleted', 1, now);
       if (r.dlq && q !== undefined) {

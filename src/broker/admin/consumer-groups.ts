@@ -10,9 +10,8 @@ import { DEFAULT_TENANT, type SeekTarget } from '../../storage/contract.js';
 import { iso, isoOrNull } from '../../util/time.js';
 import type { Broker } from '../broker.js';
 import { lagView, type LagView } from './resources.js';
-import type { Engine } from '../../storage/sqlite/engine.js';
-import { groupLagSummary, partitionLag } from '../messaging/positions.js';
-import type { GroupState } from '../../storage/sqlite/state.js';
+import { groupLagSummary, partitionLag, type ViewReads } from '../messaging/positions.js';
+import type { ViewGroup as GroupState } from '../../storage/contract.js';
 
 /** Reads of the age of the oldest unconsumed message per listing (one indexed point read each). */
 const TIME_LAG_READS = 10_000;
@@ -22,9 +21,9 @@ const LAGGING_ROWS = 10_000;
 /** Called with the partitions whose consumption point moved (retention candidates). */
 export type CursorMoved = (queue: string, partition: string) => void;
 
-function groupsNamed(engine: Engine, name: string): GroupState[] {
+function groupsNamed(v: ViewReads, name: string): GroupState[] {
   const out: GroupState[] = [];
-  for (const q of engine.tenantQueues(DEFAULT_TENANT)) {
+  for (const q of v.model.queues()) {
     const g = q.groups.get(name);
     if (g) out.push(g);
   }
@@ -113,17 +112,17 @@ function state(maxTimeLagSeconds: number, cursors: number): GroupHealth {
 }
 
 /** `GET /api/v1/consumer-groups`: one row per (group, queue), queue mode included. */
-export function listGroups(engine: Engine, now: number): GroupRow[] {
+export async function listGroups(v: ViewReads, now: number): Promise<GroupRow[]> {
   const rows: GroupRow[] = [];
   let budget = TIME_LAG_READS;
-  for (const q of engine.tenantQueues(DEFAULT_TENANT)) {
+  for (const q of v.model.queues()) {
     for (const g of q.groups.values()) {
-      const s = groupLagSummary(engine, g, now, budget);
+      const s = await groupLagSummary(v, g, now, budget);
       budget = Math.max(0, budget - s.partitionsWithLag);
-      const v = lagView(s, now);
+      const lv = lagView(s, now);
       rows.push({
-        ...v, topics: [q.name], queueName: q.name, members: s.activeLeases,
-        state: state(v.maxTimeLag, s.cursors),
+        ...lv, topics: [q.name], queueName: q.name, members: s.activeLeases,
+        state: state(lv.maxTimeLag, s.cursors),
       });
     }
   }
@@ -132,17 +131,17 @@ export function listGroups(engine: Engine, now: number): GroupRow[] {
 }
 
 /** `GET /api/v1/consumer-groups/lagging`: partitions whose oldest unconsumed message is older than `minLagSeconds`. */
-export function laggingPartitions(engine: Engine, minLagSeconds: number, now: number): LaggingRow[] {
+export async function laggingPartitions(v: ViewReads, minLagSeconds: number, now: number): Promise<LaggingRow[]> {
   const rows: LaggingRow[] = [];
   const cutoff = now - minLagSeconds * 1000;
-  for (const q of engine.tenantQueues(DEFAULT_TENANT)) {
+  for (const q of v.model.queues()) {
     for (const g of q.groups.values()) {
       for (const p of q.partitions.values()) {
         if (rows.length >= LAGGING_ROWS) return rows;
-        const l = partitionLag(engine, g, p, now);
+        const l = partitionLag(v, g, p, now);
         if (l.lag === 0) continue;
         // Cheap filter first: a partition whose newest message is younger than the cutoff may still lag.
-        const at = engine.store.ops.createdAtFrom(p.pk, l.position);
+        const at = await v.store.createdAtFrom(v.tenant, p.pk, l.position);
         if (at === undefined || at > cutoff) continue;
         rows.push({
           consumerGroup: g.name, queueName: q.name, partition: p.name, partitionId: p.id, offsetLag: l.lag,
@@ -158,18 +157,18 @@ export function laggingPartitions(engine: Engine, minLagSeconds: number, now: nu
  * `GET /api/v1/consumer-groups/:group`: per queue, the group's lag and its cursors.
  * @throws QueenError `group_not_found`
  */
-export function groupDetail(engine: Engine, name: string, now: number): GroupDetail {
-  const groups = groupsNamed(engine, name);
+export async function groupDetail(v: ViewReads, name: string, now: number): Promise<GroupDetail> {
+  const groups = groupsNamed(v, name);
   if (groups.length === 0) throw new QueenError('group_not_found', `Consumer group not found: ${name}`);
   const queues: GroupDetail['queues'] = {};
   for (const g of groups) {
-    const s = groupLagSummary(engine, g, now, TIME_LAG_READS);
+    const s = await groupLagSummary(v, g, now, TIME_LAG_READS);
     const partitions: GroupPartitionRow[] = [];
     for (const [pk, c] of g.cursors) {
-      const p = engine.partitionsByPk.get(pk);
+      const p = v.model.partitionByPk(pk);
       if (!p || !c.materialized) continue;
-      const l = partitionLag(engine, g, p, now);
-      const at = l.lag > 0 ? engine.store.ops.createdAtFrom(p.pk, l.position) : undefined;
+      const l = partitionLag(v, g, p, now);
+      const at = l.lag > 0 ? await v.store.createdAtFrom(v.tenant, p.pk, l.position) : undefined;
       partitions.push({
         partition: p.name, partitionId: p.id, nextOffset: l.position, headOffset: p.headOffset, offsetLag: l.lag,
         timeLagSeconds: at === undefined ? 0 : Math.max(0, Math.floor((now - at) / 1000)), leaseActive: l.leaseActive,
@@ -177,8 +176,8 @@ export function groupDetail(engine: Engine, name: string, now: number): GroupDet
       });
     }
     partitions.sort((a, b) => a.partition.localeCompare(b.partition));
-    const v = lagView(s, now);
-    queues[g.queue.name] = { ...v, state: state(v.maxTimeLag, s.cursors), partitions };
+    const lv = lagView(s, now);
+    queues[g.queue.name] = { ...lv, state: state(lv.maxTimeLag, s.cursors), partitions };
   }
   return { name, queues };
 }
@@ -192,7 +191,7 @@ export async function deleteGroup(
   broker: Broker, name: string, queue: string | undefined, deleteMetadata: boolean, moved: CursorMoved,
 ): Promise<DeleteGroupResult> {
   if (queue !== undefined && !await broker.backend.admin.readQueue({ tenant: DEFAULT_TENANT, queue })) throw new QueenError('queue_not_found');
-  const r = await broker.backend.admin.deleteGroup(DEFAULT_TENANT, name, queue, deleteMetadata, broker.engine.clock.now());
+  const r = await broker.backend.admin.deleteGroup(DEFAULT_TENANT, name, queue, deleteMetadata, broker.clock.now());
   for (const p of r.partitions) moved(p.queue, p.partition);
   const base: DeleteGroupResult = { success: true, consumerGroup: name, deletedPartitions: r.cursorsDeleted, metadataDeleted: deleteMetadata };
   return queue === undefined ? base : { ...base, queueName: queue };
@@ -211,7 +210,7 @@ export async function seek(
 ): Promise<SeekResult> {
   const key = { tenant: DEFAULT_TENANT, queue };
   if (!await broker.backend.admin.readQueue(key)) throw new QueenError('queue_not_found');
-  const moves = await broker.backend.admin.seekGroup(key, group, partition, target, broker.engine.clock.now());
+  const moves = await broker.backend.admin.seekGroup(key, group, partition, target, broker.clock.now());
   if (!moves) {
     if (partition !== undefined) throw new QueenError('partition_not_found', undefined, { success: false });
     throw new QueenError('queue_not_found');
@@ -231,6 +230,6 @@ export async function seek(
  * partitions the group has no cursor on yet (existing cursors are never re-seeded, docs/http-api.md#subscription-modes).
  */
 export async function setSubscriptionTimestamp(broker: Broker, group: string, timestamp: number): Promise<SubscriptionResult> {
-  const updated = await broker.backend.admin.setSubscriptionFrom(DEFAULT_TENANT, group, timestamp, broker.engine.clock.now());
+  const updated = await broker.backend.admin.setSubscriptionFrom(DEFAULT_TENANT, group, timestamp, broker.clock.now());
   return { success: true, consumerGroup: group, newTimestamp: iso(timestamp), rowsUpdated: updated };
 }

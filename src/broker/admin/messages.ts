@@ -15,12 +15,12 @@ import { iso, isoOrNull } from '../../util/time.js';
 import type { Activity } from './activity.js';
 import type { Broker } from '../broker.js';
 import { optionsView } from './resources.js';
-import type { Engine } from '../../storage/sqlite/engine.js';
-import { groupPosition, partitionLag } from '../messaging/positions.js';
+import { groupPosition, partitionLag, type ViewReads } from '../messaging/positions.js';
 import { planPush, pushAppends, pushResults, queueOptionsOf, type PushResult } from '../messaging/push.js';
-import { DEFAULT_TENANT, type AppendResult } from '../../storage/contract.js';
+import { DEFAULT_TENANT, type AppendResult, type DlqSubStore, type ViewGroup as GroupState, type ViewPartition as PartitionState, type ViewQueue as QueueState } from '../../storage/contract.js';
+import type { PayloadCodec } from '../../model/codec.js';
 import type { QueueOptions } from '../../model/options.js';
-import { QUEUE_MODE, type GroupState, type PartitionState, type QueueState } from '../../storage/sqlite/state.js';
+import { QUEUE_MODE } from '../../model/subscription.js';
 
 /** Rows read at most per listing request when a `status` filter discards rows. */
 const STATUS_SCAN_CAP = 5000;
@@ -165,9 +165,9 @@ function compareKeys(a: MessageKey, b: MessageKey): number {
 }
 
 /** The stored payload as its exact JSON text, or null with the integrity error. */
-function decodePayload(engine: Engine, payload: StoredPayload, encrypted: boolean): { data: RawJson | null; error?: string } {
+function decodePayload(codec: PayloadCodec, payload: StoredPayload, encrypted: boolean): { data: RawJson | null; error?: string } {
   try {
-    return { data: new RawJson(engine.codec.decode(payload, encrypted)) };
+    return { data: new RawJson(codec.decode(payload, encrypted)) };
   } catch {
     return { data: null, error: 'payload_integrity_failed' };
   }
@@ -176,7 +176,7 @@ function decodePayload(engine: Engine, payload: StoredPayload, encrypted: boolea
 /** Status of offset `o` of `p` over every group of the queue (cached per group and partition by the caller). */
 class StatusResolver {
   private readonly cache = new Map<string, { position: number; leaseEnd: number }>();
-  constructor(private readonly engine: Engine, private readonly now: number) {}
+  constructor(private readonly v: ViewReads, private readonly now: number) {}
 
   status(p: PartitionState, offset: number): MessageStatus {
     const groups = [...p.queue.groups.values()];
@@ -196,7 +196,7 @@ class StatusResolver {
     const k = `${g.name}\u0000${p.pk}`;
     let s = this.cache.get(k);
     if (!s) {
-      const l = partitionLag(this.engine, g, p, this.now);
+      const l = partitionLag(this.v, g, p, this.now);
       s = { position: l.position, leaseEnd: l.position + l.processing };
       this.cache.set(k, s);
     }
@@ -204,30 +204,29 @@ class StatusResolver {
   }
 }
 
-function targetQueues(engine: Engine, q: MessageListQuery): QueueState[] {
+function targetQueues(v: ViewReads, q: MessageListQuery): QueueState[] {
   if (q.queue !== undefined) {
-    const queue = engine.queues.get(q.queue);
+    const queue = v.model.queue(q.queue);
     if (!queue) throw new QueenError('queue_not_found');
     return [queue];
   }
-  return [...engine.tenantQueues(DEFAULT_TENANT)].filter((x) => (!q.namespace || x.namespace === q.namespace) && (!q.task || x.task === q.task));
+  return [...v.model.queues()].filter((x) => (!q.namespace || x.namespace === q.namespace) && (!q.task || x.task === q.task));
 }
 
 /**
  * `GET /api/v1/messages`: one page, newest first.
  * @throws QueenError `queue_not_found`, `partition_not_found`, `invalid_request`
  */
-export function listMessages(engine: Engine, q: MessageListQuery): MessagePage {
+export async function listMessages(v: ViewReads, codec: PayloadCodec, q: MessageListQuery, now: number): Promise<MessagePage> {
   if (q.partition !== undefined && q.queue === undefined) throw new QueenError('invalid_request', 'partition needs queue');
   if (q.from !== undefined && q.to !== undefined && q.from > q.to) throw new QueenError('invalid_request', 'from must not be after to');
-  const queues = targetQueues(engine, q);
+  const queues = targetQueues(v, q);
   let partition: PartitionState | undefined;
   if (q.partition !== undefined) {
     partition = queues[0]!.partitions.get(q.partition);
     if (!partition) throw new QueenError('partition_not_found');
   }
-  const now = engine.clock.now();
-  const resolver = new StatusResolver(engine, now);
+  const resolver = new StatusResolver(v, now);
   let after = q.cursor !== undefined ? decodeCursor(q.cursor) : undefined;
   const out: ListedMessageView[] = [];
   let scanned = 0;
@@ -238,7 +237,7 @@ export function listMessages(engine: Engine, q: MessageListQuery): MessagePage {
     // One page per queue, merged: O(queues × want) rows, each query an index range.
     const rows: ListedMessage[] = [];
     for (const queue of queues) {
-      rows.push(...engine.store.ops.listMessages({
+      rows.push(...await v.store.listMessages(v.tenant, {
         queuePk: queue.pk, partitionPk: partition?.pk, from: q.from, to: q.to, after, limit: want,
       }));
     }
@@ -249,10 +248,10 @@ export function listMessages(engine: Engine, q: MessageListQuery): MessagePage {
       const m = page[i++]!;
       scanned++;
       last = keyOf(m);
-      const p = engine.partitionsByPk.get(m.partitionPk);
+      const p = v.model.partitionByPk(m.partitionPk);
       if (!p) continue;
       const status = resolver.status(p, m.offset);
-      if (q.status === undefined || status === q.status) out.push(render(engine, p, m, status));
+      if (q.status === undefined || status === q.status) out.push(render(codec, p, m, status));
     }
     if (i < page.length) break; // page filled mid-way: more rows follow `last`
     if (page.length < want) {
@@ -268,8 +267,8 @@ export function listMessages(engine: Engine, q: MessageListQuery): MessagePage {
   };
 }
 
-function render(engine: Engine, p: PartitionState, m: ListedMessage, status: MessageStatus): ListedMessageView {
-  const d = decodePayload(engine, m.payload, m.encrypted);
+function render(codec: PayloadCodec, p: PartitionState, m: ListedMessage, status: MessageStatus): ListedMessageView {
+  const d = decodePayload(codec, m.payload, m.encrypted);
   return {
     id: m.id, transactionId: m.transactionId, partitionId: p.id, partition: p.name, queue: p.queue.name,
     data: d.data, payload: d.data, traceId: m.traceId, producerSub: m.producerSub, createdAt: iso(m.createdAt),
@@ -281,26 +280,27 @@ function render(engine: Engine, p: PartitionState, m: ListedMessage, status: Mes
  * `GET /api/v1/messages/:partitionId/:transactionId`: the live message (or its newest dead letter).
  * @throws QueenError `message_not_found`
  */
-export function getMessage(engine: Engine, partitionId: string, transactionId: string): MessageDetail {
-  const p = engine.partitionsById.get(partitionId);
-  const dlq = engine.store.ops.findDlqByAddress(partitionId, transactionId);
-  const live = p ? engine.store.findByTransactionId(p.pk, transactionId, 0) : undefined;
+export async function getMessage(
+  v: ViewReads, codec: PayloadCodec, dlqStore: DlqSubStore, partitionId: string, transactionId: string, now: number,
+): Promise<MessageDetail> {
+  const p = v.model.partitionById(partitionId);
+  const dlq = p ? await dlqStore.findByAddress(partitionId, transactionId) : undefined;
+  const live = p ? await v.store.findMessage(v.tenant, partitionId, transactionId, 0) : undefined;
   if (!p || (!live && !dlq)) throw new QueenError('message_not_found');
   const q = p.queue;
-  const now = engine.clock.now();
   const groups = [...q.groups.values()];
   const consumerGroups = live
     ? groups.map((g): MessageGroupStatus => {
-      const l = partitionLag(engine, g, p, now);
-      const consumed = live.offset < groupPosition(engine, g, p);
+      const l = partitionLag(v, g, p, now);
+      const consumed = live.offset < groupPosition(v, g, p);
       return { name: g.name, status: consumed ? 'completed' : live.offset < l.position + l.processing ? 'processing' : 'pending', leaseExpiresAt: isoOrNull(l.leaseExpiresAt) };
     })
     : [];
-  const status: MessageDetail['status'] = dlq ? 'dead_letter' : live ? new StatusResolver(engine, now).status(p, live.offset) : 'dead_letter';
+  const status: MessageDetail['status'] = dlq ? 'dead_letter' : live ? new StatusResolver(v, now).status(p, live.offset) : 'dead_letter';
   const src = live ?? dlq!;
-  const d = decodePayload(engine, src.payload, src.encrypted);
+  const d = decodePayload(codec, src.payload, src.encrypted);
   const busGroups = groups.filter((g) => g.name !== QUEUE_MODE).length;
-  const qmLag = q.groups.get(QUEUE_MODE) ? partitionLag(engine, q.groups.get(QUEUE_MODE)!, p, now) : undefined;
+  const qmLag = q.groups.get(QUEUE_MODE) ? partitionLag(v, q.groups.get(QUEUE_MODE)!, p, now) : undefined;
   return {
     id: live?.id ?? dlq!.messageId, transactionId, data: d.data, payload: d.data, traceId: src.traceId, producerSub: src.producerSub,
     createdAt: iso(src.createdAt), partitionId: p.id, partition: p.name, isEncrypted: src.encrypted, queue: q.name,
@@ -331,11 +331,12 @@ export interface ReplayTarget {
 }
 
 /** A replay of the same dead letter already stored in the target partition inside its dedup window (`windowMs`; 0 = off). */
-function storedReplay(
+async function storedReplay(
   broker: Broker, transactionId: string, queue: string, partition: string, windowMs: number, now: number,
-): { id: string; offset: number } | undefined {
-  const p = windowMs > 0 ? broker.engine.queues.get(queue)?.partitions.get(partition) : undefined;
-  return p ? broker.store.findByTransactionId(p.pk, transactionId, now - windowMs) : undefined;
+): Promise<{ id: string; offset: number } | undefined> {
+  if (windowMs <= 0) return undefined;
+  const p = await broker.backend.readPartition({ tenant: DEFAULT_TENANT, queue, partition });
+  return p ? broker.backend.views.findMessage(DEFAULT_TENANT, p.partitionId, transactionId, now - windowMs) : undefined;
 }
 
 /**
@@ -346,18 +347,17 @@ function storedReplay(
 async function moveDeadLetter(
   broker: Broker, find: () => Promise<DlqRow | undefined>, target: ReplayTarget,
 ): Promise<{ row: DlqRow; result: PushResult; dlqRowRemoved: boolean } | undefined> {
-  const engine = broker.engine;
   for (let attempt = 1; ; attempt++) {
     const row = await find();
     if (!row) return undefined;
-    const now = engine.clock.now();
-    const decoded = decodePayload(engine, row.payload, row.encrypted);
+    const now = broker.clock.now();
+    const decoded = decodePayload(broker.codec, row.payload, row.encrypted);
     if (decoded.error) throw new QueenError('payload_integrity_failed', undefined, { success: false, dlqRowRemoved: false });
     const queue = target.queue ?? row.queue;
     const partition = target.partition ?? row.partition;
     const items = [{ queue, partition, payload: decoded.data, transactionId: `dlq:${row.id}`, traceId: row.traceId }];
     const plan = planPush(broker, await queueOptionsOf(broker.backend, items), items, row.producerSub);
-    const stored = storedReplay(broker, plan.items[0]!.transactionId, queue, partition, plan.items[0]!.dedupWindowMs, now);
+    const stored = await storedReplay(broker, plan.items[0]!.transactionId, queue, partition, plan.items[0]!.dedupWindowMs, now);
     if (stored) {
       const base = { index: 0, transaction_id: plan.items[0]!.transactionId, queueName: queue, partition };
       return { row, result: { ...base, message_id: stored.id, status: 'duplicate', offset: stored.offset }, dlqRowRemoved: false };
@@ -383,14 +383,13 @@ export async function replayDeadLetter(
   if (pushBlocked) {
     throw new QueenError('maintenance_mode', 'push maintenance is on: replay refused, try again when it is off', { success: false, result: 'maintenance' });
   }
-  const engine = broker.engine;
   const out = await moveDeadLetter(broker, find, target);
   if (!out) throw new QueenError('dlq_not_found', undefined, { success: false, result: 'gone' });
   const { row, result, dlqRowRemoved } = out;
   if (dlqRowRemoved) activity.dlqChanged(row.queue, -1);
   if (result.status === 'queued') {
     broker.counters.pushMessages++;
-    activity.pushed([result], engine.clock.now());
+    activity.pushed([result], broker.clock.now());
   }
   return {
     success: true, result: result.status === 'queued' ? 'moved' : 'duplicate', queue: result.queueName, partition: result.partition,

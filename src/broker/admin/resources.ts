@@ -7,11 +7,10 @@
 import { QueenError } from '../../errors.js';
 import { iso, isoOrNull } from '../../util/time.js';
 import type { Activity } from './activity.js';
-import type { Engine } from '../../storage/sqlite/engine.js';
 import { OPTION_NAMES, type QueueOptions } from '../../model/options.js';
-import { groupLagSummary, partitionLag, type GroupLagSummary } from '../messaging/positions.js';
-import { QUEUE_MODE, type PartitionState, type QueueState } from '../../storage/sqlite/state.js';
-import { DEFAULT_TENANT } from '../../storage/contract.js';
+import { groupLagSummary, partitionLag, type GroupLagSummary, type ViewReads } from '../messaging/positions.js';
+import { QUEUE_MODE } from '../../model/subscription.js';
+import type { ViewPartition as PartitionState, ViewQueue as QueueState } from '../../storage/contract.js';
 
 /** Point reads at most per overview for time lags. */
 const LAG_READS = 1000;
@@ -29,7 +28,7 @@ export interface QueueCounts {
 }
 
 /** Counts of `q` from memory. Pending/processing/completed are the queue-mode group's (docs/http-api.md#resources). */
-export function queueCounts(engine: Engine, activity: Activity, q: QueueState, now: number): QueueCounts {
+export function queueCounts(v: ViewReads, activity: Activity, q: QueueState, now: number): QueueCounts {
   const c: QueueCounts = { total: 0, pending: 0, processing: 0, completed: 0, failed: 0, deadLetter: activity.dlqDepth.get(q.name) ?? 0 };
   const qm = q.groups.get(QUEUE_MODE);
   for (const p of q.partitions.values()) {
@@ -39,7 +38,7 @@ export function queueCounts(engine: Engine, activity: Activity, q: QueueState, n
       c.pending += total;
       continue;
     }
-    const l = partitionLag(engine, qm, p, now);
+    const l = partitionLag(v, qm, p, now);
     c.pending += l.lag - l.processing;
     c.processing += l.processing;
     c.completed += total - l.lag;
@@ -193,7 +192,7 @@ function stats(values: number[]): LagStats {
 }
 
 /** `GET /api/v1/resources/overview`. */
-export function overview(engine: Engine, activity: Activity, now: number): Overview {
+export async function overview(v: ViewReads, activity: Activity, now: number): Promise<Overview> {
   const messages: QueueCounts = { total: 0, pending: 0, processing: 0, completed: 0, failed: 0, deadLetter: 0 };
   let partitions = 0;
   const namespaces = new Set<string>();
@@ -201,19 +200,19 @@ export function overview(engine: Engine, activity: Activity, now: number): Overv
   const offsetLags: number[] = [];
   const timeLags: number[] = [];
   let reads = 0;
-  for (const q of engine.tenantQueues(DEFAULT_TENANT)) {
+  for (const q of v.model.queues()) {
     partitions += q.partitions.size;
     if (q.namespace) namespaces.add(q.namespace);
     if (q.task) tasks.add(q.task);
-    const c = queueCounts(engine, activity, q, now);
+    const c = queueCounts(v, activity, q, now);
     for (const k of Object.keys(messages) as (keyof QueueCounts)[]) messages[k] += c[k];
     for (const g of q.groups.values()) {
       for (const p of q.partitions.values()) {
-        const l = partitionLag(engine, g, p, now);
+        const l = partitionLag(v, g, p, now);
         if (l.lag === 0) continue;
         offsetLags.push(l.lag);
         if (reads++ < LAG_READS) {
-          const at = engine.store.ops.createdAtFrom(p.pk, l.position);
+          const at = await v.store.createdAtFrom(v.tenant, p.pk, l.position);
           if (at !== undefined) timeLags.push(Math.max(0, (now - at) / 1000));
         }
       }
@@ -221,20 +220,20 @@ export function overview(engine: Engine, activity: Activity, now: number): Overv
   }
   const last = activity.total.lastComplete(now);
   return {
-    queues: [...engine.tenantQueues(DEFAULT_TENANT)].length, partitions, namespaces: namespaces.size, tasks: tasks.size, messages,
+    queues: [...v.model.queues()].length, partitions, namespaces: namespaces.size, tasks: tasks.size, messages,
     lag: { time: stats(timeLags), offset: stats(offsetLags), ...(reads > LAG_READS ? { timeSampled: true } : {}) },
     throughput: { ingestedPerSecond: last.pushMessages / 60, processedPerSecond: last.popMessages / 60 },
     timestamp: iso(now), statsAge: 0,
   };
 }
 
-function groupBy(engine: Engine, activity: Activity, key: 'namespace' | 'task', now: number): [string, GroupedCounts][] {
+function groupBy(v: ViewReads, activity: Activity, key: 'namespace' | 'task', now: number): [string, GroupedCounts][] {
   const m = new Map<string, { queues: number; partitions: number; total: number; pending: number }>();
-  for (const q of engine.tenantQueues(DEFAULT_TENANT)) {
+  for (const q of v.model.queues()) {
     const k = q[key];
     if (!k) continue;
     const e = m.get(k) ?? { queues: 0, partitions: 0, total: 0, pending: 0 };
-    const c = queueCounts(engine, activity, q, now);
+    const c = queueCounts(v, activity, q, now);
     e.queues++;
     e.partitions += q.partitions.size;
     e.total += c.total;
@@ -247,18 +246,18 @@ function groupBy(engine: Engine, activity: Activity, key: 'namespace' | 'task', 
 }
 
 /** `GET /api/v1/resources/namespaces`: queues, partitions and message counts per namespace. */
-export function namespaces(engine: Engine, activity: Activity, now: number): NamespacesView {
-  return { namespaces: groupBy(engine, activity, 'namespace', now).map(([namespace, c]) => ({ namespace, ...c })) };
+export function namespaces(v: ViewReads, activity: Activity, now: number): NamespacesView {
+  return { namespaces: groupBy(v, activity, 'namespace', now).map(([namespace, c]) => ({ namespace, ...c })) };
 }
 
 /** `GET /api/v1/resources/tasks`: queues, partitions and message counts per task. */
-export function tasks(engine: Engine, activity: Activity, now: number): TasksView {
-  return { tasks: groupBy(engine, activity, 'task', now).map(([task, c]) => ({ task, ...c })) };
+export function tasks(v: ViewReads, activity: Activity, now: number): TasksView {
+  return { tasks: groupBy(v, activity, 'task', now).map(([task, c]) => ({ task, ...c })) };
 }
 
-function partitionView(engine: Engine, p: PartitionState, now: number): PartitionView {
+function partitionView(v: ViewReads, p: PartitionState, now: number): PartitionView {
   const qm = p.queue.groups.get(QUEUE_MODE);
-  const l = qm ? partitionLag(engine, qm, p, now) : undefined;
+  const l = qm ? partitionLag(v, qm, p, now) : undefined;
   const total = p.headOffset - p.firstOffset;
   return {
     id: p.id, name: p.name, queue: p.queue.name, createdAt: iso(p.createdAt), lastMessageAt: isoOrNull(p.lastMessageAt),
@@ -273,16 +272,16 @@ function partitionView(engine: Engine, p: PartitionState, now: number): Partitio
  * previous page's `nextAfter` (`<queue>\u0000<partition>`). For the JS Admin's queue-less
  * `getPartitions()`.
  */
-export function allPartitions(engine: Engine, limit: number, after: string | undefined, now: number): PartitionPage {
+export function allPartitions(v: ViewReads, limit: number, after: string | undefined, now: number): PartitionPage {
   const keys: [string, PartitionState][] = [];
-  for (const q of engine.tenantQueues(DEFAULT_TENANT)) {
+  for (const q of v.model.queues()) {
     for (const p of q.partitions.values()) {
       const k = `${q.name}\u0000${p.name}`;
       if (after === undefined || k > after) keys.push([k, p]);
     }
   }
   keys.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
-  const page = keys.slice(0, limit).map(([, p]) => partitionView(engine, p, now));
+  const page = keys.slice(0, limit).map(([, p]) => partitionView(v, p, now));
   const next = keys.length > limit ? keys[limit - 1]![0] : null;
   return { partitions: page, pagination: { limit, nextAfter: next } };
 }
@@ -291,11 +290,11 @@ export function allPartitions(engine: Engine, limit: number, after: string | und
  * The partitions of a queue, by name, paginated (`after` = last name of the previous page).
  * @throws QueenError `queue_not_found`
  */
-export function partitionsOf(engine: Engine, queue: string, limit: number, after: string | undefined, now: number): PartitionPage {
-  const q = engine.queues.get(queue);
+export function partitionsOf(v: ViewReads, queue: string, limit: number, after: string | undefined, now: number): PartitionPage {
+  const q = v.model.queue(queue);
   if (!q) throw new QueenError('queue_not_found');
   const names = [...q.partitions.keys()].filter((n) => after === undefined || n > after).sort();
-  const page = names.slice(0, limit).map((n) => partitionView(engine, q.partitions.get(n)!, now));
+  const page = names.slice(0, limit).map((n) => partitionView(v, q.partitions.get(n)!, now));
   const next = names.length > limit ? names[limit - 1]! : null;
   return { queue: q.name, partitions: page, total: q.partitions.size, pagination: { limit, nextAfter: next } };
 }
@@ -304,8 +303,8 @@ export function partitionsOf(engine: Engine, queue: string, limit: number, after
  * `GET /api/v1/resources/queues/:queue/depth`: unconsumed messages for `group` (queue mode when absent).
  * @throws QueenError `queue_not_found`, `group_not_found`
  */
-export function depth(engine: Engine, queue: string, group: string | undefined, now: number): DepthView {
-  const q = engine.queues.get(queue);
+export function depth(v: ViewReads, queue: string, group: string | undefined, now: number): DepthView {
+  const q = v.model.queue(queue);
   if (!q) throw new QueenError('queue_not_found');
   const name = group || QUEUE_MODE;
   const g = q.groups.get(name);
@@ -313,7 +312,7 @@ export function depth(engine: Engine, queue: string, group: string | undefined, 
   let pending = 0;
   const rows: { partition: string; pending: number }[] = [];
   for (const p of q.partitions.values()) {
-    const n = g ? partitionLag(engine, g, p, now).lag : p.headOffset - p.firstOffset;
+    const n = g ? partitionLag(v, g, p, now).lag : p.headOffset - p.firstOffset;
     if (n === 0) continue;
     pending += n;
     rows.push({ partition: p.name, pending: n });
@@ -346,18 +345,18 @@ export function lagView(s: GroupLagSummary, now: number): LagView {
 }
 
 /** `GET /api/v1/resources/queues`: every queue with counts, options and lag per group (from memory). */
-export function listQueues(engine: Engine, activity: Activity, now: number): QueueList {
+export async function listQueues(v: ViewReads, activity: Activity, now: number): Promise<QueueList> {
   return {
-    queues: [...engine.tenantQueues(DEFAULT_TENANT)].map((q) => {
-      const c = queueCounts(engine, activity, q, now);
+    queues: await Promise.all([...v.model.queues()].map(async (q) => {
+      const c = queueCounts(v, activity, q, now);
       return {
         id: q.id, name: q.name, namespace: q.namespace, task: q.task, createdAt: iso(q.createdAt),
         partitions: q.partitions.size, consumerGroups: [...q.groups.keys()],
         messages: { total: c.total, pending: c.pending, processing: c.processing },
         options: optionsView(q.options),
-        groups: [...q.groups.values()].map((g) => lagView(groupLagSummary(engine, g, now, 0), now)),
+        groups: await Promise.all([...q.groups.values()].map(async (g) => lagView(await groupLagSummary(v, g, now, 0), now))),
       };
-    }),
+    })),
   };
 }
 
@@ -365,21 +364,21 @@ export function listQueues(engine: Engine, activity: Activity, now: number): Que
  * `GET /api/v1/resources/queues/:queue`: options, partitions with counts, totals, groups with lag.
  * @throws QueenError `queue_not_found`
  */
-export function queueDetail(engine: Engine, activity: Activity, name: string, now: number): QueueDetail {
-  const q = engine.queues.get(name);
+export async function queueDetail(v: ViewReads, activity: Activity, name: string, now: number): Promise<QueueDetail> {
+  const q = v.model.queue(name);
   if (!q) throw new QueenError('queue_not_found');
   const partitions = [...q.partitions.values()].map((p) => {
-    const m = partitionView(engine, p, now).messages;
+    const m = partitionView(v, p, now).messages;
     return {
       id: p.id, name: p.name, createdAt: iso(p.createdAt), newestMessage: isoOrNull(p.lastMessageAt),
       oldestMessageOffset: p.firstOffset, nextOffset: p.headOffset,
       stats: { ...m, failed: 0, deadLetter: 0 },
     };
   });
-  const totals = queueCounts(engine, activity, q, now);
+  const totals = queueCounts(v, activity, q, now);
   return {
     id: q.id, name: q.name, namespace: q.namespace, task: q.task, createdAt: iso(q.createdAt),
     options: optionsView(q.options), partitions, totals,
-    consumerGroups: [...q.groups.values()].map((g) => lagView(groupLagSummary(engine, g, now, 1000), now)),
+    consumerGroups: await Promise.all([...q.groups.values()].map(async (g) => lagView(await groupLagSummary(v, g, now, 1000), now))),
   };
 }

@@ -1,17 +1,15 @@
 /**
  * Status and analytics for the dashboard (docs/http-api.md#status-and-analytics; shapes are ours, the reference
  * leaves them to the dashboard). Everything comes from the activity buckets (per queue, per
- * minute) and the in-memory indexes: no scan of the messages. History is what the activity keeps
+ * minute) and the storage contract's view model (src/storage/contract.ts `ViewsSubStore`): no scan of the messages. History is what the activity keeps
  * (last hour per queue, last day broker-wide): `from` and `to` are clamped to that history and to now.
  */
 import { QueenError } from '../../errors.js';
 import { iso, isoOrNull } from '../../util/time.js';
 import { mergeSeries, minuteOf, QUEUE_MINUTES, TOTAL_MINUTES, type Activity, type Bucket, type Series } from './activity.js';
-import type { Engine } from '../../storage/sqlite/engine.js';
-import { partitionLag } from '../messaging/positions.js';
+import { partitionLag, type ViewReads } from '../messaging/positions.js';
 import { queueCounts, type QueueCounts, type QueueIdentityView } from './resources.js';
-import type { QueueState } from '../../storage/sqlite/state.js';
-import { DEFAULT_TENANT } from '../../storage/contract.js';
+import type { ViewQueue as QueueState } from '../../storage/contract.js';
 
 export interface StatusFilter {
   from?: number | undefined;
@@ -21,13 +19,13 @@ export interface StatusFilter {
   task?: string | undefined;
 }
 
-function selectQueues(engine: Engine, f: StatusFilter): QueueState[] {
+function selectQueues(v: ViewReads, f: StatusFilter): QueueState[] {
   if (f.queue !== undefined) {
-    const q = engine.queues.get(f.queue);
+    const q = v.model.queue(f.queue);
     if (!q) throw new QueenError('queue_not_found');
     return [q];
   }
-  return [...engine.tenantQueues(DEFAULT_TENANT)].filter((q) => (!f.namespace || q.namespace === f.namespace) && (!f.task || q.task === f.task));
+  return [...v.model.queues()].filter((q) => (!f.namespace || q.namespace === f.namespace) && (!f.task || q.task === f.task));
 }
 
 /** Window of the series when `from` is absent. */
@@ -164,10 +162,10 @@ function seriesFor(activity: Activity, queues: QueueState[], all: boolean): { se
   return { series: queues.map((q) => activity.series(q.name)), minutes: QUEUE_MINUTES };
 }
 
-function sumCounts(engine: Engine, activity: Activity, queues: QueueState[], now: number): QueueCounts & { partitions: number } {
+function sumCounts(v: ViewReads, activity: Activity, queues: QueueState[], now: number): QueueCounts & { partitions: number } {
   const t = { total: 0, pending: 0, processing: 0, completed: 0, failed: 0, deadLetter: 0, partitions: 0 };
   for (const q of queues) {
-    const c = queueCounts(engine, activity, q, now);
+    const c = queueCounts(v, activity, q, now);
     for (const k of Object.keys(c) as (keyof QueueCounts)[]) t[k] += c[k];
     t.partitions += q.partitions.size;
   }
@@ -175,15 +173,15 @@ function sumCounts(engine: Engine, activity: Activity, queues: QueueState[], now
 }
 
 /** `GET /api/v1/status`: totals now and the per-minute throughput of the window. */
-export function status(engine: Engine, activity: Activity, f: StatusFilter, extra: StatusExtra, now: number): StatusView {
-  const queues = selectQueues(engine, f);
+export function status(v: ViewReads, activity: Activity, f: StatusFilter, extra: StatusExtra, now: number): StatusView {
+  const queues = selectQueues(v, f);
   const all = f.queue === undefined && !f.namespace && !f.task;
   const { series, minutes } = seriesFor(activity, queues, all);
   const { from, to } = window(f, now, minutes);
   const buckets = mergeSeries(series, from, to);
-  const counts = sumCounts(engine, activity, queues, now);
+  const counts = sumCounts(v, activity, queues, now);
   let leases = 0;
-  for (const q of queues) for (const g of q.groups.values()) for (const p of q.partitions.values()) if (partitionLag(engine, g, p, now).leaseActive) leases++;
+  for (const q of queues) for (const g of q.groups.values()) for (const p of q.partitions.values()) if (partitionLag(v, g, p, now).leaseActive) leases++;
   const { partitions, ...messages } = counts;
   return {
     timeRange: { from: iso(from), to: iso(to) }, queues: queues.length, partitions, messages,
@@ -193,21 +191,21 @@ export function status(engine: Engine, activity: Activity, f: StatusFilter, extr
   };
 }
 
-function queueRow(engine: Engine, activity: Activity, q: QueueState, now: number): StatusQueueRow {
+function queueRow(v: ViewReads, activity: Activity, q: QueueState, now: number): StatusQueueRow {
   const last = activity.series(q.name).lastComplete(now);
   return {
     id: q.id, name: q.name, namespace: q.namespace, task: q.task, createdAt: iso(q.createdAt), partitions: q.partitions.size,
-    consumerGroups: q.groups.size, messages: queueCounts(engine, activity, q, now),
+    consumerGroups: q.groups.size, messages: queueCounts(v, activity, q, now),
     throughput: { pushPerMinute: last.pushMessages, popPerMinute: last.popMessages, ackPerMinute: last.ackCompleted },
     lag: { avgMs: last.lagCount > 0 ? Math.round(last.lagSum / last.lagCount) : 0, maxMs: last.lagMax },
   };
 }
 
 /** `GET /api/v1/status/queues`: one row per queue, by name, paginated. */
-export function statusQueues(engine: Engine, activity: Activity, f: StatusFilter, limit: number, offset: number, now: number): StatusQueues {
-  const queues = selectQueues(engine, f).sort((a, b) => a.name.localeCompare(b.name));
+export function statusQueues(v: ViewReads, activity: Activity, f: StatusFilter, limit: number, offset: number, now: number): StatusQueues {
+  const queues = selectQueues(v, f).sort((a, b) => a.name.localeCompare(b.name));
   return {
-    queues: queues.slice(offset, offset + limit).map((q) => queueRow(engine, activity, q, now)),
+    queues: queues.slice(offset, offset + limit).map((q) => queueRow(v, activity, q, now)),
     pagination: { limit, offset, total: queues.length },
   };
 }
@@ -220,14 +218,14 @@ const STATUS_PARTITIONS = 1000;
  * and its last hour per minute.
  * @throws QueenError `queue_not_found`
  */
-export function statusQueue(engine: Engine, activity: Activity, name: string, now: number): StatusQueueDetail {
-  const q = engine.queues.get(name);
+export function statusQueue(v: ViewReads, activity: Activity, name: string, now: number): StatusQueueDetail {
+  const q = v.model.queue(name);
   if (!q) throw new QueenError('queue_not_found');
   const parts = [...q.partitions.values()].sort((a, b) => a.name.localeCompare(b.name));
   const partitions = parts.slice(0, STATUS_PARTITIONS).map((p) => {
     const total = p.headOffset - p.firstOffset;
     const cursors = [...q.groups.values()].map((g): StatusCursor => {
-      const l = partitionLag(engine, g, p, now);
+      const l = partitionLag(v, g, p, now);
       return { consumerGroup: g.name, nextOffset: l.position, lag: l.lag, processing: l.processing, leaseActive: l.leaseActive, leaseExpiresAt: isoOrNull(l.leaseExpiresAt) };
     });
     return {
@@ -237,7 +235,7 @@ export function statusQueue(engine: Engine, activity: Activity, name: string, no
   });
   const from = now - QUEUE_MINUTES * 60_000;
   return {
-    queue: queueRow(engine, activity, q, now), partitions, totalPartitions: q.partitions.size,
+    queue: queueRow(v, activity, q, now), partitions, totalPartitions: q.partitions.size,
     ...(q.partitions.size > STATUS_PARTITIONS ? { partitionsTruncated: true } : {}),
     throughput: dense(activity.series(q.name).range(from, now), from, now),
   };
@@ -247,8 +245,8 @@ export function statusQueue(engine: Engine, activity: Activity, name: string, no
 const HOUR_SUMS = ['ingested', 'processed', 'pushRequests', 'popRequests', 'popEmpty', 'acked', 'failed', 'deadLettered', 'transactions', 'removedByRetention'] as const;
 
 /** `GET /api/v1/status/analytics`: per-minute series (interval `minute`; `hour` sums 60 minutes). */
-export function analytics(engine: Engine, activity: Activity, f: StatusFilter, interval: 'minute' | 'hour', now: number): AnalyticsView {
-  const queues = selectQueues(engine, f);
+export function analytics(v: ViewReads, activity: Activity, f: StatusFilter, interval: 'minute' | 'hour', now: number): AnalyticsView {
+  const queues = selectQueues(v, f);
   const all = f.queue === undefined && !f.namespace && !f.task;
   const { series, minutes } = seriesFor(activity, queues, all);
   const { from, to } = window(f, now, minutes);

@@ -9,7 +9,8 @@ import type { TraceRow } from '../../storage/ops.js';
 import { RawJson, stringifyClientJson } from '../../util/json.js';
 import { iso } from '../../util/time.js';
 import type { Broker } from '../broker.js';
-import { QUEUE_MODE } from '../../storage/sqlite/state.js';
+import { QUEUE_MODE } from '../../model/subscription.js';
+import { DEFAULT_TENANT } from '../../storage/contract.js';
 
 /** Names per event, and bytes per name. */
 const MAX_NAMES = 32;
@@ -49,22 +50,22 @@ function names(v: unknown): string[] {
  *   worker id, event type, trace names), `message_not_found` (with `success:false`)
  */
 export async function recordTrace(broker: Broker, input: TraceInput): Promise<{ success: true; traceId: string }> {
-  const engine = broker.engine;
   const traceNames = names(input.traceNames);
   const data = stringifyClientJson(input.data);
-  if (data.length > engine.config.limits.maxPayloadBytes) throw new QueenError('payload_too_large', 'trace data too large');
+  if (data.length > broker.config.limits.maxPayloadBytes) throw new QueenError('payload_too_large', 'trace data too large');
   const group = input.consumerGroup || QUEUE_MODE;
-  engine.checkName('consumerGroup', group);
-  if (input.workerId) engine.checkName('workerId', input.workerId);
-  if (input.eventType) engine.checkName('eventType', input.eventType);
-  const p = engine.partitionsById.get(input.partitionId);
-  const live = p ? broker.store.findByTransactionId(p.pk, input.transactionId, 0) : undefined;
+  broker.checkName('consumerGroup', group);
+  if (input.workerId) broker.checkName('workerId', input.workerId);
+  if (input.eventType) broker.checkName('eventType', input.eventType);
+  const views = broker.backend.views;
+  const p = await views.locate(DEFAULT_TENANT, input.partitionId);
+  const live = p ? await views.findMessage(DEFAULT_TENANT, input.partitionId, input.transactionId, 0) : undefined;
   const dead = p && !live ? await broker.backend.dlq.findByAddress(input.partitionId, input.transactionId) : undefined;
   if (!p || (!live && !dead)) throw new QueenError('message_not_found', undefined, { success: false });
-  const id = await broker.backend.traces.add({ tenant: p.queue.tenant, queue: p.queue.name }, {
-    partition: p.name, partitionId: p.id, transactionId: input.transactionId,
+  const id = await broker.backend.traces.add({ tenant: p.tenant, queue: p.queue }, {
+    partition: p.partition, partitionId: input.partitionId, transactionId: input.transactionId,
     messageId: live?.id ?? dead?.messageId ?? null, group, eventType: input.eventType || 'info', data,
-    workerId: input.workerId ?? null, names: traceNames, createdAt: engine.clock.now(),
+    workerId: input.workerId ?? null, names: traceNames, createdAt: broker.clock.now(),
   });
   if (id === undefined) throw new QueenError('message_not_found', undefined, { success: false }); // its queue was deleted meanwhile
   return { success: true, traceId: id };

@@ -376,7 +376,7 @@ export class Kv {
 
   /** The broker's current instant, epoch ms. */
   private now(): number {
-    return this.broker.engine.clock.now();
+    return this.broker.clock.now();
   }
 
   /** A fresh view of `tenant`'s rows for one decision at the broker's clock (`now` in epoch ms). */

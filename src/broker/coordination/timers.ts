@@ -46,7 +46,7 @@ export class Timers {
 
   /** Wires the loop to `broker` (as an observer of committed transactions); nothing fires until {@link start}. */
   constructor(readonly broker: Broker) {
-    this.next = broker.engine.scheduler.lane<string>('timers');
+    this.next = broker.scheduler.lane<string>('timers');
     // a committed transaction with a `timers` rider may have scheduled the earliest timer
     broker.observers.push({
       transacted: (req, result) => {
@@ -68,7 +68,7 @@ export class Timers {
    */
   private rearm(): void {
     this.broker.backend.timers.nextDueAt().then((at) => {
-      if (at !== undefined && at <= this.broker.engine.clock.now() && this.started && !this.stopped && !this.firing) {
+      if (at !== undefined && at <= this.broker.clock.now() && this.started && !this.stopped && !this.firing) {
         this.next.cancel(NEXT);
         this.wake();
       } else {
@@ -100,11 +100,11 @@ export class Timers {
    *   `encryption_unavailable`
    */
   async apply(ops: TimerOp[], producerSub: string | null): Promise<TimerResult[]> {
-    const { engine, backend } = this.broker;
+    const { clock, backend } = this.broker;
     checkTimerOps(this.broker, ops);
     if (ops.length === 0) return [];
     for (let attempt = 1; ; attempt++) {
-      const d = await decideTimerOps(this.broker, backend, ops, producerSub, engine.clock.now());
+      const d = await decideTimerOps(this.broker, backend, ops, producerSub, clock.now());
       const unit = await backend.unit(d.ops);
       if (unit.committed) {
         if (d.earliest !== undefined) this.arm(d.earliest);
@@ -117,7 +117,7 @@ export class Timers {
   /** One timer in the wire shape, or undefined. */
   async peek(queue: string, timerKey: string): Promise<TimerView | undefined> {
     const t = await this.broker.backend.timers.get(DEFAULT_TENANT, queue, timerKey);
-    return t ? timerView(this.broker.codec, t, this.broker.engine.clock.now()) : undefined;
+    return t ? timerView(this.broker.codec, t, this.broker.clock.now()) : undefined;
   }
 
   /** A keyset page of a queue's timers by key: `{rows, truncated, nextAfter}`. */
@@ -125,7 +125,7 @@ export class Timers {
     const rows: TimerRow[] = await this.broker.backend.timers.list(DEFAULT_TENANT, queue, after, limit + 1);
     const truncated = rows.length > limit;
     const page = truncated ? rows.slice(0, limit) : rows;
-    const now = this.broker.engine.clock.now();
+    const now = this.broker.clock.now();
     return {
       rows: page.map((t) => timerView(this.broker.codec, t, now)),
       truncated,
@@ -148,7 +148,7 @@ export class Timers {
       .catch((e: unknown): 'later' => { this.broker.log.error({ err: e }, 'timer round failed'); return 'later'; })
       .then((again) => {
         this.firing = undefined;
-        const now = this.broker.engine.clock.now();
+        const now = this.broker.clock.now();
         if (again === 'more') this.arm(now);
         else if (again === 'later') this.arm(now + RETRY_LATER_MS);
         else this.rearm();
@@ -161,9 +161,9 @@ export class Timers {
    * @returns the push result, or undefined when the timer was cancelled or rescheduled meanwhile
    */
   private async fire(queue: string, timerKey: string): Promise<PushResult | undefined> {
-    const { engine, backend } = this.broker;
+    const { clock, backend } = this.broker;
     for (let attempt = 1; ; attempt++) {
-      const f = await timerFiring(this.broker, backend, queue, timerKey, engine.clock.now());
+      const f = await timerFiring(this.broker, backend, queue, timerKey, clock.now());
       if (!f) return undefined;
       const unit = await backend.unit(f.ops);
       if (unit.committed) return f.answer(unit.results);
@@ -178,7 +178,7 @@ export class Timers {
    */
   private async round(): Promise<'idle' | 'more' | 'later'> {
     const broker = this.broker;
-    const clock = broker.engine.clock;
+    const clock = broker.clock;
     const now = clock.now();
     const due = await broker.backend.timers.due(now, FIRE_BATCH);
     if (due.length === 0) return 'idle';
@@ -210,7 +210,7 @@ export class Timers {
     broker.counters.pushMessages += queued.length;
     if (fired.length > 0) {
       for (const o of broker.observers) {
-        try { o.pushed?.(fired, broker.engine.clock.now()); } catch (e) { broker.log.error({ err: e }, 'broker observer failed'); }
+        try { o.pushed?.(fired, broker.clock.now()); } catch (e) { broker.log.error({ err: e }, 'broker observer failed'); }
       }
     }
     if (unrecorded) return 'later';

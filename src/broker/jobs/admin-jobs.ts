@@ -11,6 +11,7 @@ import type { Broker } from '../broker.js';
 import type { CursorMoved } from '../admin/consumer-groups.js';
 import { Maintenance } from './maintenance.js';
 import { Retention } from './retention.js';
+import type { BootState } from '../../storage/runtime.js';
 
 /** Background operator work attached to one broker: activity, retention, maintenance, metrics. */
 export class AdminJobs {
@@ -26,15 +27,12 @@ export class AdminJobs {
 
   /** Wires the jobs to `broker` (as an observer); nothing runs until {@link start}. */
   constructor(readonly broker: Broker) {
-    this.activity = new Activity(broker.engine);
+    this.activity = new Activity((id) => broker.queueOfPartition(id));
     this.retention = new Retention(broker, this.activity);
     this.maintenance = new Maintenance(broker, this.activity);
     this.metrics = new PromMetrics(broker, this.activity, this.maintenance, this.retention);
     this.views = new AdminViews(broker, this.activity);
-    this.cursorMoved = (queue, partition) => {
-      const p = broker.engine.queues.get(queue)?.partitions.get(partition);
-      if (p) this.retention.touched(p.id);
-    };
+    this.cursorMoved = (queue, partition) => this.retention.touchedByName(queue, partition);
     const retention = this.retention;
     broker.observers.push(this.activity, {
       popped(req, claimed) {
@@ -50,13 +48,12 @@ export class AdminJobs {
     });
   }
 
-  /** Seeds counters from the store, resumes an interrupted spool replay, starts the retention sweep. */
-  start(settings: ReadonlyMap<string, string> = this.broker.store.loadSnapshot().settings): void {
+  /** Seeds counters from the boot state, resumes an interrupted spool replay, starts the retention sweep. */
+  start(boot: BootState = this.broker.storage.boot): void {
     if (this.started) return;
     this.started = true;
-    const store = this.broker.store;
-    this.activity.seedDlqDepth(store.ops.dlqDepthByQueue());
-    this.maintenance.start(settings);
+    this.activity.seedDlqDepth(boot.dlqDepth);
+    this.maintenance.start(boot.settings);
     this.retention.start();
   }
 

@@ -23,8 +23,8 @@ export class KvSweeper {
   pruned = 0;
 
   constructor(private readonly broker: Broker) {
-    this.next = broker.engine.scheduler.lane<string>('kv-ttl');
-    this.clock = broker.engine.clock;
+    this.next = broker.scheduler.lane<string>('kv-ttl');
+    this.clock = broker.clock;
   }
 
   /** Arms the timer for the earliest stored expiry. */

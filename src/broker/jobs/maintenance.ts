@@ -159,7 +159,7 @@ export class Maintenance {
    * @throws QueenError `name_too_long`, `payload_too_large`, `spool_failed`
    */
   private spool(items: PushItem[], producerSub: string | null): Promise<PushResult[]> {
-    const engine = this.broker.engine;
+    const engine = this.broker;
     const maxPayload = engine.config.limits.maxPayloadBytes;
     const lines: string[] = [];
     const results: PushResult[] = [];
@@ -264,7 +264,7 @@ export class Maintenance {
 
   /** Pushes spooled items in order; runs of the same producer share one unit of work. */
   private async replay(items: SpoolLine[]): Promise<void> {
-    const engine = this.broker.engine;
+    const engine = this.broker;
     for (let i = 0; i < items.length;) {
       let j = i + 1;
       while (j < items.length && items[j]!.s === items[i]!.s) j++;
@@ -289,7 +289,7 @@ export class Maintenance {
 
   /** A chunk was refused as a whole (e.g. a queue became encrypted without a key): push item by item, counting failures. */
   private async replayOneByOne(items: PushItem[], producerSub: string | null): Promise<PushResult[]> {
-    const engine = this.broker.engine;
+    const engine = this.broker;
     const out: PushResult[] = [];
     for (const item of items) {
       try {

@@ -17,6 +17,7 @@
  * (queue, reason, consumed) and each sweep that removed unconsumed messages logs them per queue.
  */
 import type { Activity } from '../admin/activity.js';
+import { DEFAULT_TENANT } from '../../storage/contract.js';
 import type { Broker } from '../broker.js';
 import type { QueueOptions } from '../../model/options.js';
 import { MinHeap } from '../../util/heap.js';
@@ -52,6 +53,8 @@ type Note = (q: QueueKey, reason: RetentionReason, removed: number, unconsumed: 
 export class Retention {
   /** Partitions (public ids) whose consumed prefix may be removable now. */
   private readonly dirty = new Set<string>();
+  /** Partitions touched by name (queue, partition of the default tenant), resolved to ids at the next sweep. */
+  private readonly dirtyNames = new Map<string, { queue: string; partition: string }>();
   /** Partitions with consumed messages not old enough yet, by the time the oldest comes of age. */
   private readonly due = new MinHeap<string>();
   /** Queues (tenant and name) whose partitions were seeded into `dirty` since the completed rule was switched on. */
@@ -71,15 +74,15 @@ export class Retention {
 
   async stop(): Promise<void> {
     this.started = false;
-    this.broker.engine.scheduler.lane<string>('retention').cancel('sweep');
+    this.broker.scheduler.lane<string>('retention').cancel('sweep');
     await this.running?.catch(() => undefined);
   }
 
   /** Arms the next periodic sweep one interval from now (a fixed cadence, like setInterval). */
   private scheduleNext(): void {
     if (!this.started) return;
-    const lane = this.broker.engine.scheduler.lane<string>('retention');
-    lane.schedule('sweep', this.broker.engine.clock.now() + this.broker.config.retentionIntervalMs, () => {
+    const lane = this.broker.scheduler.lane<string>('retention');
+    lane.schedule('sweep', this.broker.clock.now() + this.broker.config.retentionIntervalMs, () => {
       this.scheduleNext();
       void this.sweep().catch((e: unknown) => this.broker.log.error({ err: e }, 'retention sweep failed'));
     });
@@ -88,6 +91,11 @@ export class Retention {
   /** The consumption point of the partition with public id `partitionId` may have moved: visit it on the next sweep (O(1)). */
   touched(partitionId: string): void {
     this.dirty.add(partitionId);
+  }
+
+  /** Like {@link touched}, for a partition known by its queue and partition names (resolved on the next sweep). */
+  touchedByName(queue: string, partition: string): void {
+    this.dirtyNames.set(`${queue}\u0000${partition}`, { queue, partition });
   }
 
   /** Runs one sweep now (waits for a running one instead of overlapping). */
@@ -99,7 +107,7 @@ export class Retention {
 
   private async run(): Promise<SweepReport> {
     const t0 = performance.now();
-    const now = this.broker.engine.clock.now();
+    const now = this.broker.clock.now();
     const report: SweepReport = { startedAt: now, durationMs: 0, queuesChecked: 0, partitionsVisited: 0, removed: 0, removedUnconsumed: 0 };
     const perQueue = new Map<string, Map<RetentionReason, { removed: number; unconsumed: number }>>();
     const note: Note = (q, reason, removed, unconsumed) => {
@@ -134,6 +142,12 @@ export class Retention {
       }
     }
     for (const id of this.due.popDue(now)) this.dirty.add(id);
+    const named = [...this.dirtyNames.values()];
+    this.dirtyNames.clear();
+    for (const n of named) {
+      const p = await this.broker.backend.readPartition({ tenant: DEFAULT_TENANT, ...n });
+      if (p) this.dirty.add(p.partitionId);
+    }
     if (this.dirty.size > 0) await this.sweepCompleted(now, rules, note, report);
 
     for (const [queue, reasons] of perQueue) {

@@ -128,21 +128,31 @@ export class Parker {
     };
   }
 
-  /** Resolves on wake-up, at `deadline` (epoch ms, on the scheduler's clock), or on abort; always deregisters from `waiters`. */
-  wait(scheduler: Scheduler, waiters: Waiters, deadline: number, signal: AbortSignal | undefined): Promise<void> {
-    if (this.woken) return Promise.resolve();
+  /** True once a wake-up reached this handle since the last {@link reset} (the waiters set no longer holds it). */
+  get wokenSinceReset(): boolean {
+    return this.woken;
+  }
+
+  /**
+   * Resolves on wake-up, at `deadline` (epoch ms, on the scheduler's clock), or on abort, and says
+   * which. Deregisters from `waiters`, except at a deadline with `keepSlot` (a re-check round of a
+   * pop that parks again: its place among the waiters is kept, so no other pop takes it meanwhile).
+   */
+  wait(scheduler: Scheduler, waiters: Waiters, deadline: number, signal: AbortSignal | undefined, keepSlot = false): Promise<'woken' | 'deadline' | 'aborted'> {
+    if (this.woken) return Promise.resolve('woken');
     const deadlines = scheduler.lane<Parker>('pop-deadline');
-    return new Promise<void>((resolve) => {
-      const done = () => {
+    return new Promise((resolve) => {
+      const done = (why: 'woken' | 'deadline' | 'aborted') => {
         deadlines.cancel(this);
-        signal?.removeEventListener('abort', done);
-        waiters.remove(this.waiter);
+        signal?.removeEventListener('abort', aborted);
+        if (!(why === 'deadline' && keepSlot)) waiters.remove(this.waiter);
         this.resolveWake = undefined;
-        resolve();
+        resolve(why);
       };
-      deadlines.schedule(this, deadline, done);
-      signal?.addEventListener('abort', done, { once: true });
-      this.resolveWake = done;
+      const aborted = () => done('aborted');
+      deadlines.schedule(this, deadline, () => done('deadline'));
+      signal?.addEventListener('abort', aborted, { once: true });
+      this.resolveWake = () => done('woken');
     });
   }
 

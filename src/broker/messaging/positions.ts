@@ -3,20 +3,29 @@
  * (docs/storage.md#log-model: a group that never touched a partition has no cursor row and gets none here).
  * Shared by the lag views, message status, depth and retention.
  */
-import type { Engine } from '../../storage/sqlite/engine.js';
-import { leaseLive, type GroupState, type PartitionState } from '../../storage/sqlite/state.js';
+import type { CursorRow } from '../../storage/store.js';
+import type { ViewGroup as GroupState, ViewModel, ViewPartition as PartitionState, ViewsSubStore } from '../../storage/contract.js';
+
+/** What the operator views read: one tenant's model and the point reads beside it (src/storage/contract.ts `ViewsSubStore`). */
+export interface ViewReads {
+  tenant: string;
+  model: ViewModel;
+  store: ViewsSubStore;
+}
+
+/** True when the cursor holds a lease that has not expired at `now` (ms). */
+export function leaseLive(c: CursorRow, now: number): boolean {
+  return c.leaseId !== null && c.leaseExpiresAt !== null && c.leaseExpiresAt > now;
+}
 
 /**
  * First offset of `p` the group has not consumed: its cursor when it has one, else where its
  * subscription would start (one O(log n) store probe for a timestamp subscription).
  */
-export function groupPosition(engine: Engine, g: GroupState, p: PartitionState): number {
+export function groupPosition(v: ViewReads, g: GroupState, p: PartitionState): number {
   const c = g.cursors.get(p.pk);
   if (c) return Math.min(Math.max(c.committedOffset, p.firstOffset), p.headOffset);
-  const sub = g.subscription;
-  if (sub.mode === 'all' || sub.fromTime === null) return p.firstOffset;
-  if (p.lastMessageAt === null || p.lastMessageAt <= sub.fromTime) return p.headOffset;
-  return engine.store.firstOffsetAfter(p.pk, p.firstOffset, sub.fromTime) ?? p.headOffset;
+  return v.model.subscriptionStart(g, p);
 }
 
 /** A group's standing on one partition. */
@@ -31,8 +40,8 @@ export interface PartitionLag {
 }
 
 /** Offset lag of `g` on `p` at `now` (no store read unless a timestamp subscription needs one). */
-export function partitionLag(engine: Engine, g: GroupState, p: PartitionState, now: number): PartitionLag {
-  const position = groupPosition(engine, g, p);
+export function partitionLag(v: ViewReads, g: GroupState, p: PartitionState, now: number): PartitionLag {
+  const position = groupPosition(v, g, p);
   const lag = Math.max(0, p.headOffset - position);
   const c = g.cursors.get(p.pk);
   const live = c !== undefined && leaseLive(c, now);
@@ -41,10 +50,10 @@ export function partitionLag(engine: Engine, g: GroupState, p: PartitionState, n
 }
 
 /** Lowest position over every group of the queue (what all groups consumed), or undefined without groups. */
-export function minGroupPosition(engine: Engine, p: PartitionState): number | undefined {
+export function minGroupPosition(v: ViewReads, p: PartitionState): number | undefined {
   let min: number | undefined;
   for (const g of p.queue.groups.values()) {
-    const pos = groupPosition(engine, g, p);
+    const pos = groupPosition(v, g, p);
     if (min === undefined || pos < min) min = pos;
     if (min <= p.firstOffset) break;
   }
@@ -77,7 +86,7 @@ export interface GroupLagSummary {
  * of the oldest unconsumed message costs one indexed point read per lagging partition, at most
  * `timeReads` of them.
  */
-export function groupLagSummary(engine: Engine, g: GroupState, now: number, timeReads: number): GroupLagSummary {
+export async function groupLagSummary(v: ViewReads, g: GroupState, now: number, timeReads: number): Promise<GroupLagSummary> {
   const out: GroupLagSummary = {
     name: g.name, subscriptionMode: g.subscription.label, subscriptionTimestamp: g.subscription.fromTime,
     subscriptionCreatedAt: g.subscription.createdAt, totalLag: 0, partitionsWithLag: 0, processing: 0, activeLeases: 0,
@@ -85,7 +94,7 @@ export function groupLagSummary(engine: Engine, g: GroupState, now: number, time
   };
   let reads = 0;
   for (const p of g.queue.partitions.values()) {
-    const l = partitionLag(engine, g, p, now);
+    const l = partitionLag(v, g, p, now);
     if (l.leaseActive) out.activeLeases++;
     if (l.lag === 0) continue;
     out.totalLag += l.lag;
@@ -93,7 +102,7 @@ export function groupLagSummary(engine: Engine, g: GroupState, now: number, time
     out.processing += l.processing;
     if (reads < timeReads) {
       reads++;
-      const at = engine.store.ops.createdAtFrom(p.pk, l.position);
+      const at = await v.store.createdAtFrom(v.tenant, p.pk, l.position);
       if (at !== undefined && (out.oldestUnconsumedAt === null || at < out.oldestUnconsumedAt)) out.oldestUnconsumedAt = at;
     } else {
       out.timeLagSampled = true;

@@ -24,7 +24,7 @@ export class StreamsService {
       get codec() { return broker.codec; },
       get maxPayloadBytes() { return broker.maxPayloadBytes; },
       checkName: (kind, name) => broker.checkName(kind, name),
-      now: () => broker.engine.clock.now(),
+      now: () => broker.clock.now(),
       pushesDiverted: () => broker.pushesDiverted?.() ?? false,
       lastStateRead: (queryId, partitionId) => this.reads.get(`${queryId}\u001f${partitionId}`),
     };

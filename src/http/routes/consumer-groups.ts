@@ -31,13 +31,13 @@ function seekTarget(body: unknown, emptyIsEnd: boolean): SeekTarget {
 /** Fastify plugin registering the routes this module describes. */
 export async function consumerGroupRoutes(app: FastifyInstance, { broker, ops, views }: OpsContext): Promise<void> {
 
-  app.get<Replies<'GET /api/v1/consumer-groups'>>('/api/v1/consumer-groups', async () => wire(views.listGroups()));
+  app.get<Replies<'GET /api/v1/consumer-groups'>>('/api/v1/consumer-groups', async () => wire(await views.listGroups()));
 
   app.get<{ Querystring: Query } & Replies<'GET /api/v1/consumer-groups/lagging'>>('/api/v1/consumer-groups/lagging', async (req) =>
-    wire(views.laggingPartitions(qInt(req.query, 'minLagSeconds', 3600, 0, 10 * 365 * 86_400))));
+    wire(await views.laggingPartitions(qInt(req.query, 'minLagSeconds', 3600, 0, 10 * 365 * 86_400))));
 
   app.get<{ Params: { group: string } } & Replies<'GET /api/v1/consumer-groups/:group'>>('/api/v1/consumer-groups/:group', async (req) =>
-    wire(views.groupDetail(req.params.group)));
+    wire(await views.groupDetail(req.params.group)));
 
   app.delete<{ Params: { group: string }; Querystring: Query } & Replies<'DELETE /api/v1/consumer-groups/:group'>>('/api/v1/consumer-groups/:group', async (req) =>
     wire(await deleteGroup(broker, req.params.group, undefined, qBool(req.query, 'deleteMetadata', true), ops.cursorMoved)));

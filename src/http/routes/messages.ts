@@ -25,7 +25,7 @@ export async function messageRoutes(app: FastifyInstance, { broker, ops, views }
     if ((qString(q, 'offset') ?? '') !== '' && qInt(q, 'offset', 0, 0, 0) !== 0) {
       throw new QueenError('invalid_request', 'offset paging is not supported: use cursor (pagination.nextCursor)');
     }
-    return wire(views.listMessages({
+    return wire(await views.listMessages({
       queue: qString(q, 'queue') || undefined,
       partition: qString(q, 'partition') || undefined,
       namespace: qString(q, 'namespace') || qString(q, 'ns') || undefined,
@@ -39,7 +39,7 @@ export async function messageRoutes(app: FastifyInstance, { broker, ops, views }
   });
 
   app.get<{ Params: { partitionId: string; transactionId: string } } & Replies<'GET /api/v1/messages/:partitionId/:transactionId'>>('/api/v1/messages/:partitionId/:transactionId', async (req) =>
-    wire(views.getMessage(req.params.partitionId, req.params.transactionId)));
+    wire(await views.getMessage(req.params.partitionId, req.params.transactionId)));
 
   app.delete<{ Params: { partitionId: string; transactionId: string } } & Replies<'DELETE /api/v1/messages/:partitionId/:transactionId'>>('/api/v1/messages/:partitionId/:transactionId', async (req) =>
     wire(await deleteDeadLetter(broker, ops.activity, req.params.partitionId, req.params.transactionId)));

@@ -9,10 +9,10 @@ export async function resourceRoutes(app: FastifyInstance, { broker, services }:
   const views = services.views;
 
   app.get<Replies<'GET /api/v1/resources/queues'>>('/api/v1/resources/queues', async () =>
-    wire(views.listQueues()));
+    wire(await views.listQueues()));
 
   app.get<{ Params: { queue: string } } & Replies<'GET /api/v1/resources/queues/:queue'>>('/api/v1/resources/queues/:queue', async (req) =>
-    wire(views.queueDetail(req.params.queue)));
+    wire(await views.queueDetail(req.params.queue)));
 
   app.delete<{ Params: { queue: string } } & Replies<'DELETE /api/v1/resources/queues/:queue'>>('/api/v1/resources/queues/:queue', async (req) => wire(await broker.deleteQueue(req.params.queue, req.tenant)));
 }

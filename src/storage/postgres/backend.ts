@@ -10,8 +10,12 @@ import { randomUUID } from 'node:crypto';
 import type {
   AckLookup, AckTarget, AdminSubStore, AppendRequest, AppendResult, BackendCapabilities, ClaimRequest, ClaimedBatch, CommitResult, CursorCommit, CursorKey,
   CursorView, DlqSubStore, EphemeralSubStore, StreamsSubStore, KvSubStore, LockSubStore, PartitionKey, PartitionView, PopSelector, PopTarget, QueueBackend, ReadyListener, TimerSubStore,
-  TraceSubStore, UnitOp, UnitOpResult, UnitResult,
+  TraceSubStore, UnitOp, UnitOpResult, UnitResult, ViewsSubStore,
 } from '../contract.js';
+import { viewsStore } from './views.js';
+import { PgLogReads } from './log-read.js';
+import type { LogReadStore } from '../log-read.js';
+import type { PayloadCodec } from '../../model/codec.js';
 import { UnitRefused } from '../refused.js';
 import { adminStore } from './admin.js';
 import { clockOf, PgDb, q, type ClockSource } from './db.js';
@@ -49,9 +53,10 @@ export interface PgBackendOptions {
 /** Most appends gathered into one transaction. */
 export const MAX_GROUP = 500;
 
+/** Appends that commit together (one request's, or a unit made only of appends), answered in order. */
 interface PendingAppend {
-  req: AppendRequest;
-  resolve(r: AppendResult): void;
+  reqs: AppendRequest[];
+  resolve(r: AppendResult[]): void;
   reject(e: unknown): void;
 }
 
@@ -67,6 +72,7 @@ export class PgBackend implements QueueBackend {
   readonly ephemeral: EphemeralSubStore;
   readonly streams: StreamsSubStore;
   readonly kafka: KafkaMetaSubStore;
+  readonly views: ViewsSubStore;
   /** Appends gathered into transactions so far (group commit). */
   readonly groupStats = { batches: 0, appends: 0 };
   private readonly pendingAppends: PendingAppend[] = [];
@@ -82,6 +88,7 @@ export class PgBackend implements QueueBackend {
     this.ephemeral = ephemeralStore(db);
     this.streams = pgStreamsStore(db);
     this.kafka = pgKafkaMeta(db);
+    this.views = viewsStore(db);
   }
 
   /**
@@ -124,15 +131,23 @@ export class PgBackend implements QueueBackend {
    * one bad request fails alone.
    */
   append(req: AppendRequest): Promise<AppendResult> {
-    return new Promise<AppendResult>((resolve, reject) => {
-      this.pendingAppends.push({ req: { ...req, refuseDuplicates: false }, resolve, reject });
+    return this.appendTogether([req]).then((r) => r[0]!);
+  }
+
+  /** Appends `reqs` in one transaction of the group commit (all or none), answered in order. */
+  private appendTogether(reqs: AppendRequest[]): Promise<AppendResult[]> {
+    return new Promise<AppendResult[]>((resolve, reject) => {
+      this.pendingAppends.push({ reqs: reqs.map((r) => ({ ...r, refuseDuplicates: false })), resolve, reject });
       this.pumpAppends();
     });
   }
 
   private pumpAppends(): void {
     if (this.committing || this.pendingAppends.length === 0) return;
-    const batch = this.pendingAppends.splice(0, MAX_GROUP);
+    let n = 0;
+    let take = 0;
+    while (take < this.pendingAppends.length && (take === 0 || n + this.pendingAppends[take]!.reqs.length <= MAX_GROUP)) n += this.pendingAppends[take++]!.reqs.length;
+    const batch = this.pendingAppends.splice(0, take);
     this.committing = true;
     void this.commitAppends(batch).finally(() => {
       this.committing = false;
@@ -142,40 +157,47 @@ export class PgBackend implements QueueBackend {
 
   private async commitAppends(batch: PendingAppend[]): Promise<void> {
     const keyOf = (r: AppendRequest) => JSON.stringify([r.key.tenant, r.key.queue, r.key.partition]);
-    const ordered = batch.map((b, i) => ({ b, i, k: keyOf(b.req) })).sort((x, y) => (x.k < y.k ? -1 : x.k > y.k ? 1 : x.i - y.i)).map((x) => x.b);
+    const entries = batch.flatMap((b, bi) => b.reqs.map((req, ri) => ({ bi, ri, req, k: keyOf(req) })));
+    const ordered = entries.map((e, i) => ({ e, i })).sort((x, y) => (x.e.k < y.e.k ? -1 : x.e.k > y.e.k ? 1 : x.i - y.i)).map((x) => x.e);
     this.groupStats.batches++;
-    this.groupStats.appends += ordered.length;
+    this.groupStats.appends += entries.length;
     try {
       // Consecutive appends to one partition with one dedup window run as one append (one lock, one
       // INSERT); each gets its own items' outcomes back and the head after its own last item.
-      const runs: PendingAppend[][] = [];
+      const runs: (typeof ordered)[] = [];
       for (const p of ordered) {
         const last = runs[runs.length - 1]?.[0];
-        if (last && keyOf(last.req) === keyOf(p.req) && last.req.dedupWindowMs === p.req.dedupWindowMs) runs[runs.length - 1]!.push(p);
+        if (last && last.k === p.k && last.req.dedupWindowMs === p.req.dedupWindowMs) runs[runs.length - 1]!.push(p);
         else runs.push([p]);
       }
-      const results = await this.db.tx(async (t) => {
-        const out: AppendResult[][] = [];
+      const answers = batch.map((b) => new Array<AppendResult>(b.reqs.length));
+      await this.db.tx(async (t) => {
         for (const run of runs) {
           const first = run[0]!.req;
           const merged = await appendIn(t, { ...first, items: run.flatMap((p) => p.req.items), now: Math.max(...run.map((p) => p.req.now)) }, 0);
           let k = 0;
-          out.push(run.map((p) => {
+          for (const p of run) {
             const outcomes = merged.outcomes.slice(k, k + p.req.items.length);
             k += p.req.items.length;
             const own = outcomes.filter((o) => o.status === 'queued').map((o) => o.offset);
-            return { partitionId: merged.partitionId, outcomes, headOffset: own.length > 0 ? Math.max(...own) + 1 : merged.headOffset };
-          }));
+            answers[p.bi]![p.ri] = { partitionId: merged.partitionId, outcomes, headOffset: own.length > 0 ? Math.max(...own) + 1 : merged.headOffset };
+          }
         }
-        return out.flat();
       });
-      ordered.forEach((p, i) => p.resolve(results[i]!));
+      batch.forEach((b, i) => b.resolve(answers[i]!));
     } catch (e) {
-      if (ordered.length === 1) {
-        ordered[0]!.reject(e);
+      if (batch.length === 1) {
+        batch[0]!.reject(e);
         return;
       }
-      for (const p of ordered) await this.db.tx((t) => appendIn(t, p.req, 0)).then((r) => p.resolve(r), (e: unknown) => p.reject(e));
+      // One failing request fails alone: each group again in a transaction of its own.
+      for (const b of batch) {
+        await this.db.tx(async (t) => {
+          const out: AppendResult[] = [];
+          for (const req of b.reqs) out.push(await appendIn(t, req, 0));
+          return out;
+        }).then((r) => b.resolve(r), (err: unknown) => b.reject(err));
+      }
     }
   }
 
@@ -217,6 +239,10 @@ export class PgBackend implements QueueBackend {
   }
 
   async unit(ops: UnitOp[]): Promise<UnitResult> {
+    if (ops.length > 0 && ops.every((o) => o.op === 'append' && o.request.refuseDuplicates !== true)) {
+      // A plain push: its appends join the group commit, still all in one transaction.
+      return { committed: true, results: await this.appendTogether(ops.map((o) => (o as Extract<UnitOp, { op: 'append' }>).request)) };
+    }
     try {
       const results = await this.db.tx(async (t) => {
         const out: UnitOpResult[] = [];
@@ -265,6 +291,16 @@ export class PgBackend implements QueueBackend {
   }
 
   /** Stops listening and closes the pool. */
+  /** The offset-addressed log reads (src/storage/log-read.ts) on this backend's pool; payloads decoded with `codec`. */
+  logReads(codec: PayloadCodec): LogReadStore {
+    return new PgLogReads(this.db, codec);
+  }
+
+  /** Connections checked out of the pool right now (operations in flight). */
+  get busyConnections(): number {
+    return this.db.pool.totalCount - this.db.pool.idleCount;
+  }
+
   async close(): Promise<void> {
     while (this.committing || this.pendingAppends.length > 0) await new Promise((r) => setTimeout(r, 5));
     await this.listener?.stop();

@@ -22,6 +22,7 @@ import type {
 import type { MessageRow } from '../store.js';
 import { randomUUID } from 'node:crypto';
 import { UnitRefused } from '../refused.js';
+import { namesFromQueue } from '../queue-names.js';
 import { clockOf, exec, msToTs, payloadBytes, payloadOf, q, tsToMs, type Row, type Tx } from './db.js';
 
 const MSG_COLS = `"offset", id, transaction_id, trace_id, producer_sub, payload, encrypted, ${tsToMs('created_at')} AS created_ms`;
@@ -47,8 +48,9 @@ export function cursorView(r: Row): CursorView {
 export async function ensureQueue(t: Tx, tenant: string, name: string, now: number): Promise<string> {
   const got = await q(t, 'SELECT id FROM queen.queues WHERE tenant_id = $1 AND name = $2', [tenant, name]);
   if (got[0]) return got[0].id as string;
-  await exec(t, `INSERT INTO queen.queues (id, tenant_id, name, created_at) VALUES ($1, $2, $3, ${msToTs('$4')})
-                  ON CONFLICT (tenant_id, name) DO NOTHING`, [randomUUID(), tenant, name, now]);
+  const names = namesFromQueue(name);
+  await exec(t, `INSERT INTO queen.queues (id, tenant_id, name, namespace, task, created_at) VALUES ($1, $2, $3, $5, $6, ${msToTs('$4')})
+                  ON CONFLICT (tenant_id, name) DO NOTHING`, [randomUUID(), tenant, name, now, names.namespace, names.task]);
   return (await q(t, 'SELECT id FROM queen.queues WHERE tenant_id = $1 AND name = $2', [tenant, name]))[0]!.id as string;
 }
 

@@ -12,8 +12,9 @@
  */
 import type {
   AckLookup, AckTarget, AdminSubStore, GroupSubscription, PopSelector, PopTarget, RetentionPartition, AppendRequest, AppendResult, BackendCapabilities, ClaimRequest, ClaimedBatch, CommitResult, CursorCommit,
-  CursorKey, CursorView, PartitionKey, PartitionView, QueueBackend, ReadyListener, UnitOp, UnitOpResult, UnitResult,
+  CursorKey, CursorView, PartitionKey, PartitionView, QueueBackend, ReadyListener, UnitOp, UnitOpResult, UnitResult, ViewsSubStore,
 } from '../contract.js';
+import { SqliteViews } from './views.js';
 
 import type { Logger } from 'pino';
 import type { Config } from '../../config/index.js';
@@ -275,7 +276,7 @@ export class EngineBackend implements QueueBackend {
    * @param sql the SQL part on the same store: sub-stores, riders, reads
    * @param run runs a unit of work in the store with the engine's undo log
    */
-  constructor(private readonly engine: Engine, private readonly sql: SqliteSubStores, private readonly run: UnitRunner) {}
+  constructor(private readonly engine: Engine, private readonly sql: SqliteSubStores, private readonly run: UnitRunner, readonly views: ViewsSubStore) {}
 
   /**
    * The SQLite backend over `store`: the engine (not loaded yet: call `engine.load()`), its unit
@@ -287,7 +288,7 @@ export class EngineBackend implements QueueBackend {
     const engine = new Engine(store, config, codec, log, clock);
     store.useScheduler(engine.scheduler);
     const units = new EngineUnits(store, engine, log);
-    return { engine, units, backend: new EngineBackend(engine, new SqliteSubStores(store), (work) => units.run(work)) };
+    return { engine, units, backend: new EngineBackend(engine, new SqliteSubStores(store), (work) => units.run(work), new SqliteViews(engine, store)) };
   }
 
   onPartitionsReady(listener: ReadyListener): void {

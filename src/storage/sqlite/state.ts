@@ -46,12 +46,7 @@ export function queueMapKey(tenant: string, name: string): string {
   return tenant === DEFAULT_TENANT ? name : `${tenant}\u0000${name}`;
 }
 
-/** Default namespace and task of a queue auto-created by a push (docs/http-api.md#model). */
-export function namesFromQueue(name: string): { namespace: string; task: string } {
-  const parts = name.split('.');
-  if (parts.length === 1) return { namespace: name, task: '' };
-  return { namespace: parts[0]!, task: parts[1]! };
-}
+export { namesFromQueue } from '../queue-names.js';
 
 /** True when the cursor holds a lease that has not expired at `now` (ms). */
 export function leaseLive(c: CursorRow, now: number): boolean {

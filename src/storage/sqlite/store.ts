@@ -233,6 +233,19 @@ export class SqliteStore implements Store {
     return { queues, partitions, cursors, subscriptions, settings };
   }
 
+  /** The distinct first `bytes` bytes of every encrypted payload (messages, dead letters, timers). */
+  payloadHeads(bytes: number): Buffer[] {
+    const sql = ['messages', 'dlq', 'timers'].map((t) => `SELECT DISTINCT substr(payload, 1, @n) AS h FROM ${t} WHERE encrypted = 1`).join(' UNION ');
+    return (this.db.prepare(sql).all({ n: bytes }) as Row[]).map((r) => Buffer.from(r.h as Buffer | string));
+  }
+
+  /** Every broker-wide setting, by key. */
+  loadSettings(): Map<string, string> {
+    const settings = new Map<string, string>();
+    for (const r of this.db.prepare('SELECT key, value FROM settings').all() as Row[]) settings.set(r.key as string, r.value as string);
+    return settings;
+  }
+
   findByTransactionId(partitionPk: number, transactionId: string, since: number): MessageRow | undefined {
     const r = this.s.findByTxn!.get(partitionPk, transactionId, since) as Row | undefined;
     return r ? toMessage(r) : undefined;

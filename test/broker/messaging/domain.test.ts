@@ -13,16 +13,21 @@ import { plainCodec } from '../../../src/model/codec.js';
 import type { PopRequest } from '../../../src/broker/messaging/pop.js';
 import { loadConfig } from '../../../src/config/index.js';
 import { SqliteStore } from '../../../src/storage/sqlite/store.js';
+import { SqliteRuntime } from '../../../src/storage/sqlite/runtime.js';
 import { RawJson } from '../../../src/util/json.js';
 import { tempDir } from '../../helpers/broker.js';
 import { waitFor } from '../../helpers/wait.js';
 import { DEFAULT_TENANT } from '../../../src/storage/contract.js';
 
 let broker: Broker;
+let rt: SqliteRuntime;
 before(() => {
   const dataDir = path.join(tempDir(), 'data');
   const config = loadConfig({ QUEEN_DATA_DIR: dataDir });
-  broker = new Broker(SqliteStore.open({ dataDir, sync: 'off' }), config, plainCodec, pino({ level: 'silent' }));
+  const cfg = config;
+  const log = pino({ level: 'silent' });
+  rt = new SqliteRuntime(SqliteStore.open({ dataDir, sync: 'off' }), cfg, plainCodec, log);
+  broker = new Broker(rt, cfg, plainCodec, log);
   broker.start();
 });
 after(async () => { await broker.shutdown(1000); });
@@ -61,7 +66,7 @@ describe('ready sets', () => {
   test('a pop looks only at partitions with work: after draining, a new push readies exactly its partition', async () => {
     const items = Array.from({ length: 2000 }, (_, i) => ({ queue: 'wide', partition: `p${i}`, payload: i }));
     await broker.push(items, null);
-    const q = broker.engine.queues.get('wide')!;
+    const q = rt.engine.queues.get('wide')!;
     let drained = 0;
     for (;;) {
       const r = await broker.pop(pop('wide', { autoAck: true, partitions: 500, batch: 1000 }));
@@ -101,7 +106,7 @@ describe('parked consumers', () => {
 describe('wake-up hints', () => {
   test('a push announces its partition after the commit, in the operation contract shape', async () => {
     const hints: [string, string, string[], number | null][] = [];
-    broker.engine.onPartitionsReady((q, parts, at) => hints.push([q.tenant, q.queue, parts, at]));
+    rt.engine.onPartitionsReady((q, parts, at) => hints.push([q.tenant, q.queue, parts, at]));
     await broker.push([{ queue: 'hint-q', partition: 'p1', payload: 1 }, { queue: 'hint-q', partition: 'p1', payload: 2 }], null);
     assert.deepEqual(hints.filter((h) => h[1] === 'hint-q'), [[DEFAULT_TENANT, 'hint-q', ['p1'], null]], 'one hint per partition per unit');
   });

@@ -14,15 +14,20 @@ import { plainCodec } from '../../../src/model/codec.js';
 import type { PopRequest } from '../../../src/broker/messaging/pop.js';
 import { loadConfig } from '../../../src/config/index.js';
 import { SqliteStore } from '../../../src/storage/sqlite/store.js';
+import { SqliteRuntime } from '../../../src/storage/sqlite/runtime.js';
 import { TestClock } from '../../../src/util/clock.js';
 import { tempDir } from '../../helpers/broker.js';
 
 let broker: Broker;
+let rt: SqliteRuntime;
 let clock: TestClock;
 before(() => {
   const dataDir = path.join(tempDir(), 'data');
   clock = new TestClock();
-  broker = new Broker(SqliteStore.open({ dataDir, sync: 'off' }), loadConfig({ QUEEN_DATA_DIR: dataDir }), plainCodec, pino({ level: 'silent' }), clock);
+  const cfg = loadConfig({ QUEEN_DATA_DIR: dataDir });
+  const log = pino({ level: 'silent' });
+  rt = new SqliteRuntime(SqliteStore.open({ dataDir, sync: 'off' }), cfg, plainCodec, log, clock);
+  broker = new Broker(rt, cfg, plainCodec, log, clock);
   broker.start();
 });
 after(async () => { await broker.shutdown(1000); });
@@ -33,7 +38,7 @@ function pop(queue: string, over: Partial<PopRequest> = {}): PopRequest {
 
 /** What the engine holds for leases: scheduler entries and lease records. */
 function held(): { scheduled: number; expiries: number; leaseIds: number } {
-  const e = broker.engine;
+  const e = rt.engine;
   // The store's idle WAL checkpoint shares the scheduler; it is not lease bookkeeping.
   return { scheduled: e.scheduler.size - e.scheduler.lane('wal-checkpoint').size, expiries: e.leaseExpiry.size, leaseIds: e.leases.size };
 }
@@ -43,7 +48,7 @@ describe('lease bookkeeping', () => {
     const PARTS = 200;
     const GRANTS = 50_000;
     const q = 'mem';
-    assert.equal(broker.engine.queues.get(q), undefined);
+    assert.equal(rt.engine.queues.get(q), undefined);
     // Every partition gets enough messages for GRANTS pops of one message each.
     const perPart = GRANTS / PARTS;
     for (let i = 0; i < perPart; i += 50) {
@@ -51,7 +56,7 @@ describe('lease bookkeeping', () => {
       for (let p = 0; p < PARTS; p++) for (let k = 0; k < 50; k++) items.push({ queue: q, partition: `p${p}`, payload: { p, i: i + k } });
       await broker.push(items, null);
     }
-    assert.equal(broker.engine.queues.get(q)!.options.leaseTime, 300, 'the default lease');
+    assert.equal(rt.engine.queues.get(q)!.options.leaseTime, 300, 'the default lease');
     let grants = 0;
     let round = 0;
     for (;;) {
@@ -94,7 +99,7 @@ describe('lease bookkeeping', () => {
     assert.deepEqual(held(), { scheduled: 0, expiries: 0, leaseIds: 0 });
 
     const parked = broker.pop(pop(q, { wait: true, timeoutMs: 30_000 }));
-    const deadlines = broker.engine.scheduler.lane('pop-deadline');
+    const deadlines = rt.engine.scheduler.lane('pop-deadline');
     for (let i = 0; i < 1000 && deadlines.size === 0; i++) await new Promise((r) => setImmediate(r));
     assert.equal(deadlines.size, 1, 'the parked pop has a deadline entry');
     clock.advance(30_000);

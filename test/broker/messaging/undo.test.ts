@@ -18,10 +18,12 @@ import { loadConfig } from '../../../src/config/index.js';
 import { QueenError } from '../../../src/errors.js';
 import { plainCodec } from '../../../src/model/codec.js';
 import { SqliteStore } from '../../../src/storage/sqlite/store.js';
+import { SqliteRuntime } from '../../../src/storage/sqlite/runtime.js';
 import { TestClock } from '../../../src/util/clock.js';
 import { tempDir } from '../../helpers/broker.js';
 
 let broker: Broker;
+let rt: SqliteRuntime;
 let store: SqliteStore;
 let loads = 0;
 const clock = new TestClock(1_700_000_000_000);
@@ -31,7 +33,10 @@ before(() => {
   store = SqliteStore.open({ dataDir, sync: 'off' });
   const load = store.loadSnapshot.bind(store);
   store.loadSnapshot = () => { loads++; return load(); };
-  broker = new Broker(store, loadConfig({ QUEEN_DATA_DIR: dataDir }), plainCodec, pino({ level: 'silent' }), clock);
+  const cfg = loadConfig({ QUEEN_DATA_DIR: dataDir });
+  const log = pino({ level: 'silent' });
+  rt = new SqliteRuntime(store, cfg, plainCodec, log, clock);
+  broker = new Broker(rt, cfg, plainCodec, log, clock);
   broker.start();
 });
 after(async () => { await broker.shutdown(1000); });
@@ -67,7 +72,7 @@ function dump(engine: Engine): unknown {
 }
 
 test('a unit that throws after writing leaves memory exactly as before; the rest of its group commit stands; no reload', async () => {
-  const engine = broker.engine;
+  const engine = rt.engine;
   await broker.push([{ queue: 'u', partition: 'a', payload: 1 }, { queue: 'u', partition: 'b', payload: 2 }], null);
   const leased = await broker.pop(pop('u', { group: 'g' }));
   assert.ok(leased && 'messages' in leased && leased.messages.length === 1, 'group g holds a lease on one partition');
@@ -78,7 +83,7 @@ test('a unit that throws after writing leaves memory exactly as before; the rest
   loads = 0;
 
   // Queued in the same turn: one group commit holding both units.
-  const bad = broker.units.run((tx) => {
+  const bad = rt.units.run((tx) => {
     const now = clock.now();
     const items = [{ queue: 'u', partition: 'a', payload: 3 }, { queue: 'u', partition: 'b', payload: 4 }, { queue: 'new-q', payload: 5 }];
     for (const o of pushAppends(planPush(broker, new Map(), items, null), now).ops) appendOn(engine, tx, o.request);
@@ -114,7 +119,7 @@ test('a unit that throws after writing leaves memory exactly as before; the rest
 });
 
 test('a failed group commit undoes every unit of the batch, newest first, without a reload', async () => {
-  const engine = broker.engine;
+  const engine = rt.engine;
   await broker.push([{ queue: 'c', partition: 'x', payload: 1 }], null);
   const before = dump(engine);
   loads = 0;

@@ -1,0 +1,62 @@
+/**
+ * The one place a storage backend is chosen and built (docs/storage.md#operation-contract): from
+ * the configuration (`QUEEN_STORAGE`, src/config/storage.ts) it opens SQLite (the data directory)
+ * or PostgreSQL (pool, migrations under the advisory lock, LISTEN), and turns it into the
+ * {@link StorageRuntime} the broker's services receive. Two steps, because boot checks the payload
+ * encryption keys against the opened store before the codec exists (src/crypto/boot.ts).
+ */
+import type { Logger } from 'pino';
+import type { Config } from '../config/index.js';
+import type { PayloadCodec } from '../model/codec.js';
+import type { Clock } from '../util/clock.js';
+import type { StorageRuntime } from './runtime.js';
+import type { StoreSnapshot } from './store.js';
+import { PgBackend } from './postgres/backend.js';
+import { PgRuntime } from './postgres/runtime.js';
+import { SqliteRuntime } from './sqlite/runtime.js';
+import { SqliteStore } from './sqlite/store.js';
+
+/** A store opened but not yet serving: SQLite with its boot snapshot, or PostgreSQL. */
+export type OpenedStore =
+  | { kind: 'sqlite'; store: SqliteStore; snapshot: StoreSnapshot }
+  | { kind: 'postgres'; backend: PgBackend };
+
+/**
+ * Opens the configured store.
+ * @throws Error with a message naming where the store is when it cannot be opened (the password never appears)
+ */
+export async function openStore(config: Config, log: Logger): Promise<OpenedStore> {
+  if (config.storage.kind === 'postgres') {
+    const pg = config.storage.pg;
+    const where = pg.connectionString !== undefined ? 'DATABASE_URL' : `${pg.host}:${pg.port}/${pg.database}`;
+    try {
+      const backend = await PgBackend.open({
+        pool: { host: pg.host, port: pg.port, user: pg.user, database: pg.database, ssl: pg.ssl, max: pg.max, connectionString: pg.connectionString, password: pg.password },
+        listenUrl: pg.listenUrl,
+        onListenError: (e) => log.warn({ err: e }, 'LISTEN connection lost; reconnecting'),
+      });
+      return { kind: 'postgres', backend };
+    } catch (e) {
+      throw new Error(`cannot reach PostgreSQL at ${where}: ${(e as Error).message}`, { cause: e });
+    }
+  }
+  const store = SqliteStore.open({
+    dataDir: config.dataDir,
+    sync: config.sync,
+    walLimitBytes: config.walLimitBytes,
+    onCommitFailure: (e) => log.error({ err: e }, 'commit failed'),
+  });
+  return { kind: 'sqlite', store, snapshot: store.loadSnapshot() };
+}
+
+/** Builds the runtime the services receive over an opened store. */
+export async function openRuntime(opened: OpenedStore, config: Config, codec: PayloadCodec, log: Logger, clock: Clock): Promise<StorageRuntime> {
+  if (opened.kind === 'postgres') return PgRuntime.open(opened.backend, codec, clock, log, config.storage.kind === 'postgres' ? config.storage.pg.recheckMs : undefined);
+  return new SqliteRuntime(opened.store, config, codec, log, clock, opened.snapshot);
+}
+
+/** Closes an opened store that never became a runtime (boot failed in between). */
+export async function closeStore(opened: OpenedStore): Promise<void> {
+  if (opened.kind === 'postgres') await opened.backend.close();
+  else await opened.store.close();
+}
