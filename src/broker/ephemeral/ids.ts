@@ -16,8 +16,15 @@ export function newEpoch(): string {
 
 /** Formats an id. `local` is the seq within the ring incarnation (< 2^28). */
 export function formatId(epoch: string, partition: string, incarnation: number, local: number): string {
-  return `e:${epoch}:${partition}:${(BigInt(incarnation) * SEQ_STEP + BigInt(local)).toString()}`;
+  // Exact in a double while incarnation × 2^28 + local < 2^53; bigint only past that.
+  const seq = incarnation < NUMBER_INCARNATIONS ? String(incarnation * STEP + local) : (BigInt(incarnation) * SEQ_STEP + BigInt(local)).toString();
+  return `e:${epoch}:${partition}:${seq}`;
 }
+
+/** 2^28 as a number. */
+const STEP = Number(SEQ_STEP);
+/** Incarnations whose seqs stay below 2^53, so plain numbers carry them exactly. */
+const NUMBER_INCARNATIONS = 2 ** 25;
 
 /** A parsed id; undefined when it is not one of ours. */
 export interface ParsedId {
@@ -39,6 +46,11 @@ export function parseId(id: unknown): ParsedId | undefined {
   if (first <= 0 || last <= first) return undefined;
   const seqText = rest.slice(last + 1);
   if (!/^\d{1,30}$/.test(seqText)) return undefined;
+  if (seqText.length <= 15) { // below 10^15 < 2^53: exact as a number
+    const n = Number(seqText);
+    const incarnation = Math.floor(n / STEP);
+    return { epoch: rest.slice(0, first), partition: rest.slice(first + 1, last), incarnation, local: n - incarnation * STEP };
+  }
   const seq = BigInt(seqText);
   return { epoch: rest.slice(0, first), partition: rest.slice(first + 1, last), incarnation: Number(seq / SEQ_STEP), local: Number(seq % SEQ_STEP) };
 }
