@@ -10,7 +10,7 @@ import { QueenError } from '../../errors.js';
 import { DEFAULT_TENANT, type QueueBackend } from '../../storage/contract.js';
 import type { Clock, ClockTimer } from '../../util/clock.js';
 import { MinHeap } from '../../util/heap.js';
-import { epochOf, formatId, newEpoch, parseId } from './ids.js';
+import { formatId, newEpoch, parseOwnId } from './ids.js';
 import { defaultOptions, optionsInForce, validateOptions } from './options.js';
 import { EphemeralQueue } from './queue.js';
 import { Ring, type GroupCursor } from './ring.js';
@@ -340,13 +340,17 @@ export class EphemeralEngine {
     this.sweepLeases(now);
     const touched = new Set<Ring>();
     let woken = false;
+    const prefix = `e:${this.epoch}:`;
+    let ring: Ring | undefined;
+    let g: GroupCursor | undefined;
     const results = acks.map(({ id, status }): AckOutcome => {
-      const epoch = epochOf(id);
-      if (epoch !== undefined && epoch !== this.epoch) return 'stale';
-      const parsed = parseId(id);
+      const parsed = parseOwnId(id, prefix);
+      if (parsed === 'stale') return 'stale';
       if (!q || !parsed) return 'unknown';
-      const ring = q.rings.get(parsed.partition);
-      const g = ring?.groups.get(group);
+      if (ring?.partition !== parsed.partition) { // an ack batch is mostly one partition
+        ring = q.rings.get(parsed.partition);
+        g = ring?.groups.get(group);
+      }
       if (!ring || !g || ring.incarnation !== parsed.incarnation || !g.leases.has(parsed.local)) return 'unknown';
       g.leases.delete(parsed.local);
       touched.add(ring);

@@ -61,3 +61,24 @@ export function epochOf(id: unknown): string | undefined {
   const i = id.indexOf(':', 2);
   return i > 2 ? id.slice(2, i) : undefined;
 }
+
+/**
+ * Parses an id against this process's `prefix` (`e:<epoch>:`) in one pass: `stale` for an id of
+ * another epoch, undefined for one that is not ours; seqs up to 15 digits read without bigint.
+ * Same outcomes as {@link epochOf} then {@link parseId}.
+ */
+export function parseOwnId(id: unknown, prefix: string): ParsedId | 'stale' | undefined {
+  if (typeof id !== 'string') return undefined;
+  if (!id.startsWith(prefix)) return epochOf(id) !== undefined ? 'stale' : undefined;
+  const last = id.lastIndexOf(':');
+  const digits = id.length - last - 1;
+  if (last < prefix.length || digits < 1 || digits > 15) return parseId(id);
+  let n = 0;
+  for (let i = last + 1; i < id.length; i++) {
+    const c = id.charCodeAt(i) - 48;
+    if (c < 0 || c > 9) return undefined;
+    n = n * 10 + c;
+  }
+  const incarnation = Math.floor(n / STEP);
+  return { epoch: prefix.slice(2, -1), partition: id.slice(prefix.length, last), incarnation, local: n - incarnation * STEP };
+}

@@ -74,6 +74,20 @@ export function popAnswer(queue: string, messages: readonly EphemeralMessage[]):
   return `${text}]}`;
 }
 
+/**
+ * The ack answer `{results:[{id, outcome}]}` as JSON text when every id is a string (the ids this
+ * family hands out); undefined otherwise, and the caller serializes the object losslessly.
+ */
+export function ackAnswer(acks: readonly { id: unknown }[], outcomes: readonly AckOutcome[]): string | undefined {
+  let text = '{"results":[';
+  for (let i = 0; i < acks.length; i++) {
+    const id = acks[i]!.id;
+    if (typeof id !== 'string') return undefined;
+    text += `${i === 0 ? '' : ','}{"id":${JSON.stringify(id)},"outcome":"${outcomes[i]!}"}`;
+  }
+  return `${text}]}`;
+}
+
 /** Fastify plugin registering the routes this module describes. */
 export async function ephemeralRoutes(app: FastifyInstance, { services, config }: RouteContext): Promise<void> {
   const engine = services.ephemeral;
@@ -136,7 +150,7 @@ export async function ephemeralRoutes(app: FastifyInstance, { services, config }
     }
   });
 
-  app.post('/api/v1/ephemeral/ack', async (req) => {
+  app.post('/api/v1/ephemeral/ack', async (req, reply) => {
     gate();
     const body = objectBody(req.body);
     const queue = name(body.queue, 'queue', true)!;
@@ -149,6 +163,8 @@ export async function ephemeralRoutes(app: FastifyInstance, { services, config }
       return { id: o.id, status: ackStatus(o.status) };
     });
     const outcomes: AckOutcome[] = engine.ack(tenant, queue, group, acks);
+    const text = ackAnswer(acks, outcomes);
+    if (text !== undefined) return reply.type('application/json; charset=utf-8').send(text);
     return { results: acks.map((a, i) => ({ id: a.id, outcome: outcomes[i] })) };
   });
 

@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { formatId, parseId, SEQ_STEP } from '../../../src/broker/ephemeral/ids.js';
+import { epochOf, formatId, parseId, parseOwnId, SEQ_STEP } from '../../../src/broker/ephemeral/ids.js';
 
 describe('ephemeral ids', () => {
   test('round trip on both sides of the 2^53 boundary, partition with colons kept', () => {
@@ -18,5 +18,17 @@ describe('ephemeral ids', () => {
 
   test('not ours → undefined', () => {
     for (const id of ['x', 'e:', 'e:ab', 'e:ab:p:', 'e:ab:p:12a', 42, null]) assert.equal(parseId(id), undefined, String(id));
+  });
+
+  test('parseOwnId agrees with epochOf then parseId', () => {
+    const prefix = 'e:00ff00ff00ff00ff:';
+    const ids: unknown[] = ['x', 'e:', 'e::p:1', 'e:00ff00ff00ff00ff:', 'e:00ff00ff00ff00ff:5', 'e:00ff00ff00ff00ff::5', 'e:00ff00ff00ff00ff:p:', 'e:00ff00ff00ff00ff:p:1x',
+      'e:00ff00ff00ff00ff:a:b:123456789012345', 'e:00ff00ff00ff00ff:p:1234567890123456789', 'e:1111:p:1', 'e:1111:', 7, undefined,
+      formatId('00ff00ff00ff00ff', 'Default', 3, 17)];
+    for (const id of ids) {
+      const epoch = epochOf(id);
+      const expected = epoch !== undefined && epoch !== '00ff00ff00ff00ff' ? 'stale' : parseId(id);
+      assert.deepEqual(parseOwnId(id, prefix), expected, String(id));
+    }
   });
 });

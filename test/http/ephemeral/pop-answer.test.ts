@@ -1,11 +1,11 @@
 /**
- * The pop answer built as text (src/http/routes/ephemeral.ts `popAnswer`) is byte-identical to
+ * The pop and ack answers built as text (src/http/routes/ephemeral.ts `popAnswer`, `ackAnswer`) is byte-identical to
  * serializing the answer object with each payload a RawJson (docs/ephemeral.md#pop), including
  * inexact numbers, escapes and non-ASCII in payloads, queue names and partitions.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { popAnswer } from '../../../src/http/routes/ephemeral.js';
+import { ackAnswer, popAnswer } from '../../../src/http/routes/ephemeral.js';
 import { RawJson, stringifyClientJson } from '../../../src/util/json.js';
 
 describe('ephemeral pop answer text', () => {
@@ -19,5 +19,15 @@ describe('ephemeral pop answer text', () => {
       const expected = stringifyClientJson({ queue: 'q\\ü', messages: ms.map((m) => ({ id: m.id, partition: m.partition, attempts: m.attempts, payload: new RawJson(m.payload) })) });
       assert.equal(popAnswer('q\\ü', ms), expected);
     }
+  });
+});
+
+describe('ephemeral ack answer text', () => {
+  test('same bytes as the lossless serializer for string ids; other ids fall back', () => {
+    const acks = [{ id: 'e:ab:p:1' }, { id: 'quote"\u2028' }, { id: '' }];
+    const outcomes = ['acked', 'unknown', 'stale'] as const;
+    assert.equal(ackAnswer(acks, outcomes), stringifyClientJson({ results: acks.map((a, i) => ({ id: a.id, outcome: outcomes[i] })) }));
+    assert.equal(ackAnswer([{ id: 'a' }, { id: 7 }], ['unknown', 'unknown']), undefined);
+    assert.equal(ackAnswer([], []), '{"results":[]}');
   });
 });
