@@ -12,7 +12,8 @@
  * V8 space sizes and the anonymous/file-backed RSS split are printed to tell the two apart.
  * Then a second broker with QUEEN_EPHEMERAL_MAX_BYTES=1 MiB is filled past its ceiling.
  *
- * Env: BENCH_EPH_MESSAGES (default 1,000,000). Run: `npm run build && node dist/bench/ephemeral-memory.js`
+ * Env: BENCH_EPH_MESSAGES (default 1,000,000); BENCH_EPH_NODE_FLAGS, V8 flags for the broker (e.g.
+ * `--max-semi-space-size=4`, docs/ephemeral.md#memory); MALLOC_ARENA_MAX passed through. Run: `npm run build && node dist/bench/ephemeral-memory.js`
  */
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -71,7 +72,7 @@ async function flow(url: string, queue: string, n: number): Promise<number> {
 }
 
 async function main(): Promise<void> {
-  const env = { LOG_LEVEL: 'info', ...(process.env.MALLOC_ARENA_MAX ? { MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX } : {}), NODE_OPTIONS: `--import=${path.join(here, 'probe.js')}`, QUEEN_EPHEMERAL_RATE: '100000000', QUEEN_EPHEMERAL_BURST: '100000000' };
+  const env = { LOG_LEVEL: 'info', ...(process.env.MALLOC_ARENA_MAX ? { MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX } : {}), NODE_OPTIONS: `${process.env.BENCH_EPH_NODE_FLAGS ?? ''} --import=${path.join(here, 'probe.js')}`.trim(), QUEEN_EPHEMERAL_RATE: '100000000', QUEEN_EPHEMERAL_BURST: '100000000' };
   const b = await startBroker({ env });
   try {
     const probe = prober(b);
