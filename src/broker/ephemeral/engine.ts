@@ -10,7 +10,7 @@ import { QueenError } from '../../errors.js';
 import { DEFAULT_TENANT, type QueueBackend } from '../../storage/contract.js';
 import type { Clock, ClockTimer } from '../../util/clock.js';
 import { MinHeap } from '../../util/heap.js';
-import { formatId, newEpoch, parseOwnId } from './ids.js';
+import { formatId, idStem, newEpoch, parseOwnId } from './ids.js';
 import { defaultOptions, optionsInForce, validateOptions } from './options.js';
 import { EphemeralQueue } from './queue.js';
 import { Ring, type GroupCursor } from './ring.js';
@@ -254,6 +254,7 @@ export class EphemeralEngine {
       if (out.length >= want) break;
       const g = ring.group(p.group);
       const before = out.length;
+      const stem = idStem(this.epoch, ring.partition, ring.incarnation);
       const deliver = (local: number): void => {
         const m = ring.at(local);
         if (!m) return;
@@ -264,7 +265,8 @@ export class EphemeralEngine {
           g.leases.delete(local);
           g.leases.set(local, now + leaseMs);
         }
-        out.push({ id: formatId(this.epoch, ring.partition, ring.incarnation, local), partition: ring.partition, attempts, payload: m.payload });
+        const id = stem.base !== undefined ? stem.prefix + String(stem.base + local) : formatId(this.epoch, ring.partition, ring.incarnation, local);
+        out.push({ id, partition: ring.partition, attempts, payload: m.payload });
       };
       while (out.length < want && g.redeliver.length > 0) deliver(g.redeliver.shift()!);
       if (g.next < ring.headLocal) g.next = ring.headLocal;

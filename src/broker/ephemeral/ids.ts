@@ -21,6 +21,15 @@ export function formatId(epoch: string, partition: string, incarnation: number, 
   return `e:${epoch}:${partition}:${seq}`;
 }
 
+/**
+ * What every id of one ring incarnation starts with, and the number its seqs add `local` to
+ * (undefined past 2^25 incarnations, where {@link formatId} takes the bigint path). Same text as
+ * {@link formatId}: `${prefix}${base + local}`.
+ */
+export function idStem(epoch: string, partition: string, incarnation: number): { prefix: string; base: number | undefined } {
+  return { prefix: `e:${epoch}:${partition}:`, base: incarnation < NUMBER_INCARNATIONS ? incarnation * STEP : undefined };
+}
+
 /** 2^28 as a number. */
 const STEP = Number(SEQ_STEP);
 /** Incarnations whose seqs stay below 2^53, so plain numbers carry them exactly. */

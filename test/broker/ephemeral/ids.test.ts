@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { epochOf, formatId, parseId, parseOwnId, SEQ_STEP } from '../../../src/broker/ephemeral/ids.js';
+import { epochOf, formatId, idStem, parseId, parseOwnId, SEQ_STEP } from '../../../src/broker/ephemeral/ids.js';
 
 describe('ephemeral ids', () => {
   test('round trip on both sides of the 2^53 boundary, partition with colons kept', () => {
@@ -12,6 +12,8 @@ describe('ephemeral ids', () => {
       const id = formatId('00ff00ff00ff00ff', 'a:b', incarnation, local);
       const seq = BigInt(incarnation) * SEQ_STEP + BigInt(local);
       assert.equal(id, `e:00ff00ff00ff00ff:a:b:${seq}`, 'the text is the exact seq');
+      const stem = idStem('00ff00ff00ff00ff', 'a:b', incarnation);
+      if (stem.base !== undefined) assert.equal(stem.prefix + String(stem.base + local), id, 'the stem gives the same text');
       assert.deepEqual(parseId(id), { epoch: '00ff00ff00ff00ff', partition: 'a:b', incarnation, local });
     }
   });
