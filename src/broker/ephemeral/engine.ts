@@ -255,22 +255,24 @@ export class EphemeralEngine {
       const g = ring.group(p.group);
       const before = out.length;
       const stem = idStem(this.epoch, ring.partition, ring.incarnation);
-      const deliver = (local: number): void => {
+      // `fresh`: read forward from the cursor, so no attempts or lease exist for it yet.
+      const deliver = (local: number, fresh: boolean): void => {
         const m = ring.at(local);
         if (!m) return;
-        const attempts = (g.attempts.get(local) ?? 0) + 1;
-        if (p.commitOnDelivery) g.attempts.delete(local);
-        else {
+        const attempts = fresh ? 1 : (g.attempts.get(local) ?? 0) + 1;
+        if (p.commitOnDelivery) {
+          if (!fresh) g.attempts.delete(local);
+        } else {
           g.attempts.set(local, attempts);
-          g.leases.delete(local);
+          if (!fresh) g.leases.delete(local); // re-inserted last: the map stays in expiry order
           g.leases.set(local, now + leaseMs);
         }
         const id = stem.base !== undefined ? stem.prefix + String(stem.base + local) : formatId(this.epoch, ring.partition, ring.incarnation, local);
         out.push({ id, partition: ring.partition, attempts, payload: m.payload });
       };
-      while (out.length < want && g.redeliver.length > 0) deliver(g.redeliver.shift()!);
+      while (out.length < want && g.redeliver.length > 0) deliver(g.redeliver.shift()!, false);
       if (g.next < ring.headLocal) g.next = ring.headLocal;
-      while (out.length < want && g.next < ring.nextLocal) deliver(g.next++);
+      while (out.length < want && g.next < ring.nextLocal) deliver(g.next++, true);
       if (out.length > before) {
         ring.touchedAt = now;
         if (!p.commitOnDelivery) this.scheduleLeases(q, ring, g);
