@@ -8,7 +8,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { checkName, MAX_ITEMS, QUEUE_MODE, type AckOutcome, type EphemeralMessage } from '../../broker/ephemeral/engine.js';
 import { depth, listing } from '../../broker/ephemeral/status.js';
 import { isQueenError, QueenError } from '../../errors.js';
-import { RawJson, stringifyClientJson } from '../../util/json.js';
+import { stringifyClientJson } from '../../util/json.js';
 import type { RouteContext } from '../app.js';
 import type { Query } from '../query.js';
 
@@ -57,7 +57,7 @@ function ackStatus(s: unknown): 'completed' | 'failed' {
  * The pop answer `{queue, messages:[{id, partition, attempts, payload}]}` as JSON text, built
  * directly: each payload is the exact JSON text received at push (docs/ephemeral.md#pop), so it is
  * spliced in as is, and the ids and partitions are JSON-quoted. Same bytes as serializing the
- * object with every payload a {@link RawJson}, without the placeholder pass that costs per message.
+ * object with every payload a RawJson (src/util/json.ts), without the placeholder pass that costs per message.
  */
 export function popAnswer(queue: string, messages: readonly EphemeralMessage[]): string {
   let text = `{"queue":${JSON.stringify(queue)},"messages":[`;
