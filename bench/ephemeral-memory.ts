@@ -5,10 +5,15 @@
  *
  * Shape: one ephemeral queue, 4 partitions; a producer pushes 500 messages per request (~150 B
  * payload each) while 4 consumers pop batches of 500 and ack them; RSS and heap read by
- * bench/probe.ts (full GC before each reading) after a 200,000-message warm-up (RSS settles once the allocator has seen the working set) and at the end.
+ * bench/probe.ts (full GC before each reading) after a 200,000-message warm-up (RSS settles once the allocator has seen the working set) and at the end:
+ * once right after the last ack and once after 5 s idle, the figure judged. V8 shrinks its heap
+ * (new space back from its 16 MiB semi-spaces, emptied old-space pages) only from its idle-time
+ * memory reducer, so the reading right after the last ack measures GC timing, not retention; the
+ * V8 space sizes and the anonymous/file-backed RSS split are printed to tell the two apart.
  * Then a second broker with QUEEN_EPHEMERAL_MAX_BYTES=1 MiB is filled past its ceiling.
  *
- * Env: BENCH_EPH_MESSAGES (default 1,000,000). Run: `npm run build && node dist/bench/ephemeral-memory.js`
+ * Env: BENCH_EPH_MESSAGES (default 1,000,000); BENCH_EPH_NODE_FLAGS, V8 flags for the broker (e.g.
+ * `--max-semi-space-size=4`, docs/ephemeral.md#memory); MALLOC_ARENA_MAX passed through. Run: `npm run build && node dist/bench/ephemeral-memory.js`
  */
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -21,7 +26,7 @@ const BATCH = 500;
 const PARTITIONS = 4;
 const mb = (n: number) => (n / 1024 / 1024).toFixed(1);
 
-interface Probe { heapUsed: number; heapTotal: number; external: number; rss: number }
+interface Probe { heapUsed: number; heapTotal: number; external: number; rss: number; RssAnon?: number; RssFile?: number; spaces?: Record<string, number> }
 
 function prober(b: BrokerHandle): () => Promise<Probe> {
   let err = '';
@@ -67,7 +72,7 @@ async function flow(url: string, queue: string, n: number): Promise<number> {
 }
 
 async function main(): Promise<void> {
-  const env = { LOG_LEVEL: 'info', ...(process.env.MALLOC_ARENA_MAX ? { MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX } : {}), NODE_OPTIONS: `--import=${path.join(here, 'probe.js')}`, QUEEN_EPHEMERAL_RATE: '100000000', QUEEN_EPHEMERAL_BURST: '100000000' };
+  const env = { LOG_LEVEL: 'info', ...(process.env.MALLOC_ARENA_MAX ? { MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX } : {}), NODE_OPTIONS: `${process.env.BENCH_EPH_NODE_FLAGS ?? ''} --import=${path.join(here, 'probe.js')}`.trim(), QUEEN_EPHEMERAL_RATE: '100000000', QUEEN_EPHEMERAL_BURST: '100000000' };
   const b = await startBroker({ env });
   try {
     const probe = prober(b);
@@ -78,11 +83,17 @@ async function main(): Promise<void> {
     const half = await (async () => { acked += await flow(b.url, 'eph-mem', TOTAL / 2); return probe(); })();
     acked += await flow(b.url, 'eph-mem', TOTAL - TOTAL / 2);
     const secs = (performance.now() - t0) / 1000;
+    const end0 = await probe();
+    await new Promise((res) => setTimeout(res, 5000));
     const end = await probe();
+    console.log(`  right after: RSS ${mb(end0.rss)} MiB heap total ${mb(end0.heapTotal)} old ${mb(end0.spaces?.old_space ?? 0)}; 5 s later: RSS ${mb(end.rss)} MiB heap total ${mb(end.heapTotal)}`);
     const sys = await request(b.url, 'GET', '/api/v1/system/ephemeral');
     const growth = (end.rss - start.rss) / start.rss;
     console.log(`ephemeral memory: ${acked} messages pushed and acked in ${secs.toFixed(1)} s (${(acked / secs).toFixed(0)} msg/s)`);
     console.log(`  at half way: RSS ${mb(half.rss)} MiB, heap total ${mb(half.heapTotal)} MiB, external ${mb(half.external)} MiB`);
+    const spaces = Object.keys(end.spaces ?? {}).map((k) => `${k} ${mb(start.spaces?.[k] ?? 0)} → ${mb(end.spaces![k]!)}`).join(', ');
+    console.log(`  RSS anonymous ${mb(start.RssAnon ?? 0)} → ${mb(end.RssAnon ?? 0)} MiB, file-backed (code) ${mb(start.RssFile ?? 0)} → ${mb(end.RssFile ?? 0)} MiB`);
+    console.log(`  V8 spaces (MiB): ${spaces}`);
     console.log(`  heap total ${mb(start.heapTotal)} → ${mb(end.heapTotal)} MiB, external ${mb(start.external)} → ${mb(end.external)} MiB`);
     console.log(`  RSS ${mb(start.rss)} MiB → ${mb(end.rss)} MiB (${(growth * 100).toFixed(1)}%), heap ${mb(start.heapUsed)} → ${mb(end.heapUsed)} MiB, cellBytes at the end ${sys.body.cellBytes}`);
     console.log(`  ${Math.abs(growth) <= 0.2 && sys.body.cellBytes === 0 ? 'PASS' : 'FAIL'}: RSS within 20% and nothing held`);

@@ -6,6 +6,7 @@ import { Icon, Link, type IconName } from './components/ui';
 import { fmtDuration } from './format';
 import { refresh, refreshMs, snapshot, startLive } from './live';
 import { DeadLetters } from './pages/DeadLetters';
+import { Ephemeral } from './pages/Ephemeral';
 import { Groups } from './pages/Groups';
 import { JwtOff } from './pages/JwtOff';
 import { Messages } from './pages/Messages';
@@ -26,6 +27,7 @@ const NAV: { href: string; label: string; icon: IconName; match: (p: string) => 
   { href: '/consumer-groups', label: 'Consumer groups', icon: 'groups', match: (p) => p.startsWith('/consumer-groups') },
   { href: '/traces', label: 'Traces', icon: 'traces', match: (p) => p.startsWith('/traces') },
   { href: '/streaming', label: 'Streams', icon: 'messages', match: (p) => p.startsWith('/streaming') },
+  { href: '/ephemeral', label: 'Ephemeral', icon: 'queues', match: (p) => p.startsWith('/ephemeral') },
 ];
 
 const TITLES: Record<string, string> = {
@@ -36,6 +38,7 @@ const TITLES: Record<string, string> = {
   '/consumer-groups': 'Consumer groups',
   '/traces': 'Traces',
   '/streaming': 'Streams',
+  '/ephemeral': 'Ephemeral queues',
 };
 
 function jwtMarked(): boolean {
@@ -87,6 +90,7 @@ function Shell() {
   else if (path === '/consumer-groups') page = <Groups />;
   else if (path === '/traces') page = <Traces />;
   else if (path === '/streaming') page = <Streams />; // /streams/ is the API family (docs/streams.md#routes)
+  else if (path === '/ephemeral') page = <Ephemeral />;
   else page = <NotFound />;
 
   return (

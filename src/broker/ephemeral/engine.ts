@@ -10,7 +10,7 @@ import { QueenError } from '../../errors.js';
 import { DEFAULT_TENANT, type QueueBackend } from '../../storage/contract.js';
 import type { Clock, ClockTimer } from '../../util/clock.js';
 import { MinHeap } from '../../util/heap.js';
-import { epochOf, formatId, newEpoch, parseId } from './ids.js';
+import { formatId, idStem, newEpoch, parseOwnId } from './ids.js';
 import { defaultOptions, optionsInForce, validateOptions } from './options.js';
 import { EphemeralQueue } from './queue.js';
 import { Ring, type GroupCursor } from './ring.js';
@@ -254,21 +254,25 @@ export class EphemeralEngine {
       if (out.length >= want) break;
       const g = ring.group(p.group);
       const before = out.length;
-      const deliver = (local: number): void => {
+      const stem = idStem(this.epoch, ring.partition, ring.incarnation);
+      // `fresh`: read forward from the cursor, so no attempts or lease exist for it yet.
+      const deliver = (local: number, fresh: boolean): void => {
         const m = ring.at(local);
         if (!m) return;
-        const attempts = (g.attempts.get(local) ?? 0) + 1;
-        if (p.commitOnDelivery) g.attempts.delete(local);
-        else {
+        const attempts = fresh ? 1 : (g.attempts.get(local) ?? 0) + 1;
+        if (p.commitOnDelivery) {
+          if (!fresh) g.attempts.delete(local);
+        } else {
           g.attempts.set(local, attempts);
-          g.leases.delete(local);
+          if (!fresh) g.leases.delete(local); // re-inserted last: the map stays in expiry order
           g.leases.set(local, now + leaseMs);
         }
-        out.push({ id: formatId(this.epoch, ring.partition, ring.incarnation, local), partition: ring.partition, attempts, payload: m.payload });
+        const id = stem.base !== undefined ? stem.prefix + String(stem.base + local) : formatId(this.epoch, ring.partition, ring.incarnation, local);
+        out.push({ id, partition: ring.partition, attempts, payload: m.payload });
       };
-      while (out.length < want && g.redeliver.length > 0) deliver(g.redeliver.shift()!);
+      while (out.length < want && g.redeliver.length > 0) deliver(g.redeliver.shift()!, false);
       if (g.next < ring.headLocal) g.next = ring.headLocal;
-      while (out.length < want && g.next < ring.nextLocal) deliver(g.next++);
+      while (out.length < want && g.next < ring.nextLocal) deliver(g.next++, true);
       if (out.length > before) {
         ring.touchedAt = now;
         if (!p.commitOnDelivery) this.scheduleLeases(q, ring, g);
@@ -340,13 +344,17 @@ export class EphemeralEngine {
     this.sweepLeases(now);
     const touched = new Set<Ring>();
     let woken = false;
+    const prefix = `e:${this.epoch}:`;
+    let ring: Ring | undefined;
+    let g: GroupCursor | undefined;
     const results = acks.map(({ id, status }): AckOutcome => {
-      const epoch = epochOf(id);
-      if (epoch !== undefined && epoch !== this.epoch) return 'stale';
-      const parsed = parseId(id);
+      const parsed = parseOwnId(id, prefix);
+      if (parsed === 'stale') return 'stale';
       if (!q || !parsed) return 'unknown';
-      const ring = q.rings.get(parsed.partition);
-      const g = ring?.groups.get(group);
+      if (ring?.partition !== parsed.partition) { // an ack batch is mostly one partition
+        ring = q.rings.get(parsed.partition);
+        g = ring?.groups.get(group);
+      }
       if (!ring || !g || ring.incarnation !== parsed.incarnation || !g.leases.has(parsed.local)) return 'unknown';
       g.leases.delete(parsed.local);
       touched.add(ring);

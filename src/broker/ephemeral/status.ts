@@ -6,12 +6,22 @@ import type { EphemeralEngine } from './engine.js';
 import { QUEUE_MODE } from './engine.js';
 import type { EphemeralQueue } from './queue.js';
 
-/** One row of `GET /api/v1/ephemeral/queues`. */
+/**
+ * One row of `GET /api/v1/ephemeral/queues`: `depth` messages held, `bytes` held, `parked` pops
+ * waiting on the queue, `inFlight` live leases over every partition and group.
+ */
 export function queueRow(q: EphemeralQueue): Record<string, unknown> {
   const groups = new Set<string>(q.groupNames);
-  for (const r of q.rings.values()) for (const g of r.groups.keys()) groups.add(g);
+  let inFlight = 0;
+  for (const r of q.rings.values()) {
+    for (const [name, g] of r.groups) {
+      groups.add(name);
+      inFlight += g.leases.size;
+    }
+  }
   return {
     queue: q.name, tier: q.tier, depth: q.length, bytes: q.bytes, partitions: q.rings.size, groups: groups.size,
+    parked: q.waiters.size, inFlight,
     drops: { ...q.drops }, options: { ...q.options, windowBuffer: { ...q.options.windowBuffer } },
   };
 }

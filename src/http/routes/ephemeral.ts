@@ -5,10 +5,10 @@
  * message rate. Refusals answer `{"error","code"}` with the codes of docs/ephemeral.md#status-codes.
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { checkName, MAX_ITEMS, QUEUE_MODE, type AckOutcome } from '../../broker/ephemeral/engine.js';
+import { checkName, MAX_ITEMS, QUEUE_MODE, type AckOutcome, type EphemeralMessage } from '../../broker/ephemeral/engine.js';
 import { depth, listing } from '../../broker/ephemeral/status.js';
 import { isQueenError, QueenError } from '../../errors.js';
-import { RawJson, stringifyClientJson } from '../../util/json.js';
+import { stringifyClientJson } from '../../util/json.js';
 import type { RouteContext } from '../app.js';
 import type { Query } from '../query.js';
 
@@ -51,6 +51,41 @@ function flag(q: Query, key: string): boolean {
 /** Normalises an ack status (docs/ephemeral.md#ack). */
 function ackStatus(s: unknown): 'completed' | 'failed' {
   return s === undefined || s === null || s === 'completed' || s === 'success' || s === 'acked' || s === 'ok' ? 'completed' : 'failed';
+}
+
+/**
+ * The pop answer `{queue, messages:[{id, partition, attempts, payload}]}` as JSON text, built
+ * directly: each payload is the exact JSON text received at push (docs/ephemeral.md#pop), so it is
+ * spliced in as is, and the ids and partitions are JSON-quoted. Same bytes as serializing the
+ * object with every payload a RawJson (src/util/json.ts), without the placeholder pass that costs per message.
+ */
+export function popAnswer(queue: string, messages: readonly EphemeralMessage[]): string {
+  let text = `{"queue":${JSON.stringify(queue)},"messages":[`;
+  let lastPartition = '';
+  let quoted = '""';
+  for (let i = 0; i < messages.length; i++) {
+    const m = messages[i]!;
+    if (m.partition !== lastPartition || i === 0) {
+      lastPartition = m.partition;
+      quoted = JSON.stringify(m.partition);
+    }
+    text += `${i === 0 ? '' : ','}{"id":${JSON.stringify(m.id)},"partition":${quoted},"attempts":${m.attempts},"payload":${m.payload}}`;
+  }
+  return `${text}]}`;
+}
+
+/**
+ * The ack answer `{results:[{id, outcome}]}` as JSON text when every id is a string (the ids this
+ * family hands out); undefined otherwise, and the caller serializes the object losslessly.
+ */
+export function ackAnswer(acks: readonly { id: unknown }[], outcomes: readonly AckOutcome[]): string | undefined {
+  let text = '{"results":[';
+  for (let i = 0; i < acks.length; i++) {
+    const id = acks[i]!.id;
+    if (typeof id !== 'string') return undefined;
+    text += `${i === 0 ? '' : ','}{"id":${JSON.stringify(id)},"outcome":"${outcomes[i]!}"}`;
+  }
+  return `${text}]}`;
 }
 
 /** Fastify plugin registering the routes this module describes. */
@@ -97,25 +132,27 @@ export async function ephemeralRoutes(app: FastifyInstance, { services, config }
     const queue = name(q.queue, 'queue', true)!;
     const partition = name(q.partition, 'partition', false);
     const group = name(q.group, 'group', false) ?? QUEUE_MODE;
-    const abort = new AbortController();
-    const onClose = (): void => { if (!reply.raw.writableFinished) abort.abort(); };
-    reply.raw.once('close', onClose);
+    const wait = flag(q, 'wait');
+    // Only a long poll can outlive its client: the abort wiring is for those alone.
+    const abort = wait ? new AbortController() : undefined;
+    const onClose = (): void => { if (!reply.raw.writableFinished) abort!.abort(); };
+    if (abort) reply.raw.once('close', onClose);
     try {
       const messages = await engine.pop(tenant, queue, {
         partition, group,
         batch: clampedInt(q, 'batch', 1, 1, MAX_ITEMS),
-        wait: flag(q, 'wait'),
+        wait,
         timeoutMs: clampedInt(q, 'timeout', Math.min(config.popDefaultTimeoutMs, 300_000), 0, 300_000),
         commitOnDelivery: flag(q, 'commitOnDelivery') || flag(q, 'autoAck'),
-        signal: abort.signal,
+        signal: abort?.signal,
       });
-      return { queue, messages: messages.map((m) => ({ id: m.id, partition: m.partition, attempts: m.attempts, payload: new RawJson(m.payload) })) };
+      return reply.type('application/json; charset=utf-8').send(popAnswer(queue, messages));
     } finally {
-      reply.raw.off('close', onClose);
+      if (abort) reply.raw.off('close', onClose);
     }
   });
 
-  app.post('/api/v1/ephemeral/ack', async (req) => {
+  app.post('/api/v1/ephemeral/ack', async (req, reply) => {
     gate();
     const body = objectBody(req.body);
     const queue = name(body.queue, 'queue', true)!;
@@ -128,6 +165,8 @@ export async function ephemeralRoutes(app: FastifyInstance, { services, config }
       return { id: o.id, status: ackStatus(o.status) };
     });
     const outcomes: AckOutcome[] = engine.ack(tenant, queue, group, acks);
+    const text = ackAnswer(acks, outcomes);
+    if (text !== undefined) return reply.type('application/json; charset=utf-8').send(text);
     return { results: acks.map((a, i) => ({ id: a.id, outcome: outcomes[i] })) };
   });
 

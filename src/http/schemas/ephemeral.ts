@@ -4,7 +4,7 @@ import { answers, anyValue, arr, bool, handBody, int, isoTime, obj, params, quer
 const windowBuffer = obj({ ms: int, count: int });
 const options = obj({ maxBytes: int, maxLength: int, policy: str('reject | dropOldest'), ttlSeconds: int, leaseSeconds: int, retryLimit: int, windowBuffer });
 const drops = obj({ bounds: int, ttl: int, retry: int });
-const queueRow = obj({ queue: str(), tier: str('implicit | declared'), depth: int, bytes: int, partitions: int, groups: int, drops, options });
+const queueRow = obj({ queue: str(), tier: str('implicit | declared'), depth: int, bytes: int, partitions: int, groups: int, parked: int, inFlight: int, drops, options });
 const killSwitch = obj({
   ephemeralEnabled: bool, cellBytes: int, cellMaxBytes: int, queues: int, grantedTenants: int, requireGrant: bool, epoch: str('this process\'s epoch (hex)'),
 }, undefined, ['ephemeralEnabled']);

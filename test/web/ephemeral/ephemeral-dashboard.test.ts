@@ -1,0 +1,95 @@
+/**
+ * The dashboard's Ephemeral view (docs/ephemeral.md#status-reads: `GET /api/v1/ephemeral/queues`)
+ * in real headless Chromium against a real broker: depth, parked consumers and in-flight leases
+ * of real ephemeral queues, and the parked count falling when a push wakes the long poll.
+ * Photographed into test-output/screenshots/ like the other dashboard pages; skips only when no
+ * Chromium exists.
+ */
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import type { BrowserContext, Page } from 'playwright-core';
+import { startBroker, type BrokerHandle } from '../../helpers/broker.js';
+import { call } from '../../helpers/http.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const ROOT = path.resolve(here, '../../../..');
+const WEB_OUT = path.join(ROOT, 'dist', 'web');
+const SHOTS = path.join(ROOT, 'test-output', 'screenshots');
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const CHROME_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-dev-shm-usage'];
+const chromiumMissing = !fs.existsSync(CHROMIUM) ? `no Chromium at ${CHROMIUM}` : undefined;
+
+/** Builds the dashboard when dist/web is missing (the build script normally does it). */
+function ensureBuilt(): void {
+  if (fs.existsSync(path.join(WEB_OUT, 'index.html'))) return;
+  const vite = path.join(ROOT, 'node_modules', 'vite', 'bin', 'vite.js');
+  const r = spawnSync(process.execPath, [vite, 'build', '--config', path.join(ROOT, 'web', 'vite.config.ts'), '--logLevel', 'warn'], { cwd: ROOT, encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`vite build failed:\n${r.stdout}\n${r.stderr}`);
+}
+
+describe('dashboard: ephemeral view', { skip: chromiumMissing }, () => {
+  let broker: BrokerHandle;
+  let ctx: BrowserContext;
+  let page: Page;
+  let profile: string;
+  let parkedPop: Promise<{ status: number; body: any }>;
+
+  before(async () => {
+    ensureBuilt();
+    fs.mkdirSync(SHOTS, { recursive: true });
+    broker = await startBroker();
+    const api = (p: string, body?: unknown) => call(broker.url, body === undefined ? 'GET' : 'POST', p, body);
+    // 'jobs': 5 pushed, 2 leased by group w → depth 5, in flight 2
+    assert.equal((await api('/api/v1/ephemeral/configure', { queue: 'jobs', options: { leaseSeconds: 300 } })).status, 201);
+    assert.equal((await api('/api/v1/ephemeral/push', { queue: 'jobs', messages: [1, 2, 3, 4, 5].map((payload) => ({ payload })) })).status, 201);
+    const popped = await api('/api/v1/ephemeral/pop?queue=jobs&group=w&batch=2');
+    assert.equal(popped.status, 200, popped.text);
+    assert.equal(popped.body.messages.length, 2);
+    // 'alerts': empty, one consumer parked on a long poll
+    parkedPop = api('/api/v1/ephemeral/pop?queue=alerts&wait=true&timeout=60000');
+    const { chromium } = await import('playwright-core');
+    profile = fs.mkdtempSync(path.join(os.tmpdir(), 'queen-chromium-'));
+    ctx = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: CHROME_ARGS, viewport: { width: 1366, height: 900 }, locale: 'en-GB', timezoneId: 'UTC' });
+    ctx.setDefaultTimeout(10_000);
+    page = ctx.pages()[0] ?? (await ctx.newPage());
+  });
+
+  after(async () => {
+    await ctx?.close().catch(() => undefined);
+    await broker?.stop();
+    if (profile) fs.rmSync(profile, { recursive: true, force: true });
+  });
+
+  test('shows depth, parked consumers and in-flight leases per queue', async () => {
+    const res = await page.goto(broker.url + '/ephemeral');
+    assert.equal(res?.status(), 200);
+    await page.getByTestId('ephemeral-table').waitFor();
+    const jobs = page.locator('tr[data-queue="jobs"]');
+    assert.equal(await jobs.getByTestId('eph-depth').textContent(), '5');
+    assert.equal(await jobs.getByTestId('eph-inflight').textContent(), '2', 'two leased, not acked');
+    assert.equal(await jobs.getByTestId('eph-parked').textContent(), '0');
+    assert.match((await jobs.textContent()) ?? '', /declared/);
+    const alerts = page.locator('tr[data-queue="alerts"]');
+    assert.equal(await alerts.getByTestId('eph-parked').textContent(), '1', 'the long poll is parked');
+    assert.match((await alerts.textContent()) ?? '', /implicit/);
+    assert.match((await page.getByTestId('eph-stat-inflight').textContent()) ?? '', /2/);
+    await page.locator('nav').getByText('Ephemeral').waitFor();
+    await page.screenshot({ path: path.join(SHOTS, '20-ephemeral.png'), fullPage: true });
+  });
+
+  test('a push wakes the parked consumer and the view follows', async () => {
+    assert.equal((await call(broker.url, 'POST', '/api/v1/ephemeral/push', { queue: 'alerts', messages: [{ payload: 'fire' }] })).status, 201);
+    const woken = await parkedPop;
+    assert.equal(woken.status, 200);
+    assert.equal(woken.body.messages[0].payload, 'fire');
+    await page.goto(broker.url + '/ephemeral');
+    const alerts = page.locator('tr[data-queue="alerts"]');
+    await alerts.getByTestId('eph-parked').filter({ hasText: /^0$/ }).waitFor();
+    assert.equal(await alerts.getByTestId('eph-inflight').textContent(), '1', 'the woken pop holds a lease');
+  });
+});
