@@ -483,7 +483,7 @@ export class Broker implements PushContext {
   // ------------------------------------------------------------------ DLQ
 
   /** Dead letters, newest first, payloads decrypted (docs/http-api.md#dead-letters). */
-  async listDlq(filter: { queue?: string; group?: string; from?: number; to?: number; limit: number; offset: number }): Promise<DeadLetterPage> {
+  async listDlq(filter: { tenant?: string; queue?: string; group?: string; from?: number; to?: number; limit: number; offset: number }): Promise<DeadLetterPage> {
     const { rows, total } = await this.backend.dlq.list(filter);
     const messages = rows.map((r): DeadLetterView => ({
       id: r.id, transactionId: r.transactionId, partitionId: r.partitionId, queue: r.queue, partition: r.partition,

@@ -58,20 +58,22 @@ export function tenantOf(request: FastifyRequest, cfg: TenancySettings): string 
 }
 
 /**
- * Operator views that still read the default tenant only (src/broker/admin/*, the DLQ listing, the
- * Prometheus text): another tenant gets `403 not_tenanted` rather than someone else's rows. Remove a
- * prefix here once its view takes the tenant.
+ * Routes that still serve the whole process rather than one tenant: another tenant gets
+ * `403 not_tenanted` rather than someone else's rows (docs/proxy.md#tenant-scoped-operator-routes).
+ * Process-wide by nature: `/api/v1/system/*` (maintenance), `/api/v1/status/buffers` (the
+ * maintenance spool), `/api/v1/analytics/*` (process metrics), `/api/v1/stats`, `/metrics`. Not yet
+ * scoped because their storage reads take no tenant: the trace-name listings. Every other operator
+ * route (resources, status, consumer groups, messages, dead letters, traces of a message) reads
+ * the request's tenant.
  */
 export const TENANT_BLIND_PREFIXES: readonly string[] = [
-  '/api/v1/resources/queues', '/api/v1/resources/partitions', '/api/v1/resources/overview', '/api/v1/resources/namespaces',
-  '/api/v1/resources/tasks', '/api/v1/status', '/api/v1/analytics', '/api/v1/consumer-groups', '/api/v1/dlq',
-  '/api/v1/messages', '/api/v1/traces/', '/metrics', '/api/v1/stats', '/api/v1/system',
+  '/api/v1/status/buffers', '/api/v1/analytics', '/api/v1/traces/names', '/api/v1/traces/by-name/',
+  '/metrics', '/api/v1/stats', '/api/v1/system',
 ];
 
-/** True when `path` (no query) is served by a view of the default tenant only ({@link TENANT_BLIND_PREFIXES}). */
-export function tenantBlind(method: string, path: string): boolean {
-  if (method === 'DELETE' && path.startsWith('/api/v1/resources/queues/')) return false; // deletes by (tenant, name)
-  return TENANT_BLIND_PREFIXES.some((p) => path === p || path.startsWith(p.endsWith('/') ? p : `${p}/`) || (p.endsWith('/') && path.startsWith(p)));
+/** True when `path` (no query) is served for the whole process ({@link TENANT_BLIND_PREFIXES}). */
+export function tenantBlind(_method: string, path: string): boolean {
+  return TENANT_BLIND_PREFIXES.some((p) => path === p || path.startsWith(p.endsWith('/') ? p : `${p}/`));
 }
 
 /** Installs the hook that sets `request.tenant` on every request of `app` (after authentication). */

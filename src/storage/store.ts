@@ -121,6 +121,8 @@ export interface DlqRow {
 }
 
 export interface DlqFilter {
+  /** Only dead letters of this tenant's queues (docs/proxy.md#tenancy); every tenant's when undefined. */
+  tenant?: string;
   queue?: string;
   group?: string;
   /** failedAt ≥ from (epoch ms) */

@@ -1,6 +1,7 @@
 /**
  * The tenant of a request on the broker router (src/http/tenant.ts, docs/proxy.md#tenancy):
- * QUEEN_TENANCY_HEADER and its boot interlock, the UUID rule, verified relays.
+ * QUEEN_TENANCY_HEADER and its boot interlock, the UUID rule, verified relays, the process-wide
+ * routes that stay the default tenant's.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
@@ -31,7 +32,10 @@ describe('QUEEN_TENANCY_HEADER', () => {
       assert.deepEqual(await pop(''), ['default']);
       const bad = await call(b.url, 'GET', `/api/v1/pop/queue/${q}`, undefined, { 'x-queen-tenant': 'acme' });
       assert.deepEqual([bad.status, bad.body.error], [400, 'invalid x-queen-tenant header (must be a UUID)']);
-      assert.equal((await call(b.url, 'GET', '/api/v1/resources/queues', undefined, { 'x-queen-tenant': T1 })).body.code, 'not_tenanted');
+      const listed = await call(b.url, 'GET', '/api/v1/resources/queues', undefined, { 'x-queen-tenant': T1 });
+      assert.deepEqual(listed.body.queues.map((x: { name: string }) => x.name), [q], 'the operator views read the request\'s tenant');
+      assert.equal((await call(b.url, 'GET', '/api/v1/resources/queues', undefined, { 'x-queen-tenant': 'cccccccc-0000-4000-8000-000000000003' })).body.queues.length, 0);
+      assert.equal((await call(b.url, 'GET', '/api/v1/system/maintenance', undefined, { 'x-queen-tenant': T1 })).body.code, 'not_tenanted', 'process-wide routes stay the default tenant\'s');
       assert.equal((await call(b.url, 'POST', '/api/v1/timers', { operations: [] }, { 'x-queen-tenant': T1 })).body.code, 'not_tenanted');
     } finally {
       await b.stop();

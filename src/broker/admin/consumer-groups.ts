@@ -6,7 +6,7 @@
  * wake-up hints after the commit.
  */
 import { QueenError } from '../../errors.js';
-import { DEFAULT_TENANT, type SeekTarget } from '../../storage/contract.js';
+import { type SeekTarget } from '../../storage/contract.js';
 import { iso, isoOrNull } from '../../util/time.js';
 import type { Broker } from '../broker.js';
 import { lagView, type LagView } from './resources.js';
@@ -188,10 +188,10 @@ export async function groupDetail(v: ViewReads, name: string, now: number): Prom
  * @throws QueenError `queue_not_found`
  */
 export async function deleteGroup(
-  broker: Broker, name: string, queue: string | undefined, deleteMetadata: boolean, moved: CursorMoved,
+  broker: Broker, tenant: string, name: string, queue: string | undefined, deleteMetadata: boolean, moved: CursorMoved,
 ): Promise<DeleteGroupResult> {
-  if (queue !== undefined && !await broker.backend.admin.readQueue({ tenant: DEFAULT_TENANT, queue })) throw new QueenError('queue_not_found');
-  const r = await broker.backend.admin.deleteGroup(DEFAULT_TENANT, name, queue, deleteMetadata, broker.clock.now());
+  if (queue !== undefined && !await broker.backend.admin.readQueue({ tenant, queue })) throw new QueenError('queue_not_found');
+  const r = await broker.backend.admin.deleteGroup(tenant, name, queue, deleteMetadata, broker.clock.now());
   for (const p of r.partitions) moved(p.queue, p.partition);
   const base: DeleteGroupResult = { success: true, consumerGroup: name, deletedPartitions: r.cursorsDeleted, metadataDeleted: deleteMetadata };
   return queue === undefined ? base : { ...base, queueName: queue };
@@ -206,9 +206,9 @@ export type { SeekTarget } from '../../storage/contract.js';
  * @throws QueenError `queue_not_found`, `partition_not_found`
  */
 export async function seek(
-  broker: Broker, group: string, queue: string, partition: string | undefined, target: SeekTarget, moved: CursorMoved,
+  broker: Broker, tenant: string, group: string, queue: string, partition: string | undefined, target: SeekTarget, moved: CursorMoved,
 ): Promise<SeekResult> {
-  const key = { tenant: DEFAULT_TENANT, queue };
+  const key = { tenant, queue };
   if (!await broker.backend.admin.readQueue(key)) throw new QueenError('queue_not_found');
   const moves = await broker.backend.admin.seekGroup(key, group, partition, target, broker.clock.now());
   if (!moves) {
@@ -229,7 +229,7 @@ export async function seek(
  * Changes the subscription cut-off of `group` on every queue it is registered on. Applies to
  * partitions the group has no cursor on yet (existing cursors are never re-seeded, docs/http-api.md#subscription-modes).
  */
-export async function setSubscriptionTimestamp(broker: Broker, group: string, timestamp: number): Promise<SubscriptionResult> {
-  const updated = await broker.backend.admin.setSubscriptionFrom(DEFAULT_TENANT, group, timestamp, broker.clock.now());
+export async function setSubscriptionTimestamp(broker: Broker, tenant: string, group: string, timestamp: number): Promise<SubscriptionResult> {
+  const updated = await broker.backend.admin.setSubscriptionFrom(tenant, group, timestamp, broker.clock.now());
   return { success: true, consumerGroup: group, newTimestamp: iso(timestamp), rowsUpdated: updated };
 }

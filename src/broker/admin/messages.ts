@@ -17,7 +17,7 @@ import type { Broker } from '../broker.js';
 import { optionsView } from './resources.js';
 import { groupPosition, partitionLag, type ViewReads } from '../messaging/positions.js';
 import { planPush, pushAppends, pushResults, queueOptionsOf, type PushResult } from '../messaging/push.js';
-import { DEFAULT_TENANT, type AppendResult, type DlqSubStore, type ViewGroup as GroupState, type ViewPartition as PartitionState, type ViewQueue as QueueState } from '../../storage/contract.js';
+import { type AppendResult, type DlqSubStore, type ViewGroup as GroupState, type ViewPartition as PartitionState, type ViewQueue as QueueState } from '../../storage/contract.js';
 import type { PayloadCodec } from '../../model/codec.js';
 import type { QueueOptions } from '../../model/options.js';
 import { QUEUE_MODE } from '../../model/subscription.js';
@@ -314,11 +314,14 @@ export async function getMessage(
 
 /**
  * `DELETE /api/v1/messages/:partitionId/:transactionId`: deletes the address's dead letters
- * (live messages are immutable).
+ * (live messages are immutable) when the partition is `tenant`'s.
  * @throws QueenError `message_not_found` (with `success:false`)
  */
-export async function deleteDeadLetter(broker: Broker, activity: Activity, partitionId: string, transactionId: string): Promise<DeadLetterDeleted> {
-  const r = await broker.backend.dlq.deleteByAddress(partitionId, transactionId);
+export async function deleteDeadLetter(
+  broker: Broker, activity: Activity, tenant: string, partitionId: string, transactionId: string,
+): Promise<DeadLetterDeleted> {
+  const owned = await broker.backend.views.locate(tenant, partitionId) !== undefined; // another tenant's address: not found
+  const r = owned ? await broker.backend.dlq.deleteByAddress(partitionId, transactionId) : { deleted: 0, queue: undefined };
   if (r.deleted === 0 || r.queue === undefined) throw new QueenError('message_not_found', undefined, { success: false, partitionId, transactionId });
   activity.dlqChanged(r.queue, -r.deleted);
   return { success: true, partitionId, transactionId, deleted: r.deleted, message: 'Dead letter deleted' };
@@ -332,11 +335,11 @@ export interface ReplayTarget {
 
 /** A replay of the same dead letter already stored in the target partition inside its dedup window (`windowMs`; 0 = off). */
 async function storedReplay(
-  broker: Broker, transactionId: string, queue: string, partition: string, windowMs: number, now: number,
+  broker: Broker, tenant: string, transactionId: string, queue: string, partition: string, windowMs: number, now: number,
 ): Promise<{ id: string; offset: number } | undefined> {
   if (windowMs <= 0) return undefined;
-  const p = await broker.backend.readPartition({ tenant: DEFAULT_TENANT, queue, partition });
-  return p ? broker.backend.views.findMessage(DEFAULT_TENANT, p.partitionId, transactionId, now - windowMs) : undefined;
+  const p = await broker.backend.readPartition({ tenant, queue, partition });
+  return p ? broker.backend.views.findMessage(tenant, p.partitionId, transactionId, now - windowMs) : undefined;
 }
 
 /**
@@ -345,7 +348,7 @@ async function storedReplay(
  * already stored is answered as the duplicate without a unit.
  */
 async function moveDeadLetter(
-  broker: Broker, find: () => Promise<DlqRow | undefined>, target: ReplayTarget,
+  broker: Broker, tenant: string, find: () => Promise<DlqRow | undefined>, target: ReplayTarget,
 ): Promise<{ row: DlqRow; result: PushResult; dlqRowRemoved: boolean } | undefined> {
   for (let attempt = 1; ; attempt++) {
     const row = await find();
@@ -356,8 +359,8 @@ async function moveDeadLetter(
     const queue = target.queue ?? row.queue;
     const partition = target.partition ?? row.partition;
     const items = [{ queue, partition, payload: decoded.data, transactionId: `dlq:${row.id}`, traceId: row.traceId }];
-    const plan = planPush(broker, await queueOptionsOf(broker.backend, items), items, row.producerSub);
-    const stored = await storedReplay(broker, plan.items[0]!.transactionId, queue, partition, plan.items[0]!.dedupWindowMs, now);
+    const plan = planPush(broker, await queueOptionsOf(broker.backend, items, tenant), items, row.producerSub, tenant);
+    const stored = await storedReplay(broker, tenant, plan.items[0]!.transactionId, queue, partition, plan.items[0]!.dedupWindowMs, now);
     if (stored) {
       const base = { index: 0, transaction_id: plan.items[0]!.transactionId, queueName: queue, partition };
       return { row, result: { ...base, message_id: stored.id, status: 'duplicate', offset: stored.offset }, dlqRowRemoved: false };
@@ -374,16 +377,17 @@ async function moveDeadLetter(
 /**
  * Moves a dead letter back into a live partition in one unit of work: push with transactionId
  * `dlq:<id>` (so a second replay dedupes) and delete the dead letter. Exactly once: the row and
- * the push commit together.
+ * the push commit together. `find` must answer `tenant`'s dead letters only; the message goes
+ * back into `tenant`'s queue.
  * @throws QueenError `dlq_not_found` (`result:"gone"`), `maintenance_mode`
  */
 export async function replayDeadLetter(
-  broker: Broker, activity: Activity, find: () => Promise<DlqRow | undefined>, target: ReplayTarget, pushBlocked: boolean,
+  broker: Broker, activity: Activity, tenant: string, find: () => Promise<DlqRow | undefined>, target: ReplayTarget, pushBlocked: boolean,
 ): Promise<ReplayResult> {
   if (pushBlocked) {
     throw new QueenError('maintenance_mode', 'push maintenance is on: replay refused, try again when it is off', { success: false, result: 'maintenance' });
   }
-  const out = await moveDeadLetter(broker, find, target);
+  const out = await moveDeadLetter(broker, tenant, find, target);
   if (!out) throw new QueenError('dlq_not_found', undefined, { success: false, result: 'gone' });
   const { row, result, dlqRowRemoved } = out;
   if (dlqRowRemoved) activity.dlqChanged(row.queue, -1);
@@ -403,12 +407,14 @@ export async function replayDeadLetter(
 }
 
 /**
- * `DELETE /api/v1/dlq?queue=`: purges a queue's dead letters (optionally one group), in steps of
+ * `DELETE /api/v1/dlq?queue=`: purges the dead letters of `tenant`'s queue (optionally one group), in steps of
  * {@link PURGE_STEP} rows per unit of work so a large purge never stalls other requests.
  * @throws QueenError `queue_not_found`
  */
-export async function purgeDeadLetters(broker: Broker, activity: Activity, queue: string, group: string | undefined): Promise<PurgeResult> {
-  const key = { tenant: DEFAULT_TENANT, queue };
+export async function purgeDeadLetters(
+  broker: Broker, activity: Activity, tenant: string, queue: string, group: string | undefined,
+): Promise<PurgeResult> {
+  const key = { tenant, queue };
   if (!await broker.backend.admin.readQueue(key)) throw new QueenError('queue_not_found', undefined, { success: false });
   let deleted = 0;
   for (;;) {

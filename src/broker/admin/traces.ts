@@ -10,7 +10,6 @@ import { RawJson, stringifyClientJson } from '../../util/json.js';
 import { iso } from '../../util/time.js';
 import type { Broker } from '../broker.js';
 import { QUEUE_MODE } from '../../model/subscription.js';
-import { DEFAULT_TENANT } from '../../storage/contract.js';
 
 /** Names per event, and bytes per name. */
 const MAX_NAMES = 32;
@@ -45,11 +44,11 @@ function names(v: unknown): string[] {
 }
 
 /**
- * Records one event.
+ * Records one event on a message of `tenant` (another tenant's partition id: `message_not_found`).
  * @throws QueenError `invalid_request`, `payload_too_large`, `name_too_long`, `invalid_name` (consumer group,
  *   worker id, event type, trace names), `message_not_found` (with `success:false`)
  */
-export async function recordTrace(broker: Broker, input: TraceInput): Promise<{ success: true; traceId: string }> {
+export async function recordTrace(broker: Broker, tenant: string, input: TraceInput): Promise<{ success: true; traceId: string }> {
   const traceNames = names(input.traceNames);
   const data = stringifyClientJson(input.data);
   if (data.length > broker.config.limits.maxPayloadBytes) throw new QueenError('payload_too_large', 'trace data too large');
@@ -58,8 +57,8 @@ export async function recordTrace(broker: Broker, input: TraceInput): Promise<{ 
   if (input.workerId) broker.checkName('workerId', input.workerId);
   if (input.eventType) broker.checkName('eventType', input.eventType);
   const views = broker.backend.views;
-  const p = await views.locate(DEFAULT_TENANT, input.partitionId);
-  const live = p ? await views.findMessage(DEFAULT_TENANT, input.partitionId, input.transactionId, 0) : undefined;
+  const p = await views.locate(tenant, input.partitionId);
+  const live = p ? await views.findMessage(tenant, input.partitionId, input.transactionId, 0) : undefined;
   const dead = p && !live ? await broker.backend.dlq.findByAddress(input.partitionId, input.transactionId) : undefined;
   if (!p || (!live && !dead)) throw new QueenError('message_not_found', undefined, { success: false });
   const id = await broker.backend.traces.add({ tenant: p.tenant, queue: p.queue }, {
@@ -112,8 +111,9 @@ function view(t: TraceRow): TraceView {
   };
 }
 
-/** Events of one message, oldest first. */
-export async function tracesOfMessage(broker: Broker, partitionId: string, transactionId: string): Promise<{ traces: TraceView[] }> {
+/** Events of one message of `tenant`, oldest first; none when the partition is another tenant's. */
+export async function tracesOfMessage(broker: Broker, tenant: string, partitionId: string, transactionId: string): Promise<{ traces: TraceView[] }> {
+  if (!await broker.backend.views.locate(tenant, partitionId)) return { traces: [] };
   return { traces: (await broker.backend.traces.byMessage(partitionId, transactionId, MAX_PER_MESSAGE)).map(view) };
 }
 

@@ -31,37 +31,37 @@ function seekTarget(body: unknown, emptyIsEnd: boolean): SeekTarget {
 /** Fastify plugin registering the routes this module describes. */
 export async function consumerGroupRoutes(app: FastifyInstance, { broker, ops, views }: OpsContext): Promise<void> {
 
-  app.get<Replies<'GET /api/v1/consumer-groups'>>('/api/v1/consumer-groups', async () => wire(await views.listGroups()));
+  app.get<Replies<'GET /api/v1/consumer-groups'>>('/api/v1/consumer-groups', async (req) => wire(await views.listGroups(req.tenant)));
 
   app.get<{ Querystring: Query } & Replies<'GET /api/v1/consumer-groups/lagging'>>('/api/v1/consumer-groups/lagging', async (req) =>
-    wire(await views.laggingPartitions(qInt(req.query, 'minLagSeconds', 3600, 0, 10 * 365 * 86_400))));
+    wire(await views.laggingPartitions(req.tenant, qInt(req.query, 'minLagSeconds', 3600, 0, 10 * 365 * 86_400))));
 
   app.get<{ Params: { group: string } } & Replies<'GET /api/v1/consumer-groups/:group'>>('/api/v1/consumer-groups/:group', async (req) =>
-    wire(await views.groupDetail(req.params.group)));
+    wire(await views.groupDetail(req.tenant, req.params.group)));
 
   app.delete<{ Params: { group: string }; Querystring: Query } & Replies<'DELETE /api/v1/consumer-groups/:group'>>('/api/v1/consumer-groups/:group', async (req) =>
-    wire(await deleteGroup(broker, req.params.group, undefined, qBool(req.query, 'deleteMetadata', true), ops.cursorMoved)));
+    wire(await deleteGroup(broker, req.tenant, req.params.group, undefined, qBool(req.query, 'deleteMetadata', true), ops.cursorMoved)));
 
   app.delete<{ Params: { group: string; queue: string }; Querystring: Query } & Replies<'DELETE /api/v1/consumer-groups/:group/queues/:queue'>>('/api/v1/consumer-groups/:group/queues/:queue', async (req) =>
-    wire(await deleteGroup(broker, req.params.group, req.params.queue, qBool(req.query, 'deleteMetadata', true), ops.cursorMoved)));
+    wire(await deleteGroup(broker, req.tenant, req.params.group, req.params.queue, qBool(req.query, 'deleteMetadata', true), ops.cursorMoved)));
 
   app.post<{ Params: { group: string } } & Replies<'POST /api/v1/consumer-groups/:group/subscription'>>('/api/v1/consumer-groups/:group/subscription', async (req) => {
     broker.checkName('consumerGroup', req.params.group);
     const b = bodyObject(req.body);
     const ts = typeof b.subscriptionTimestamp === 'string' ? parseIso(b.subscriptionTimestamp) : undefined;
     if (ts === undefined) throw new QueenError('invalid_request', 'subscriptionTimestamp (ISO-8601) is required', { success: false });
-    return wire(await setSubscriptionTimestamp(broker, req.params.group, ts));
+    return wire(await setSubscriptionTimestamp(broker, req.tenant, req.params.group, ts));
   });
 
   app.post<{ Params: { group: string; queue: string } } & Replies<'POST /api/v1/consumer-groups/:group/queues/:queue/seek'>>('/api/v1/consumer-groups/:group/queues/:queue/seek', async (req) => {
     broker.checkName('consumerGroup', req.params.group);
-    return wire(await seek(broker, req.params.group, req.params.queue, undefined, seekTarget(req.body, false), ops.cursorMoved));
+    return wire(await seek(broker, req.tenant, req.params.group, req.params.queue, undefined, seekTarget(req.body, false), ops.cursorMoved));
   });
 
   app.post<{ Params: { group: string; queue: string; partition: string } } & Replies<'POST /api/v1/consumer-groups/:group/queues/:queue/partitions/:partition/seek'>>('/api/v1/consumer-groups/:group/queues/:queue/partitions/:partition/seek',
     async (req) => {
       broker.checkName('consumerGroup', req.params.group);
-      return wire(await seek(broker, req.params.group, req.params.queue, req.params.partition, seekTarget(req.body, true), ops.cursorMoved));
+      return wire(await seek(broker, req.tenant, req.params.group, req.params.queue, req.params.partition, seekTarget(req.body, true), ops.cursorMoved));
     },
   );
 }

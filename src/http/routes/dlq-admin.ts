@@ -15,7 +15,7 @@ export async function dlqAdminRoutes(app: FastifyInstance, { broker, ops, views 
   app.delete<{ Querystring: Query } & Replies<'DELETE /api/v1/dlq'>>('/api/v1/dlq', async (req) => {
     const queue = qString(req.query, 'queue');
     if (!queue) throw new QueenError('queue_required', undefined, { success: false });
-    return wire(await purgeDeadLetters(broker, ops.activity, queue, qString(req.query, 'consumerGroup') || undefined));
+    return wire(await purgeDeadLetters(broker, ops.activity, req.tenant, queue, qString(req.query, 'consumerGroup') || undefined));
   });
 
   app.post<{ Params: { id: string } } & Replies<'POST /api/v1/dlq/:id/replay'>>('/api/v1/dlq/:id/replay', async (req) => {
@@ -29,6 +29,6 @@ export async function dlqAdminRoutes(app: FastifyInstance, { broker, ops, views 
       broker.checkName(k, b[k] as string);
       target[k] = b[k] as string;
     }
-    return wire(await replayDeadLetter(broker, ops.activity, () => views.deadLetter(req.params.id), target, ops.maintenance.diverting));
+    return wire(await replayDeadLetter(broker, ops.activity, req.tenant, () => views.deadLetter(req.tenant, req.params.id), target, ops.maintenance.diverting));
   });
 }

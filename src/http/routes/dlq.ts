@@ -1,4 +1,4 @@
-/** `GET /api/v1/dlq` (docs/http-api.md#dead-letters): dead letters with queue/group/time filters. */
+/** `GET /api/v1/dlq` (docs/http-api.md#dead-letters): the request tenant's dead letters with queue/group/time filters. */
 import type { FastifyInstance } from 'fastify';
 import { QueenError } from '../../errors.js';
 import type { RouteContext } from '../app.js';
@@ -14,6 +14,7 @@ export async function dlqRoutes(app: FastifyInstance, { broker }: RouteContext):
   app.get<{ Querystring: Query } & Replies<'GET /api/v1/dlq'>>('/api/v1/dlq', async (req) => {
     const q = req.query;
     const filter: Parameters<typeof broker.listDlq>[0] = {
+      tenant: req.tenant,
       limit: qInt(q, 'limit', 100, 1, 1000),
       offset: qInt(q, 'offset', 0, 0, MAX_OFFSET),
     };

@@ -25,7 +25,7 @@ export async function messageRoutes(app: FastifyInstance, { broker, ops, views }
     if ((qString(q, 'offset') ?? '') !== '' && qInt(q, 'offset', 0, 0, 0) !== 0) {
       throw new QueenError('invalid_request', 'offset paging is not supported: use cursor (pagination.nextCursor)');
     }
-    return wire(await views.listMessages({
+    return wire(await views.listMessages(req.tenant, {
       queue: qString(q, 'queue') || undefined,
       partition: qString(q, 'partition') || undefined,
       namespace: qString(q, 'namespace') || qString(q, 'ns') || undefined,
@@ -39,15 +39,15 @@ export async function messageRoutes(app: FastifyInstance, { broker, ops, views }
   });
 
   app.get<{ Params: { partitionId: string; transactionId: string } } & Replies<'GET /api/v1/messages/:partitionId/:transactionId'>>('/api/v1/messages/:partitionId/:transactionId', async (req) =>
-    wire(await views.getMessage(req.params.partitionId, req.params.transactionId)));
+    wire(await views.getMessage(req.tenant, req.params.partitionId, req.params.transactionId)));
 
   app.delete<{ Params: { partitionId: string; transactionId: string } } & Replies<'DELETE /api/v1/messages/:partitionId/:transactionId'>>('/api/v1/messages/:partitionId/:transactionId', async (req) =>
-    wire(await deleteDeadLetter(broker, ops.activity, req.params.partitionId, req.params.transactionId)));
+    wire(await deleteDeadLetter(broker, ops.activity, req.tenant, req.params.partitionId, req.params.transactionId)));
 
   app.post<{ Params: { partitionId: string; transactionId: string } } & Replies<'POST /api/v1/messages/:partitionId/:transactionId/retry'>>('/api/v1/messages/:partitionId/:transactionId/retry', async (req) => {
     const { partitionId, transactionId } = req.params;
     try {
-      return wire(await replayDeadLetter(broker, ops.activity, () => views.deadLetterAt(partitionId, transactionId), {}, ops.maintenance.diverting));
+      return wire(await replayDeadLetter(broker, ops.activity, req.tenant, () => views.deadLetterAt(req.tenant, partitionId, transactionId), {}, ops.maintenance.diverting));
     } catch (e) {
       if (e instanceof QueenError && e.code === 'dlq_not_found') throw new QueenError('message_not_found', 'No dead letter for this message', { success: false });
       throw e;

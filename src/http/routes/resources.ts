@@ -8,11 +8,11 @@ import { wire } from '../schemas/wire.js';
 export async function resourceRoutes(app: FastifyInstance, { broker, services }: RouteContext): Promise<void> {
   const views = services.views;
 
-  app.get<Replies<'GET /api/v1/resources/queues'>>('/api/v1/resources/queues', async () =>
-    wire(await views.listQueues()));
+  app.get<Replies<'GET /api/v1/resources/queues'>>('/api/v1/resources/queues', async (req) =>
+    wire(await views.listQueues(req.tenant)));
 
   app.get<{ Params: { queue: string } } & Replies<'GET /api/v1/resources/queues/:queue'>>('/api/v1/resources/queues/:queue', async (req) =>
-    wire(await views.queueDetail(req.params.queue)));
+    wire(await views.queueDetail(req.tenant, req.params.queue)));
 
   app.delete<{ Params: { queue: string } } & Replies<'DELETE /api/v1/resources/queues/:queue'>>('/api/v1/resources/queues/:queue', async (req) => wire(await broker.deleteQueue(req.params.queue, req.tenant)));
 }

@@ -23,21 +23,21 @@ export async function statusRoutes(app: FastifyInstance, { broker, ops, views }:
 
   app.get<{ Querystring: Query } & Replies<'GET /api/v1/status'>>('/api/v1/status', async (req) => {
     const m = ops.maintenance.status();
-    return wire(await views.status(filter(req.query), {
+    return wire(await views.status(req.tenant, filter(req.query), {
       parkedConsumers: broker.parkedConsumers, uptimeSeconds: views.uptimeSeconds(),
       maintenance: { push: m.maintenanceMode, pop: m.popMaintenanceMode, bufferedMessages: m.bufferedMessages },
     }));
   });
 
   app.get<{ Querystring: Query } & Replies<'GET /api/v1/status/queues'>>('/api/v1/status/queues', async (req) =>
-    wire(await views.statusQueues(filter(req.query), qInt(req.query, 'limit', 100, 1, 1000), qInt(req.query, 'offset', 0, 0, 1_000_000))));
+    wire(await views.statusQueues(req.tenant, filter(req.query), qInt(req.query, 'limit', 100, 1, 1000), qInt(req.query, 'offset', 0, 0, 1_000_000))));
 
-  app.get<{ Params: { queue: string } } & Replies<'GET /api/v1/status/queues/:queue'>>('/api/v1/status/queues/:queue', async (req) => wire(await views.statusQueue(req.params.queue)));
+  app.get<{ Params: { queue: string } } & Replies<'GET /api/v1/status/queues/:queue'>>('/api/v1/status/queues/:queue', async (req) => wire(await views.statusQueue(req.tenant, req.params.queue)));
 
   app.get<{ Querystring: Query } & Replies<'GET /api/v1/status/analytics'>>('/api/v1/status/analytics', async (req) => {
     const interval = qString(req.query, 'interval') || 'minute';
     if (interval !== 'minute' && interval !== 'hour') throw new QueenError('invalid_request', 'interval must be minute or hour');
-    return wire(await views.analytics(filter(req.query), interval));
+    return wire(await views.analytics(req.tenant, filter(req.query), interval));
   });
 
   app.get<Replies<'GET /api/v1/status/buffers'>>('/api/v1/status/buffers', async () => {

@@ -22,7 +22,7 @@ export async function traceRoutes(app: FastifyInstance, { broker }: OpsContext):
   app.post<Replies<'POST /api/v1/traces'>>('/api/v1/traces', async (req, reply) => {
     const b = bodyObject(req.body);
     if (!('data' in b) || b.data === undefined) throw new QueenError('invalid_request', 'data is required', { success: false });
-    const out = await recordTrace(broker, {
+    const out = await recordTrace(broker, req.tenant, {
       transactionId: str(b, 'transactionId', true)!, partitionId: str(b, 'partitionId', true)!,
       consumerGroup: str(b, 'consumerGroup', false), eventType: str(b, 'eventType', false), workerId: str(b, 'workerId', false),
       traceNames: b.traceNames, data: b.data,
@@ -37,5 +37,5 @@ export async function traceRoutes(app: FastifyInstance, { broker }: OpsContext):
     wire(await tracesByName(broker, req.params.traceName, qInt(req.query, 'limit', 100, 1, 1000), qInt(req.query, 'offset', 0, 0, 1_000_000))));
 
   app.get<{ Params: { partitionId: string; transactionId: string } } & Replies<'GET /api/v1/traces/:partitionId/:transactionId'>>('/api/v1/traces/:partitionId/:transactionId', async (req) =>
-    wire(await tracesOfMessage(broker, req.params.partitionId, req.params.transactionId)));
+    wire(await tracesOfMessage(broker, req.tenant, req.params.partitionId, req.params.transactionId)));
 }

@@ -4,6 +4,7 @@
  */
 import { deleteGroup } from '../../broker/admin/consumer-groups.js';
 import { isQueenError } from '../../errors.js';
+import { DEFAULT_TENANT } from '../../model/tenancy.js';
 import { ErrorCode } from '../errors.js';
 import { legalTopic, visibleTopic } from '../mapping.js';
 import { validGroupId } from '../groups/coordinator.js';
@@ -144,7 +145,7 @@ export const deleteGroups: Handler = async (ctx, conn, body) => {
     else if (ctx.groups.size(id) > 0) error_code = ErrorCode.NON_EMPTY_GROUP;
     else if (!known.has(id)) error_code = ErrorCode.GROUP_ID_NOT_FOUND;
     else {
-      await deleteGroup(ctx.services.broker, id, undefined, true, () => undefined);
+      await deleteGroup(ctx.services.broker, DEFAULT_TENANT, id, undefined, true, () => undefined); // Kafka clients act for the default tenant (docs/kafka.md)
       await ctx.services.kafkaMeta.deleteGroup(id);
       ctx.groups.forget(id);
     }

@@ -258,6 +258,7 @@ function dlqWhere(f: Omit<DlqFilter, 'limit' | 'offset'>): { where: string; args
   const where: string[] = [];
   const args: unknown[] = [];
   const add = (sql: string, v: unknown) => { args.push(v); where.push(sql.replace('?', `$${args.length}`)); };
+  if (f.tenant !== undefined) add('queue_id IN (SELECT id FROM queen.queues WHERE tenant_id = ?)', f.tenant);
   if (f.queue !== undefined) add('queue = ?', f.queue);
   if (f.group !== undefined) add('consumer_group = ?', f.group);
   if (f.from !== undefined) add('failed_at_ms >= ?', f.from);

@@ -278,6 +278,7 @@ export class SqliteStore implements Store {
   private dlqWhere(f: Omit<DlqFilter, 'limit' | 'offset'>): { where: string; args: unknown[] } {
     const where: string[] = [];
     const args: unknown[] = [];
+    if (f.tenant !== undefined) { where.push('queue_pk IN (SELECT pk FROM queues WHERE tenant_id = ?)'); args.push(f.tenant); }
     if (f.queue !== undefined) { where.push('queue = ?'); args.push(f.queue); }
     if (f.group !== undefined) { where.push('consumer_group = ?'); args.push(f.group); }
     if (f.from !== undefined) { where.push('failed_at >= ?'); args.push(f.from); }

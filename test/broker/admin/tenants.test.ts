@@ -22,8 +22,8 @@ test('another tenant\'s queue of the same name stays out of the default tenant\'
     await broker.backend.append({ key: { tenant: OTHER, queue: 'only-other', partition: 'p' }, items: [item('o3')], dedupWindowMs: 0, now });
     await broker.push([{ queue: 'shared', payload: { mine: true } }], null);
 
-    assert.deepEqual((await views.listQueues()).queues.map((q) => q.name), ['shared'], 'one queue listed: the default tenant\'s');
-    assert.equal((await views.overview()).queues, 1);
+    assert.deepEqual((await views.listQueues(DEFAULT_TENANT)).queues.map((q) => q.name), ['shared'], 'one queue listed: the default tenant\'s');
+    assert.equal((await views.overview(DEFAULT_TENANT)).queues, 1);
     const popped = await broker.pop({
       queue: undefined, partition: undefined, namespace: 'only-other', task: undefined, group: QUEUE_MODE, batch: 10, partitions: 10,
       wait: false, timeoutMs: 0, autoAck: true, leaseSeconds: undefined, subscription: {},
