@@ -165,13 +165,75 @@ describe('embedded proxy fronting PORT', () => {
     const lb = await lock(beta);
     assert.equal(la.body.results[0].acquired, true, la.text);
     assert.equal(lb.body.results[0].acquired, true, 'the same lock name in another tenant is another lock');
-    // views that are not tenant-scoped yet refuse instead of leaking
-    assert.equal((await withKey(b.url, beta.key, 'GET', '/api/v1/resources/queues')).body.code, 'not_tenanted');
     // deleting a queue acts on the caller's tenant only
     await push(beta, 'beta-2');
     assert.equal((await withKey(b.url, acme.key, 'DELETE', `/api/v1/resources/queues/${q}`)).status, 200);
     const popB2 = await withKey(b.url, beta.key, 'GET', `/api/v1/pop/queue/${q}?batch=10&consumerGroup=g2`);
     assert.ok(popB2.body.messages.length >= 1, 'beta\'s queue survives acme\'s delete');
+  });
+
+  test('operator views: each tenant lists, browses and administers its own queues, messages, groups, dead letters and traces only', async () => {
+    const q = uniqueName('views');
+    // two tenants of their own, so that no other test's rows are in their listings
+    const acme = await bootstrap(b.url, uniqueName('va').toLowerCase());
+    const beta = await bootstrap(b.url, uniqueName('vb').toLowerCase());
+    type Seen = { pid: string; tid: string; dlqId: string };
+    const seen = new Map<string, Seen>();
+    for (const [t, other] of [[acme, beta], [beta, acme]] as const) {
+      const forged = { 'x-queen-tenant': other.tenantId }; // a client-sent tenant changes nothing
+      const items = [1, 2].map((n) => ({ queue: q, partition: 'p', payload: { who: t.slug, n }, transactionId: `${t.slug}-${n}` }));
+      assert.equal((await withKey(b.url, t.key, 'POST', '/api/v1/push', { items: [...items, { queue: `${q}-${t.slug}`, payload: 0 }] }, forged)).status, 201);
+      const pop = await withKey(b.url, t.key, 'GET', `/api/v1/pop/queue/${q}?batch=1&consumerGroup=grp-${t.slug}`, undefined, forged);
+      const m = pop.body.messages[0] as { transactionId: string; partitionId: string; leaseId: string };
+      const dlq = await withKey(b.url, t.key, 'POST', '/api/v1/ack', { ...m, status: 'dlq', consumerGroup: `grp-${t.slug}`, error: `boom-${t.slug}` }, forged);
+      assert.equal(dlq.status, 200, dlq.text);
+      const tr = await withKey(b.url, t.key, 'POST', '/api/v1/traces', { transactionId: m.transactionId, partitionId: m.partitionId, traceNames: [q], data: { who: t.slug } }, forged);
+      assert.equal(tr.status, 201, tr.text);
+      const listed = await withKey(b.url, t.key, 'GET', `/api/v1/dlq?queue=${q}`, undefined, forged);
+      assert.equal(listed.body.total, 1, listed.text);
+      seen.set(t.slug, { pid: m.partitionId, tid: m.transactionId, dlqId: listed.body.messages[0].id });
+    }
+    for (const [t, other] of [[acme, beta], [beta, acme]] as const) {
+      const forged = { 'x-queen-tenant': other.tenantId };
+      const get = (path: string) => withKey(b.url, t.key, 'GET', path, undefined, forged);
+      const mine = seen.get(t.slug)!;
+      const theirs = seen.get(other.slug)!;
+      assert.notEqual(mine.pid, theirs.pid, 'one queue name, two partitions');
+      const queues = (await get('/api/v1/resources/queues')).body.queues.map((x: { name: string }) => x.name).sort();
+      assert.deepEqual(queues, [q, `${q}-${t.slug}`].sort(), `${t.slug} lists its own queues`);
+      const detail = await get(`/api/v1/resources/queues/${q}`);
+      assert.equal(detail.status, 200, detail.text);
+      assert.equal(detail.body.totals.total, 2, detail.text);
+      assert.deepEqual((await get(`/api/v1/resources/partitions?queue=${q}`)).body.partitions.map((x: { id: string }) => x.id), [mine.pid]);
+      assert.deepEqual((await get('/api/v1/status/queues?limit=1000')).body.queues.map((x: { name: string }) => x.name).sort(), queues);
+      const browsed = await get(`/api/v1/messages?queue=${q}`);
+      assert.deepEqual(browsed.body.messages.map((x: { data: { who: string } }) => x.data.who), [t.slug, t.slug], browsed.text);
+      assert.equal((await get(`/api/v1/messages/${mine.pid}/${mine.tid}`)).body.status, 'dead_letter');
+      assert.equal((await get(`/api/v1/messages/${theirs.pid}/${theirs.tid}`)).body.code, 'message_not_found');
+      const groups = (await get('/api/v1/consumer-groups')).body.map((g: { name: string }) => g.name);
+      assert.ok(groups.includes(`grp-${t.slug}`) && !groups.includes(`grp-${other.slug}`), JSON.stringify(groups));
+      assert.equal((await get(`/api/v1/consumer-groups/grp-${other.slug}`)).status, 404, 'another tenant\'s group is unknown');
+      const dead = await get('/api/v1/dlq');
+      assert.deepEqual(dead.body.messages.map((x: { errorMessage: string }) => x.errorMessage), [`boom-${t.slug}`], dead.text);
+      assert.equal(dead.body.total, 1);
+      const traces = await get(`/api/v1/traces/${mine.pid}/${mine.tid}`);
+      assert.deepEqual(traces.body.traces.map((x: { data: { who: string } }) => x.data.who), [t.slug]);
+      assert.deepEqual((await get(`/api/v1/traces/${theirs.pid}/${theirs.tid}`)).body.traces, []);
+      const stolenTrace = await withKey(b.url, t.key, 'POST', '/api/v1/traces', { transactionId: theirs.tid, partitionId: theirs.pid, data: 1 });
+      assert.equal(stolenTrace.body.code, 'message_not_found');
+      // administration of another tenant's rows answers as for unknown ones
+      assert.equal((await withKey(b.url, t.key, 'POST', `/api/v1/dlq/${theirs.dlqId}/replay`, {})).body.code, 'dlq_not_found');
+      assert.equal((await withKey(b.url, t.key, 'DELETE', `/api/v1/messages/${theirs.pid}/${theirs.tid}`)).body.code, 'message_not_found');
+      assert.equal((await get('/api/v1/traces/names')).body.code, 'not_tenanted', 'trace-name listings are not tenant-scoped yet');
+    }
+    // acme purges its dead letters and replays nothing of beta's; beta's dead letter is intact
+    assert.equal((await withKey(b.url, acme.key, 'DELETE', `/api/v1/dlq?queue=${q}`)).body.deleted, 1);
+    assert.equal((await withKey(b.url, beta.key, 'GET', `/api/v1/dlq?queue=${q}`)).body.total, 1);
+    const replay = await withKey(b.url, beta.key, 'POST', `/api/v1/dlq/${seen.get(beta.slug)!.dlqId}/replay`, {});
+    assert.equal(replay.body.result, 'moved', replay.text);
+    const back = await withKey(b.url, beta.key, 'GET', `/api/v1/messages?queue=${q}`);
+    assert.equal(back.body.messages.length, 3, 'the replay went into beta\'s queue');
+    assert.equal((await withKey(b.url, acme.key, 'GET', `/api/v1/messages?queue=${q}`)).body.messages.length, 2);
   });
 
   test('raw socket: a refused control-plane request with Content-Length 50000000 and no body gets a complete 401 within a second', async () => {
