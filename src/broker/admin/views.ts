@@ -8,8 +8,9 @@
  * Every view takes the request's tenant (docs/proxy.md#tenancy) and reads that tenant's queues,
  * partitions, groups, messages, dead letters and traces only. The activity counters
  * (src/broker/admin/activity.ts) are kept per queue name for the whole process: the default
- * tenant's views read them; another tenant's views count dead letters from the store and show no
- * throughput series.
+ * tenant's views read them (other tenants' queues of the same name included); another tenant's
+ * views count dead letters from the store and show no throughput series
+ * (docs/proxy.md#tenant-scoped-operator-routes).
  */
 import { DEFAULT_TENANT } from '../../storage/contract.js';
 import type { DlqRow } from '../../storage/store.js';
