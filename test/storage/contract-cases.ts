@@ -106,6 +106,9 @@ export const contractCases: ContractCase[] = [
     const { rows, total } = await b.dlq.list({ queue: 'q', limit: 10, offset: 0 });
     assert.equal(total, 1);
     assert.equal(rows[0]?.transactionId, 't0');
+    assert.equal((await b.dlq.list({ tenant: DEFAULT_TENANT, queue: 'q', limit: 10, offset: 0 })).total, 1, 'the queue\'s tenant');
+    const other = await b.dlq.list({ tenant: '00000000-0000-0000-0000-0000000000dd', limit: 10, offset: 0 });
+    assert.deepEqual([other.rows.length, other.total], [0, 0], 'another tenant lists none of them');
     assert.equal((await b.dlq.get('d1'))?.error, 'boom');
     assert.equal(await b.dlq.delete('d1'), true);
     assert.deepEqual(offsets((await b.claim(claimReq({ leaseId: 'L2', now: T0 + 2 })))[0]), [1]);
