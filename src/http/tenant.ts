@@ -60,15 +60,13 @@ export function tenantOf(request: FastifyRequest, cfg: TenancySettings): string 
 /**
  * Routes that still serve the whole process rather than one tenant: another tenant gets
  * `403 not_tenanted` rather than someone else's rows (docs/proxy.md#tenant-scoped-operator-routes).
- * Process-wide by nature: `/api/v1/system/*` (maintenance), `/api/v1/status/buffers` (the
- * maintenance spool), `/api/v1/analytics/*` (process metrics), `/api/v1/stats`, `/metrics`. Not yet
- * scoped because their storage reads take no tenant: the trace-name listings. Every other operator
- * route (resources, status, consumer groups, messages, dead letters, traces of a message) reads
+ * All process-wide by nature: `/api/v1/system/*` (maintenance), `/api/v1/status/buffers` (the
+ * maintenance spool), `/api/v1/analytics/*` (process metrics), `/api/v1/stats`, `/metrics`. Every
+ * other operator route (resources, status, consumer groups, messages, dead letters, traces) reads
  * the request's tenant.
  */
 export const TENANT_BLIND_PREFIXES: readonly string[] = [
-  '/api/v1/status/buffers', '/api/v1/analytics', '/api/v1/traces/names', '/api/v1/traces/by-name/',
-  '/metrics', '/api/v1/stats', '/api/v1/system',
+  '/api/v1/status/buffers', '/api/v1/analytics', '/metrics', '/api/v1/stats', '/api/v1/system',
 ];
 
 /** True when `path` (no query) is served for the whole process ({@link TENANT_BLIND_PREFIXES}). */

@@ -249,10 +249,10 @@ export interface TraceSubStore {
   add(queue: QueueKey, e: TraceEvent): Promise<string | undefined>;
   /** Events of one message, oldest first. */
   byMessage(partitionId: string, transactionId: string, limit: number): Promise<TraceRow[]>;
-  /** Events carrying `name`, newest first, with the true total. */
-  byName(name: string, limit: number, offset: number): Promise<{ rows: TraceRow[]; total: number }>;
-  /** Trace names with their event and message counts, by name, with the true total of names. */
-  names(limit: number, offset: number): Promise<{ rows: TraceNameRow[]; total: number }>;
+  /** Events of `tenant`'s queues carrying `name`, newest first, with the true total. */
+  byName(tenant: string, name: string, limit: number, offset: number): Promise<{ rows: TraceRow[]; total: number }>;
+  /** Trace names of `tenant`'s queues with their event and message counts, by name, with the true total of names. */
+  names(tenant: string, limit: number, offset: number): Promise<{ rows: TraceNameRow[]; total: number }>;
 }
 
 /** Dead letters, listed with the true total. */

@@ -83,14 +83,14 @@ export interface OpsStore {
   dlqDepthByQueue(): Map<number, number>;
   /** Trace events of one message, oldest first. */
   tracesByMessage(partitionId: string, transactionId: string, limit: number): TraceRow[];
-  /** Trace events carrying `name`, newest first. */
-  tracesByName(name: string, limit: number, offset: number): TraceRow[];
-  /** Trace names with counts, most recently seen first. */
-  traceNames(limit: number, offset: number): TraceNameRow[];
-  /** Trace events carrying `name` (the true total of {@link tracesByName}). */
-  countTracesByName(name: string): number;
-  /** Distinct trace names (the true total of {@link traceNames}). */
-  countTraceNames(): number;
+  /** Trace events of `tenant`'s queues carrying `name`, newest first. */
+  tracesByName(tenant: string, name: string, limit: number, offset: number): TraceRow[];
+  /** Trace names of `tenant`'s queues with counts, most recently seen first. */
+  traceNames(tenant: string, limit: number, offset: number): TraceNameRow[];
+  /** Trace events of `tenant`'s queues carrying `name` (the true total of {@link tracesByName}). */
+  countTracesByName(tenant: string, name: string): number;
+  /** Distinct trace names of `tenant`'s queues (the true total of {@link traceNames}). */
+  countTraceNames(tenant: string): number;
 
   // ---------------------------------------------------------------- writes (inside Store.run)
 

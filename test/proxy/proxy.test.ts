@@ -224,7 +224,11 @@ describe('embedded proxy fronting PORT', () => {
       // administration of another tenant's rows answers as for unknown ones
       assert.equal((await withKey(b.url, t.key, 'POST', `/api/v1/dlq/${theirs.dlqId}/replay`, {})).body.code, 'dlq_not_found');
       assert.equal((await withKey(b.url, t.key, 'DELETE', `/api/v1/messages/${theirs.pid}/${theirs.tid}`)).body.code, 'message_not_found');
-      assert.equal((await get('/api/v1/traces/names')).body.code, 'not_tenanted', 'trace-name listings are not tenant-scoped yet');
+      const named = await get(`/api/v1/traces/by-name/${q}`);
+      assert.deepEqual([named.body.total, named.body.traces.map((x: { data: { who: string } }) => x.data.who)], [1, [t.slug]], named.text);
+      const names = (await get('/api/v1/traces/names?limit=1000')).body.trace_names.map((x: { trace_name: string; trace_count: number }) => [x.trace_name, x.trace_count]);
+      assert.deepEqual(names.filter(([n]: [string]) => n === q), [[q, 1]], 'the name counts this tenant\'s events only');
+      assert.equal((await get('/api/v1/analytics/queue-lag')).body.code, 'not_tenanted', 'process-wide routes stay the default tenant\'s');
     }
     // acme purges its dead letters and replays nothing of beta's; beta's dead letter is intact
     assert.equal((await withKey(b.url, acme.key, 'DELETE', `/api/v1/dlq?queue=${q}`)).body.deleted, 1);

@@ -278,7 +278,7 @@ export const contractCases: ContractCase[] = [
     assert.equal(await b.traces.add(Q, e), undefined);
     await fill(b, 1);
     assert.equal(typeof await b.traces.add(Q, e), 'string');
-    assert.equal((await b.traces.byName('n', 10, 0)).total, 1);
+    assert.equal((await b.traces.byName(DEFAULT_TENANT, 'n', 10, 0)).total, 1);
   } },
   { name: 'seek moves a group\'s cursor to the end or to a time and drops its lease; unknown queue or partition is answered', cursorCommit: false, async run(b) {
     await fill(b, 3);
@@ -357,12 +357,15 @@ export const contractCases: ContractCase[] = [
       await b.traces.add(Q, { partition: 'p', partitionId, transactionId: 'a', messageId: 'm-a', group: 'g', eventType: 'info', data: `{"i":${i}}`, workerId: null, names: ['n'], createdAt: T0 + i });
     }
     assert.deepEqual((await b.traces.byMessage(partitionId, 'a', 10)).map((t) => t.data), ['{"i":0}', '{"i":1}', '{"i":2}']);
-    const page = await b.traces.byName('n', 1, 0);
+    const page = await b.traces.byName(DEFAULT_TENANT, 'n', 1, 0);
     assert.equal(page.total, 3);
     assert.equal(page.rows.length, 1);
-    const names = await b.traces.names(10, 0);
+    const names = await b.traces.names(DEFAULT_TENANT, 10, 0);
     assert.deepEqual(names.rows.map((r) => [r.name, r.traceCount, r.messageCount, r.lastSeen]), [['n', 3, 1, T0 + 2]]);
     assert.equal(names.total, 1);
+    const other = '00000000-0000-0000-0000-0000000000dd';
+    assert.deepEqual(await b.traces.byName(other, 'n', 10, 0), { rows: [], total: 0 }, 'another tenant reads none of them');
+    assert.deepEqual(await b.traces.names(other, 10, 0), { rows: [], total: 0 });
   } },
   { name: 'ack reads: offsets by transactionId, the group\'s cursor (at its start when it has none), the queue\'s options; lease holding', cursorCommit: false, async run(b) {
     const P2 = { ...Q, partition: 'p2' };

@@ -117,9 +117,9 @@ export async function tracesOfMessage(broker: Broker, tenant: string, partitionI
   return { traces: (await broker.backend.traces.byMessage(partitionId, transactionId, MAX_PER_MESSAGE)).map(view) };
 }
 
-/** Events carrying `name`, newest first. */
-export async function tracesByName(broker: Broker, name: string, limit: number, offset: number): Promise<TracesByName> {
-  const { rows, total } = await broker.backend.traces.byName(name, limit, offset);
+/** Events of `tenant`'s messages carrying `name`, newest first. */
+export async function tracesByName(broker: Broker, tenant: string, name: string, limit: number, offset: number): Promise<TracesByName> {
+  const { rows, total } = await broker.backend.traces.byName(tenant, name, limit, offset);
   return {
     traces: rows.map((t) => ({
       ...view(t), transaction_id: t.transactionId, partition_id: t.partitionId, queue_name: t.queue, partition_name: t.partition,
@@ -129,9 +129,9 @@ export async function tracesByName(broker: Broker, name: string, limit: number, 
   };
 }
 
-/** Trace names with their counts. */
-export async function traceNames(broker: Broker, limit: number, offset: number): Promise<TraceNamesPage> {
-  const { rows, total } = await broker.backend.traces.names(limit, offset);
+/** Trace names of `tenant`'s messages with their counts. */
+export async function traceNames(broker: Broker, tenant: string, limit: number, offset: number): Promise<TraceNamesPage> {
+  const { rows, total } = await broker.backend.traces.names(tenant, limit, offset);
   return {
     trace_names: rows.map((r) => ({ trace_name: r.name, trace_count: r.traceCount, message_count: r.messageCount, last_seen: iso(r.lastSeen) })),
     total, pagination: { limit, offset },

@@ -31,10 +31,10 @@ export async function traceRoutes(app: FastifyInstance, { broker }: OpsContext):
   });
 
   app.get<{ Querystring: Query } & Replies<'GET /api/v1/traces/names'>>('/api/v1/traces/names', async (req) =>
-    wire(await traceNames(broker, qInt(req.query, 'limit', 50, 1, 1000), qInt(req.query, 'offset', 0, 0, 1_000_000))));
+    wire(await traceNames(broker, req.tenant, qInt(req.query, 'limit', 50, 1, 1000), qInt(req.query, 'offset', 0, 0, 1_000_000))));
 
   app.get<{ Params: { traceName: string }; Querystring: Query } & Replies<'GET /api/v1/traces/by-name/:traceName'>>('/api/v1/traces/by-name/:traceName', async (req) =>
-    wire(await tracesByName(broker, req.params.traceName, qInt(req.query, 'limit', 100, 1, 1000), qInt(req.query, 'offset', 0, 0, 1_000_000))));
+    wire(await tracesByName(broker, req.tenant, req.params.traceName, qInt(req.query, 'limit', 100, 1, 1000), qInt(req.query, 'offset', 0, 0, 1_000_000))));
 
   app.get<{ Params: { partitionId: string; transactionId: string } } & Replies<'GET /api/v1/traces/:partitionId/:transactionId'>>('/api/v1/traces/:partitionId/:transactionId', async (req) =>
     wire(await tracesOfMessage(broker, req.tenant, req.params.partitionId, req.params.transactionId)));

@@ -237,18 +237,22 @@ export function traceStore(db: PgDb): TraceSubStore {
     byMessage: async (partitionId, transactionId, limit) => (await db.rows(`
       SELECT ${TRACE_COLS} FROM queen.traces t JOIN queen.queues q ON q.id = t.queue_id
        WHERE t.partition_id = $1 AND t.transaction_id = $2 ORDER BY t.created_at_ms, t.seq LIMIT $3`, [partitionId, transactionId, limit])).map(traceOf),
-    byName: async (name, limit, offset) => {
+    byName: async (tenant, name, limit, offset) => {
       const rows = (await db.rows(`SELECT ${TRACE_COLS} FROM queen.traces t JOIN queen.queues q ON q.id = t.queue_id
-                                    WHERE t.names @> ARRAY[$1::text] ORDER BY t.created_at_ms DESC, t.seq DESC LIMIT $2 OFFSET $3`, [name, limit, offset])).map(traceOf);
-      const total = (await db.rows('SELECT count(*) AS n FROM queen.traces WHERE names @> ARRAY[$1::text]', [name]))[0]!.n as number;
+                                    WHERE t.names @> ARRAY[$1::text] AND q.tenant_id = $4 ORDER BY t.created_at_ms DESC, t.seq DESC LIMIT $2 OFFSET $3`,
+      [name, limit, offset, tenant])).map(traceOf);
+      const total = (await db.rows(`SELECT count(*) AS n FROM queen.traces t JOIN queen.queues q ON q.id = t.queue_id
+                                     WHERE t.names @> ARRAY[$1::text] AND q.tenant_id = $2`, [name, tenant]))[0]!.n as number;
       return { rows, total };
     },
-    names: async (limit, offset) => {
+    names: async (tenant, limit, offset) => {
       const rows = (await db.rows(`
         SELECT n AS name, count(*) AS trace_count, count(DISTINCT (t.partition_id, t.transaction_id)) AS message_count, max(t.created_at_ms) AS last_seen
-          FROM queen.traces t, unnest(t.names) AS n GROUP BY n ORDER BY n LIMIT $1 OFFSET $2`, [limit, offset]))
+          FROM queen.traces t JOIN queen.queues q ON q.id = t.queue_id, unnest(t.names) AS n
+         WHERE q.tenant_id = $3 GROUP BY n ORDER BY n LIMIT $1 OFFSET $2`, [limit, offset, tenant]))
         .map((r) => ({ name: r.name as string, traceCount: r.trace_count as number, messageCount: r.message_count as number, lastSeen: r.last_seen as number }));
-      const total = (await db.rows('SELECT count(DISTINCT n) AS n FROM queen.traces t, unnest(t.names) AS n'))[0]!.n as number;
+      const total = (await db.rows(`SELECT count(DISTINCT n) AS n FROM queen.traces t JOIN queen.queues q ON q.id = t.queue_id, unnest(t.names) AS n
+                                     WHERE q.tenant_id = $1`, [tenant]))[0]!.n as number;
       return { rows, total };
     },
   };

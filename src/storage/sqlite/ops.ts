@@ -59,13 +59,16 @@ export class SqliteOps implements OpsStore {
                       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
       insertTraceName: p('INSERT OR IGNORE INTO trace_names (name, trace_pk, created_at) VALUES (?, ?, ?)'),
       tracesByMessage: p('SELECT * FROM traces WHERE partition_id = ? AND transaction_id = ? ORDER BY pk LIMIT ?'),
-      tracesByName: p(`SELECT t.* FROM trace_names n JOIN traces t ON t.pk = n.trace_pk WHERE n.name = ?
-                       ORDER BY n.trace_pk DESC LIMIT ? OFFSET ?`),
-      countTracesByName: p('SELECT count(*) AS n FROM trace_names WHERE name = ?'),
-      countTraceNames: p('SELECT count(DISTINCT name) AS n FROM trace_names'),
+      tracesByName: p(`SELECT t.* FROM trace_names n JOIN traces t ON t.pk = n.trace_pk JOIN queues q ON q.pk = t.queue_pk
+                       WHERE n.name = ? AND q.tenant_id = ? ORDER BY n.trace_pk DESC LIMIT ? OFFSET ?`),
+      countTracesByName: p(`SELECT count(*) AS n FROM trace_names n JOIN traces t ON t.pk = n.trace_pk JOIN queues q ON q.pk = t.queue_pk
+                            WHERE n.name = ? AND q.tenant_id = ?`),
+      countTraceNames: p(`SELECT count(DISTINCT n.name) AS n FROM trace_names n JOIN traces t ON t.pk = n.trace_pk
+                          JOIN queues q ON q.pk = t.queue_pk WHERE q.tenant_id = ?`),
       traceNames: p(`SELECT n.name AS name, count(*) AS trace_count,
                        count(DISTINCT t.partition_id || char(0) || t.transaction_id) AS message_count, max(n.created_at) AS last_seen
-                     FROM trace_names n JOIN traces t ON t.pk = n.trace_pk
+                     FROM trace_names n JOIN traces t ON t.pk = n.trace_pk JOIN queues q ON q.pk = t.queue_pk
+                     WHERE q.tenant_id = ?
                      GROUP BY n.name ORDER BY last_seen DESC, n.name LIMIT ? OFFSET ?`),
     };
   }
@@ -124,22 +127,22 @@ export class SqliteOps implements OpsStore {
     return (this.s.tracesByMessage!.all(partitionId, transactionId, limit) as Row[]).map(toTrace);
   }
 
-  tracesByName(name: string, limit: number, offset: number): TraceRow[] {
-    return (this.s.tracesByName!.all(name, limit, offset) as Row[]).map(toTrace);
+  tracesByName(tenant: string, name: string, limit: number, offset: number): TraceRow[] {
+    return (this.s.tracesByName!.all(name, tenant, limit, offset) as Row[]).map(toTrace);
   }
 
-  traceNames(limit: number, offset: number): TraceNameRow[] {
-    return (this.s.traceNames!.all(limit, offset) as Row[]).map((r) => ({
+  traceNames(tenant: string, limit: number, offset: number): TraceNameRow[] {
+    return (this.s.traceNames!.all(tenant, limit, offset) as Row[]).map((r) => ({
       name: r.name as string, traceCount: r.trace_count as number, messageCount: r.message_count as number, lastSeen: r.last_seen as number,
     }));
   }
 
-  countTracesByName(name: string): number {
-    return (this.s.countTracesByName!.get(name) as Row).n as number;
+  countTracesByName(tenant: string, name: string): number {
+    return (this.s.countTracesByName!.get(name, tenant) as Row).n as number;
   }
 
-  countTraceNames(): number {
-    return (this.s.countTraceNames!.get() as Row).n as number;
+  countTraceNames(tenant: string): number {
+    return (this.s.countTraceNames!.get(tenant) as Row).n as number;
   }
 
   deleteMessagesBelow(partitionPk: number, endOffset: number): number {

@@ -255,8 +255,9 @@ export class SqliteSubStores {
   readonly traces: TraceSubStore = {
     add: (queue: QueueKey, e: TraceEvent) => this.atomic(() => this.addTraceNow(queue, e)),
     byMessage: (partitionId, transactionId, limit) => Promise.resolve(this.store.ops.tracesByMessage(partitionId, transactionId, limit)),
-    byName: (name, limit, offset) => Promise.resolve({ rows: this.store.ops.tracesByName(name, limit, offset), total: this.store.ops.countTracesByName(name) }),
-    names: (limit, offset) => Promise.resolve({ rows: this.store.ops.traceNames(limit, offset), total: this.store.ops.countTraceNames() }),
+    byName: (tenant, name, limit, offset) =>
+      Promise.resolve({ rows: this.store.ops.tracesByName(tenant, name, limit, offset), total: this.store.ops.countTracesByName(tenant, name) }),
+    names: (tenant, limit, offset) => Promise.resolve({ rows: this.store.ops.traceNames(tenant, limit, offset), total: this.store.ops.countTraceNames(tenant) }),
   };
 
   readonly dlq: DlqSubStore = {
