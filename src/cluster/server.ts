@@ -1,8 +1,8 @@
 /**
- * The node port (docs/cluster.md#the-node-port; design cluster.md B8): a plain-HTTP listener on
+ * The node port (docs/cluster.md#the-node-port): a plain-HTTP listener on
  * `QUEEN_RAFT_LISTEN` for node-to-node calls. Every request's `x-queen-raft-token` is checked in an
  * `onRequest` hook, which sees the request head only: a refused request gets `401 bad raft token`
- * (text/plain, as the reference's `replicator/raft/network.rs`) and its connection is closed without
+ * (text/plain, docs/cluster.md#the-node-token) and its connection is closed without
  * reading its body. Serves `GET /health` and `GET /cluster/v1/health` (`{serverId, epoch, leaving}`);
  * durable messages never cross this port (they are database rows).
  */
@@ -21,7 +21,7 @@ export const NODE_PORT_MAX_HEADER_BYTES = 16 * 1024;
 /** Body bytes at most on the node port (the reference's control-RPC cap, 1 MiB); larger gets 413. */
 export const NODE_PORT_MAX_BODY_BYTES = 1024 * 1024;
 
-/** The boot warning of security.md §3.1 (reference `replicator/raft/cluster.rs`), token unset beyond loopback. */
+/** The boot warning when the token is unset and the listener is beyond loopback (docs/cluster.md#the-node-token). */
 export const OPEN_NODE_PORT_WARNING = 'the raft RPC listener is reachable beyond loopback without QUEEN_RAFT_TOKEN: anyone who can reach it can vote, append and install snapshots';
 
 const healthSchema = {

@@ -1,7 +1,7 @@
 /**
- * The node-to-node token check (security.md §3.1 of the reference's guide, `x-queen-raft-token`;
- * docs/cluster.md#the-node-port): compared in constant time on SHA-256 digests of equal length, so
- * neither the content nor the length of the configured token leaks through timing.
+ * The node-to-node token check (`x-queen-raft-token`, docs/cluster.md#the-node-token): compared in
+ * constant time on SHA-256 digests of equal length, so neither the content nor the length of the
+ * configured token leaks through timing.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 
@@ -14,7 +14,7 @@ function digest(s: string): Buffer {
 
 /**
  * Builds the check for a configured token.
- * @param expected `QUEEN_RAFT_TOKEN`; undefined = unset, every caller accepted (cluster.md B8)
+ * @param expected `QUEEN_RAFT_TOKEN`; undefined = unset, every caller accepted (docs/cluster.md#the-node-token)
  * @returns a function of the header value(s) as Node parsed them: true when accepted
  */
 export function raftTokenCheck(expected: string | undefined): (given: string | string[] | undefined) => boolean {

@@ -1,6 +1,6 @@
 /**
- * The node port's configuration (docs/cluster.md#the-node-port; design cluster.md B8, token rules
- * security.md §3.1 of the reference's security guide, `webdoc/src/content/docs/operate/cluster.mdx`):
+ * The node port's configuration (docs/cluster.md#the-node-port,
+ * docs/cluster.md#raft-only-variables):
  * `QUEEN_RAFT_LISTEN` (host:port, off when unset), `QUEEN_RAFT_TOKEN` (blank = unset), and the
  * Raft-only variables Queen-TS reads nothing from (`QUEEN_RAFT_PEERS` and friends, `QUEEN_LINK_*`).
  */

@@ -1,6 +1,5 @@
 /**
- * The node port (docs/cluster.md#the-node-port; design cluster.md B8 and B13.7, token rules of the
- * reference's security guide §3.1) on a real broker process over real sockets: the token is checked
+ * The node port (docs/cluster.md#the-node-port, docs/cluster.md#the-node-token) on a real broker process over real sockets: the token is checked
  * from the request head before any body byte is read, the health route, the boot warnings, and a
  * bad `QUEEN_RAFT_LISTEN` refused at boot.
  */
@@ -92,7 +91,7 @@ test('node port boot warnings: no token beyond loopback; Raft-only variables nam
     const warn = b.output().split('\n').filter((l) => l.includes('Raft-only variables are ignored'));
     assert.equal(warn.length, 1);
     assert.match(warn[0]!, /QUEEN_LINK_TOKEN, QUEEN_RAFT_ELECTION_TIMEOUT_MS, QUEEN_RAFT_PEERS/);
-    // Token unset: every caller is accepted (cluster.md B8).
+    // Token unset: every caller is accepted (docs/cluster.md#the-node-token).
     assert.equal((await fetch(`http://127.0.0.1:${port}/health`)).status, 200);
   } finally {
     await b.stop();

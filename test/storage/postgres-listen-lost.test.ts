@@ -1,6 +1,5 @@
 /**
- * The LISTEN connection of a node terminated by the server (`pg_terminate_backend`), design B13.3
- * (docs/storage.md#postgresql-backend): a pop parked afterwards on that node still completes soon
+ * The LISTEN connection of a node terminated by the server (`pg_terminate_backend`), docs/cluster.md#what-the-tests-prove: a pop parked afterwards on that node still completes soon
  * after a push on another node, through the reconnected LISTEN or the bounded back-off re-check, and
  * the node listens again. Real broker processes over one real PostgreSQL database.
  */
