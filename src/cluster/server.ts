@@ -82,7 +82,7 @@ export class NodePort implements FrontDoor<number> {
     try {
       await app.listen({ host, port });
     } catch (e) {
-      throw new Error(`cannot bind ${host.includes(':') ? `[${host}]` : host}:${port} (QUEEN_RAFT_LISTEN): ${(e as Error).message}`);
+      throw new Error(`cannot bind ${host.includes(':') ? `[${host}]` : host}:${port} (QUEEN_RAFT_LISTEN): ${(e as Error).message}`, { cause: e });
     }
     const a = app.server.address();
     this.bound = a !== null && typeof a === 'object' ? a.port : port;
