@@ -12,6 +12,7 @@ import { buildProxy } from './proxy/server.js';
 import { ProxyState } from './auth/proxy/state.js';
 import { SqliteProxyStore } from './storage/sqlite/proxy.js';
 import { KafkaServer } from './kafka/server.js';
+import { NodePort } from './cluster/server.js';
 import { trackConnections } from './http/connections.js';
 import { createLogger } from './observability/logger.js';
 import { prepareDataDir } from './storage/datadir.js';
@@ -103,6 +104,10 @@ async function main(): Promise<void> {
   // The Kafka port (docs/kafka.md), off unless QUEEN_KAFKA_EMBEDDED=true; a bind failure is fatal.
   // A front door of the services: closed before the domain stops and the store closes.
   if (config.kafka) await services.openFrontDoor(new KafkaServer(services, config.kafka, config.jwt, log)).catch((e: unknown) => fatal((e as Error).message));
+  // The node port (docs/cluster.md#the-node-port), off unless QUEEN_RAFT_LISTEN is set; a bind failure is fatal.
+  const cluster = config.cluster;
+  if (cluster.ignored.length > 0) log.warn({ variables: cluster.ignored }, `Raft-only variables are ignored (Queen-TS nodes share one PostgreSQL, docs/cluster.md): ${cluster.ignored.join(', ')}`);
+  if (cluster.listen) await services.openFrontDoor(new NodePort({ ...cluster, listen: cluster.listen }, log)).catch((e: unknown) => fatal((e as Error).message));
 
   // A log line must never stop the shutdown (e.g. stdout became a closed pipe).
   const say = (fn: () => void) => { try { fn(); } catch { /* logging is best effort here */ } };
@@ -119,7 +124,7 @@ async function main(): Promise<void> {
     try {
       say(() => log.info({ signal }, 'shutting down'));
       services.stopAccepting();
-      await services.closeFrontDoors(); // the Kafka port: parked fetches answered, connections ended
+      await services.closeFrontDoors(); // the Kafka port (parked fetches answered, connections ended), the node port
 
       // Parked pops were just answered; keep closing connections as they turn idle (keep-alive)
       // so close() does not wait for the clients' keep-alive timers.

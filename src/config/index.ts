@@ -13,6 +13,7 @@ import { loadEphemeralConfig, type EphemeralConfig } from './ephemeral.js';
 import { ConfigError, int, oneOf, str, type Env } from './env.js';
 import { loadJwtConfig, type JwtConfig } from './jwt.js';
 import { loadKafkaConfig, type KafkaConfig } from './kafka.js';
+import { loadClusterConfig, type ClusterConfig } from './cluster.js';
 import { loadProxyConfig, loadTenancyConfig, type ProxyConfig, type TenancyConfig } from './proxy.js';
 import { loadStorageConfig, type StorageConfig } from './storage.js';
 
@@ -83,6 +84,8 @@ export interface Config {
   encryption: EncryptionConfig;
   /** The Kafka port (docs/kafka.md#configuration), undefined when off; see src/config/kafka.ts. */
   kafka: KafkaConfig | undefined;
+  /** The node port (`QUEEN_RAFT_LISTEN`, docs/cluster.md#the-node-port), see src/config/cluster.ts. */
+  cluster: ClusterConfig;
   /** The storage backend (`QUEEN_STORAGE`) and the PostgreSQL connection (docs/storage.md#postgresql-backend), see src/config/storage.ts. */
   storage: StorageConfig;
   /** Ephemeral (RAM-only) queues (docs/ephemeral.md#settings), see src/config/ephemeral.ts. */
@@ -149,6 +152,7 @@ export function loadConfig(env: Env = process.env): Config {
     jwt: loadJwtConfig(env),
     encryption: loadEncryptionConfig(env),
     kafka: loadKafkaConfig(env),
+    cluster: loadClusterConfig(env),
     storage: loadStorageConfig(env),
     ephemeral: loadEphemeralConfig(env),
     tenancy: loadTenancyConfig(env),

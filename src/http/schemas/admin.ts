@@ -162,10 +162,11 @@ export const adminSchemas = {
   'GET /api/v1/system/shared-state': { tags: ['system'], summary: 'Cluster shared state (single node)', response: answers(obj(), 'State') },
   'GET /health': { tags: ['system'], summary: 'Health: 503 when storage is unreachable', response: answers(obj({ status: str(), database: str() }, undefined, ['status']), 'Healthy') },
   'GET /status': {
-    tags: ['system'], summary: 'Engine and the Kafka port (when on)',
+    tags: ['system'], summary: 'Engine, the Kafka port and the node port (when on)',
     response: answers(obj({
       status: str(), engine: str(),
       kafka: obj({ mode: str(), listen: str(), advertised: str(), connections: int }, 'The Kafka port (docs/kafka.md#configuration); absent when it is off', ['mode', 'listen', 'advertised', 'connections']),
+      cluster: obj({ listen: str(), port: int, token: bool }, 'The node port (docs/cluster.md#the-node-port); absent when it is off', ['listen', 'port', 'token']),
     }, undefined, ['status', 'engine']), 'Status'),
   },
   'GET /metrics': { tags: ['system'], summary: 'JSON counters', response: answers(obj({ uptime: num, requests: obj(), messages: obj() }), 'Counters') },
