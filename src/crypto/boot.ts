@@ -76,13 +76,7 @@ export async function initEncryption(opts: InitEncryptionOptions): Promise<Paylo
       for (const [k, v] of result.record) tx.setSetting(k, v);
     });
   }
-  for (const id of result.retired) log.info({ keyId: id }, `encryption key id ${id} retired: no stored payload uses it`);
-  if (!ring) {
-    log.info(DISABLED_LINE);
-    return createPayloadCodec(config);
-  }
-  log.info({ keyId: ring.current.id, previousKeyIds: ring.previous.map((k) => k.id) }, BOOT_LINE);
-  return new EncryptingCodec(ring);
+  return codecAfterCheck(config, ring, result.retired, log);
 }
 
 /** What the key check reads and writes on a backend of the operation contract (src/storage/contract.ts). */
@@ -124,7 +118,12 @@ export async function initEncryptionOn(opts: { config: EncryptionConfig; store: 
     result = check();
   }
   for (const [k, v] of result.record) await store.setSetting(k, v);
-  for (const id of result.retired) log.info({ keyId: id }, `encryption key id ${id} retired: no stored payload uses it`);
+  return codecAfterCheck(config, ring, result.retired, log);
+}
+
+/** Logs the retired key ids and the boot line, and returns the codec of this boot (`ring` absent: encryption off). */
+function codecAfterCheck(config: EncryptionConfig, ring: KeyRing | null, retired: readonly string[], log: Pick<Logger, 'info'>): PayloadCodec {
+  for (const id of retired) log.info({ keyId: id }, `encryption key id ${id} retired: no stored payload uses it`);
   if (!ring) {
     log.info(DISABLED_LINE);
     return createPayloadCodec(config);

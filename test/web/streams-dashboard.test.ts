@@ -5,31 +5,14 @@
  * test-output/screenshots/ like the other dashboard pages; skips only when no Chromium exists.
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import type { BrowserContext, Page } from 'playwright-core';
 import { startBroker, type BrokerHandle } from '../helpers/broker.js';
 import { call } from '../helpers/http.js';
-
-const here = path.dirname(fileURLToPath(import.meta.url));
-const ROOT = path.resolve(here, '../../..');
-const WEB_OUT = path.join(ROOT, 'dist', 'web');
-const SHOTS = path.join(ROOT, 'test-output', 'screenshots');
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const CHROME_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-dev-shm-usage'];
-const chromiumMissing = !fs.existsSync(CHROMIUM) ? `no Chromium at ${CHROMIUM}` : undefined;
-
-/** Builds the dashboard when dist/web is missing (the build script normally does it). */
-function ensureBuilt(): void {
-  if (fs.existsSync(path.join(WEB_OUT, 'index.html'))) return;
-  const vite = path.join(ROOT, 'node_modules', 'vite', 'bin', 'vite.js');
-  const r = spawnSync(process.execPath, [vite, 'build', '--config', path.join(ROOT, 'web', 'vite.config.ts'), '--logLevel', 'warn'], { cwd: ROOT, encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`vite build failed:\n${r.stdout}\n${r.stderr}`);
-}
+import { CHROME_ARGS, CHROMIUM, chromiumMissing, ensureBuilt, SHOTS } from '../helpers/chromium.js';
 
 describe('dashboard: streams view', { skip: chromiumMissing }, () => {
   let broker: BrokerHandle;

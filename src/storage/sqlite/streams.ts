@@ -4,20 +4,12 @@
  * the store's connection and group commit (one transaction with the cycle's appends and cursor
  * commit, docs/streams.md#cycle).
  */
-import type { Database as Db, Statement } from 'better-sqlite3';
+import type { Database as Db } from 'better-sqlite3';
 import type { StreamQueryRow, StreamStateRow, StreamStateUnitOp, StreamsSubStore } from '../contract.js';
 import { UnitRefused } from '../refused.js';
+import { prep } from './prepared.js';
 import type { Row } from './rows.js';
 
-const statements = new WeakMap<Db, Map<string, Statement>>();
-
-function prep(db: Db, sql: string): Statement {
-  let m = statements.get(db);
-  if (!m) statements.set(db, (m = new Map<string, Statement>()));
-  let st = m.get(sql);
-  if (!st) m.set(sql, (st = db.prepare(sql)));
-  return st;
-}
 
 function queryOf(r: Row): StreamQueryRow {
   return {

@@ -6,7 +6,7 @@
  * leases, admin writes) are the engine's (engine-backend.ts), which composes this part into the
  * one {@link import('../contract.js').QueueBackend} that serves every tenant.
  */
-import type { Database as Db, Statement } from 'better-sqlite3';
+import type { Database as Db } from 'better-sqlite3';
 import { randomUUID } from 'node:crypto';
 import type {
   CursorKey, CursorView, PartitionKey, PartitionView, QueueKey, UnitOp,
@@ -16,22 +16,13 @@ import type {
 import { DEFAULT_TENANT } from '../contract.js';
 import { applyOptions, QUEUE_DEFAULTS } from '../../model/options.js';
 import type { KvRow, KvStore } from '../kv.js';
+import { prep } from './prepared.js';
 import type { Row } from './rows.js';
 import type { SqliteStore } from './store.js';
 import { UnitRefused } from '../refused.js';
 import { applyStreamState, sqliteStreamsStore } from './streams.js';
 import { SqliteKafkaMeta } from './kafka-meta.js';
 
-/** Prepared statements per connection, by SQL text (each is prepared once). */
-const statements = new WeakMap<Db, Map<string, Statement>>();
-
-function prep(db: Db, sql: string): Statement {
-  let m = statements.get(db);
-  if (!m) statements.set(db, (m = new Map<string, Statement>()));
-  let st = m.get(sql);
-  if (!st) m.set(sql, (st = db.prepare(sql)));
-  return st;
-}
 
 /** The operator reads and settings this part serves (the engine adds the admin writes). */
 export type SqlAdminReads = Pick<AdminSubStore, 'readQueue' | 'setSetting' | 'setting' | 'queues' | 'cursors'>;
