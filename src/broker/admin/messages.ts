@@ -362,6 +362,9 @@ async function moveDeadLetter(
     const plan = planPush(broker, await queueOptionsOf(broker.backend, items, tenant), items, row.producerSub, tenant);
     const stored = await storedReplay(broker, tenant, plan.items[0]!.transactionId, queue, partition, plan.items[0]!.dedupWindowMs, now);
     if (stored) {
+      // The row was read before a concurrent replay committed (the push and the row's removal
+      // commit together): read it again, so that replay is the only one answered as moved.
+      if (!await find()) return undefined;
       const base = { index: 0, transaction_id: plan.items[0]!.transactionId, queueName: queue, partition };
       return { row, result: { ...base, message_id: stored.id, status: 'duplicate', offset: stored.offset }, dlqRowRemoved: false };
     }

@@ -202,6 +202,18 @@ describe('dead letters', () => {
     assert.deepEqual(again.body.messages[0].data, { v: 'x' });
     assert.equal((await call(b.url, 'GET', `/api/v1/dlq?queue=${q}`)).body.messages.length, 0);
 
+    // Many replays racing for one dead letter, several rounds: exactly one is answered `moved`, the
+    // others `gone` (a replay that read the row before the winner committed must not answer 200).
+    for (let round = 0; round < 5; round++) {
+      const rq = uniqueName();
+      await deadLetter(rq, 'p', { round }, `race-${round}`);
+      const rid = (await call(b.url, 'GET', `/api/v1/dlq?queue=${rq}`)).body.messages[0].id;
+      const answers = await Promise.all(Array.from({ length: 8 }, () => call(b.url, 'POST', `/api/v1/dlq/${rid}/replay`, {})));
+      assert.deepEqual(answers.map((r) => r.status).sort(), [200, 404, 404, 404, 404, 404, 404, 404], `round ${round}: ${answers.map((r) => `${r.status} ${r.body?.result}`).join(', ')}`);
+      const popped = await call(b.url, 'GET', `/api/v1/pop/queue/${rq}/partition/p?batch=10`);
+      assert.equal(popped.body.messages.length, 1, `round ${round}: replayed once`);
+    }
+
     // replay into another queue, blank names refused
     const m2 = await deadLetter(q, 'p2', { v: 'y' }, 'order-2');
     const id2 = (await call(b.url, 'GET', `/api/v1/dlq?queue=${q}`)).body.messages[0].id;
