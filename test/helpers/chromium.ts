@@ -6,6 +6,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -28,4 +29,28 @@ export function ensureBuilt(): void {
   const vite = path.join(ROOT, 'node_modules', 'vite', 'bin', 'vite.js');
   const r = spawnSync(process.execPath, [vite, 'build', '--config', path.join(ROOT, 'web', 'vite.config.ts'), '--logLevel', 'warn'], { cwd: ROOT, encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`vite build failed:\n${r.stdout}\n${r.stderr}`);
+}
+
+/** A headless Chromium on a throw-away profile, and its first page. */
+export interface DashboardBrowser {
+  ctx: import('playwright-core').BrowserContext;
+  page: import('playwright-core').Page;
+  /** Removes the profile after closing the browser; safe to call twice. */
+  close(): Promise<void>;
+}
+
+/** Launches Chromium (1366×900, en-GB, UTC, 10 s default timeout) on a fresh profile directory. */
+export async function launchDashboardBrowser(): Promise<DashboardBrowser> {
+  const { chromium } = await import('playwright-core');
+  const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'queen-chromium-'));
+  const ctx = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: CHROME_ARGS, viewport: { width: 1366, height: 900 }, locale: 'en-GB', timezoneId: 'UTC' });
+  ctx.setDefaultTimeout(10_000);
+  const page = ctx.pages()[0] ?? (await ctx.newPage());
+  return {
+    ctx, page,
+    close: async () => {
+      await ctx.close().catch(() => undefined);
+      fs.rmSync(profile, { recursive: true, force: true });
+    },
+  };
 }

@@ -5,6 +5,7 @@
  */
 import net from 'node:net';
 import { startBroker, type BrokerHandle, type StartOptions } from '../helpers/broker.js';
+import { uniqueName } from '../helpers/http.js';
 
 export interface KafkaBroker extends BrokerHandle {
   kafkaPort: number;
@@ -49,4 +50,31 @@ export async function startKafkaBroker(opts: StartOptions & { kafkaPort?: number
     }
   }
   throw last as Error;
+}
+
+/**
+ * Produces `value` to partition 0 of `topic` with `kafka`'s producer, then reads it back with a new
+ * consumer group from the beginning; answers the value read.
+ * @throws Error when nothing arrives within `timeoutMs` (default 15,000 ms), so a lost record fails
+ *   the test instead of hanging it
+ */
+export async function produceThenConsume(kafka: import('kafkajs').Kafka, topic: string, value: string, key?: string, timeoutMs = 15_000): Promise<string> {
+  const producer = kafka.producer();
+  await producer.connect();
+  await producer.send({ topic, messages: [{ ...(key === undefined ? {} : { key }), value, partition: 0 }] });
+  await producer.disconnect();
+  const consumer = kafka.consumer({ groupId: uniqueName('g') });
+  await consumer.connect();
+  try {
+    await consumer.subscribe({ topic, fromBeginning: true });
+    let timer: NodeJS.Timeout | undefined;
+    return await Promise.race([
+      new Promise<string>((resolve) => {
+        void consumer.run({ eachMessage: async ({ message }) => resolve(message.value!.toString()) });
+      }),
+      new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no record on ${topic} within ${timeoutMs} ms`)), timeoutMs))),
+    ]).finally(() => clearTimeout(timer));
+  } finally {
+    await consumer.disconnect();
+  }
 }

@@ -14,7 +14,7 @@ import { authenticatePlain } from '../../src/kafka/sasl.js';
 import { QueenError } from '../../src/errors.js';
 import { uniqueName } from '../helpers/http.js';
 import { flipSignatureBit, hsKey, mint, nowSec } from '../helpers/jwt.js';
-import { startKafkaBroker, type KafkaBroker } from './helpers.js';
+import { produceThenConsume, startKafkaBroker, type KafkaBroker } from './helpers.js';
 import { batch, produceBody, producePartition, recordsBody, WireClient, type Body } from './wire.js';
 
 const SECRET = 'kafka-sasl-test-secret-0123456789abcdef';
@@ -184,18 +184,7 @@ describe('SASL/PLAIN', () => {
     const password = await token({ role: 'read-write' });
     const kafka = new Kafka({ clientId: 'sasl', brokers: [b.bootstrap], sasl: { mechanism: 'plain', username: 'svc', password }, logLevel: logLevel.NOTHING });
     const topic = uniqueName('sasl');
-    const producer = kafka.producer();
-    await producer.connect();
-    await producer.send({ topic, messages: [{ key: 'a', value: 'secured', partition: 0 }] });
-    await producer.disconnect();
-    const consumer = kafka.consumer({ groupId: uniqueName('g') });
-    await consumer.connect();
-    await consumer.subscribe({ topic, fromBeginning: true });
-    const got = await new Promise<string>((resolve) => {
-      void consumer.run({ eachMessage: async ({ message }) => resolve(message.value!.toString()) });
-    });
-    await consumer.disconnect();
-    assert.equal(got, 'secured');
+    assert.equal(await produceThenConsume(kafka, topic, 'secured', 'a'), 'secured');
   });
 
   test('no token reaches any log line', () => {

@@ -12,7 +12,7 @@ import kafkajs from 'kafkajs';
 import { tempDir } from '../helpers/broker.js';
 import { uniqueName } from '../helpers/http.js';
 import { hsKey, mint } from '../helpers/jwt.js';
-import { startKafkaBroker, type KafkaBroker } from './helpers.js';
+import { produceThenConsume, startKafkaBroker, type KafkaBroker } from './helpers.js';
 import { WireClient } from './wire.js';
 
 const { Kafka, logLevel } = kafkajs;
@@ -49,18 +49,7 @@ describe('TLS on the Kafka port', { skip: !haveOpenssl() && 'openssl is not inst
     const password = await mint('HS256', hsKey(SECRET), { sub: 'tls', role: 'read-write' });
     const kafka = new Kafka({ clientId: 'tls', brokers: [b.bootstrap], ssl: { ca: [cert] }, sasl: { mechanism: 'plain', username: 'tls', password }, logLevel: logLevel.NOTHING });
     const topic = uniqueName('tls');
-    const producer = kafka.producer();
-    await producer.connect();
-    await producer.send({ topic, messages: [{ value: 'over tls', partition: 0 }] });
-    await producer.disconnect();
-    const consumer = kafka.consumer({ groupId: uniqueName('g') });
-    await consumer.connect();
-    await consumer.subscribe({ topic, fromBeginning: true });
-    const got = await new Promise<string>((resolve) => {
-      void consumer.run({ eachMessage: async ({ message }) => resolve(message.value!.toString()) });
-    });
-    await consumer.disconnect();
-    assert.equal(got, 'over tls');
+    assert.equal(await produceThenConsume(kafka, topic, 'over tls'), 'over tls');
   });
 
   test('a cleartext Kafka request gets no Kafka answer', async () => {

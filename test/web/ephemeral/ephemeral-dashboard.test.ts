@@ -7,19 +7,17 @@
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import type { BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { startBroker, type BrokerHandle } from '../../helpers/broker.js';
 import { call } from '../../helpers/http.js';
-import { CHROME_ARGS, CHROMIUM, chromiumMissing, ensureBuilt, SHOTS } from '../../helpers/chromium.js';
+import { chromiumMissing, ensureBuilt, launchDashboardBrowser, SHOTS, type DashboardBrowser } from '../../helpers/chromium.js';
 
 describe('dashboard: ephemeral view', { skip: chromiumMissing }, () => {
   let broker: BrokerHandle;
-  let ctx: BrowserContext;
+  let browser: DashboardBrowser | undefined;
   let page: Page;
-  let profile: string;
   let parkedPop: Promise<{ status: number; body: any }>;
 
   before(async () => {
@@ -35,17 +33,13 @@ describe('dashboard: ephemeral view', { skip: chromiumMissing }, () => {
     assert.equal(popped.body.messages.length, 2);
     // 'alerts': empty, one consumer parked on a long poll
     parkedPop = api('/api/v1/ephemeral/pop?queue=alerts&wait=true&timeout=60000');
-    const { chromium } = await import('playwright-core');
-    profile = fs.mkdtempSync(path.join(os.tmpdir(), 'queen-chromium-'));
-    ctx = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: CHROME_ARGS, viewport: { width: 1366, height: 900 }, locale: 'en-GB', timezoneId: 'UTC' });
-    ctx.setDefaultTimeout(10_000);
-    page = ctx.pages()[0] ?? (await ctx.newPage());
+    browser = await launchDashboardBrowser();
+    page = browser.page;
   });
 
   after(async () => {
-    await ctx?.close().catch(() => undefined);
+    await browser?.close();
     await broker?.stop();
-    if (profile) fs.rmSync(profile, { recursive: true, force: true });
   });
 
   test('shows depth, parked consumers and in-flight leases per queue', async () => {
