@@ -153,8 +153,15 @@ if (built) {
   const picked = only.length === 0 ? all : all.filter((f) => only.some((o) => `dist/test/${f}`.startsWith(o.replace(/^\.\//, ''))));
   const { run } = await import('node:test');
   const { spec, tap } = await import('node:test/reporters');
+  // Every test file's process preloads the watchdog (scripts/test-watchdog.mjs): node:test passes
+  // the parent's execArgv on to the files it runs.
+  process.execArgv.push('--import', path.join(root, 'scripts', 'test-watchdog.mjs'));
   const stream = run({ files: ordered(picked).map((f) => path.join(base, f)), concurrency, timeout: 300_000 });
   stream.on('test:fail', () => (failed = true));
+  // The TAP reporter leaves out the files' stderr; the watchdog's lines are printed here.
+  stream.on('test:stderr', ({ file, message }) => {
+    for (const line of message.split('\n')) if (line.startsWith('test watchdog:')) process.stdout.write(`# ${path.relative(root, file ?? '')}: ${line}\n`);
+  });
   const reporter = process.stdout.isTTY ? stream.compose(new spec()) : stream.compose(tap);
   await new Promise((resolve, reject) => {
     reporter.pipe(process.stdout, { end: false });
