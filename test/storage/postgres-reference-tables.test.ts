@@ -46,3 +46,15 @@ test('queen.consumer_watermarks: queue_name, consumer_group, last_empty_scan_at,
     await db.drop();
   }
 });
+
+test('GET /health and GET /status name the engine the broker runs on (postgres, not sqlite)', async () => {
+  const db = await freshDatabase();
+  const broker = await startBroker({ env: { QUEEN_STORAGE: 'postgres', DATABASE_URL: db.url } });
+  try {
+    assert.equal((await call(broker.url, 'GET', '/health')).body.engine, 'postgres');
+    assert.equal((await call(broker.url, 'GET', '/status')).body.engine, 'postgres');
+  } finally {
+    await broker.stop();
+    await db.drop();
+  }
+});
