@@ -10,15 +10,16 @@ import type { Replies } from '../schemas/types.js';
 export const VERSION = '0.1.0';
 
 /** Fastify plugin registering the routes this module describes. */
-export async function healthRoutes(app: FastifyInstance, { broker, services }: RouteContext): Promise<void> {
+export async function healthRoutes(app: FastifyInstance, { broker, services, config }: RouteContext): Promise<void> {
+  const engine = config.storage.kind; // the backend this broker runs on: `sqlite` or `postgres`
   app.get<Replies<'GET /health'>>('/health', async (_req, reply) => {
     const ok = broker.healthy();
     return reply.code(ok ? 200 : 503).send({
-      status: ok ? 'healthy' : 'unhealthy', database: ok ? 'connected' : 'disconnected', engine: 'sqlite', version: VERSION,
+      status: ok ? 'healthy' : 'unhealthy', database: ok ? 'connected' : 'disconnected', engine, version: VERSION,
     });
   });
 
-  app.get<Replies<'GET /status'>>('/status', async () => ({ status: 'ok', engine: 'sqlite', ...services.frontDoorStatus() }));
+  app.get<Replies<'GET /status'>>('/status', async () => ({ status: 'ok', engine, ...services.frontDoorStatus() }));
 
   app.get<Replies<'GET /metrics'>>('/metrics', async () => {
     const c = broker.counters;

@@ -188,8 +188,9 @@ export async function claimIn(t: Tx, callerReq: ClaimRequest): Promise<ClaimedBa
     pinned ? req.partition : wm === undefined ? Number.MIN_SAFE_INTEGER : wm - WATERMARK_MARGIN_MS];
   const candidates = await q(t, candidateSql(pinned), params);
   if (!pinned && candidates.length === 0) {
-    await exec(t, `INSERT INTO queen.consumer_watermarks (queue_id, queue_name, consumer_group, last_empty_scan_at) VALUES ($1, $2, $3, ${msToTs('$4')})
-                   ON CONFLICT (queue_id, consumer_group) DO UPDATE SET last_empty_scan_at = GREATEST(queen.consumer_watermarks.last_empty_scan_at, EXCLUDED.last_empty_scan_at)`,
+    await exec(t, `INSERT INTO queen.consumer_watermarks (queue_id, queue_name, consumer_group, last_empty_scan_at, updated_at) VALUES ($1, $2, $3, ${msToTs('$4')}, ${msToTs('$4')})
+                   ON CONFLICT (queue_id, consumer_group) DO UPDATE SET last_empty_scan_at = GREATEST(queen.consumer_watermarks.last_empty_scan_at, EXCLUDED.last_empty_scan_at),
+                     updated_at = EXCLUDED.updated_at`,
     [queueId, req.queue.queue, req.group, req.now]);
   }
   const out: ClaimedBatch[] = [];

@@ -250,4 +250,14 @@ CREATE TABLE queen.kafka_groups (
 );
 `,
   },
+  {
+    version: 6,
+    name: 'consumer watermarks carry updated_at',
+    // The reference's queen.consumer_watermarks has updated_at (lib/schema/schema.sql); the official
+    // JS client's test-v2/watermark.js writes it directly, so it exists and tells when the row last moved.
+    sql: `
+ALTER TABLE queen.consumer_watermarks ADD COLUMN updated_at timestamptz NOT NULL DEFAULT now();
+UPDATE queen.consumer_watermarks SET updated_at = last_empty_scan_at;
+`,
+  },
 ];
