@@ -84,6 +84,8 @@ export interface LoginGuardConfig {
 
 /** OAuth providers (docs/proxy.md#oauth); a provider is on when its client id and secret are set. */
 export interface OAuthConfig {
+  /** Tenant (slug) that first sign-ins are provisioned into: `QUEEN_PROXY_OAUTH_TENANT`, else the bootstrap tenant. */
+  provisionTenant: string | undefined;
   google: { clientId: string; clientSecret: string; issuer: string; allowedDomains: string[] } | undefined;
   github: { clientId: string; clientSecret: string; baseUrl: string; apiUrl: string } | undefined;
 }
@@ -161,6 +163,7 @@ function loadSessions(env: Env): SessionConfig {
       lockoutMaxMs: int(env, 'QUEEN_LOGIN_LOCKOUT_MAX_MS', 15 * 60_000, 1, 86_400_000),
     },
     oauth: {
+      provisionTenant: (secret(env, 'QUEEN_PROXY_OAUTH_TENANT') ?? secret(env, 'QUEEN_PROXY_BOOTSTRAP_TENANT'))?.toLowerCase(),
       google: googleId && googleSecret ? {
         clientId: googleId, clientSecret: googleSecret, issuer: trimSlash(str(env, 'QUEEN_PROXY_GOOGLE_ISSUER', 'https://accounts.google.com')),
         allowedDomains: list('GOOGLE_ALLOWED_DOMAINS').map((d) => d.toLowerCase()),

@@ -40,6 +40,7 @@ import { refuse } from './envelope.js';
 import { prepareForBroker, type BrokerRouter } from './forward.js';
 import { Buckets, clientIp, ipKey } from './limits.js';
 import { Meter } from './meter.js';
+import { oauthRoutes } from './oauth.js';
 import { classify, unsafeProxyPath } from './routes.js';
 import { actingCluster, changesState, originAllowed, registerSessionParsers, sessionCredential, sessionRoutes, verifySession } from './sessions.js';
 
@@ -269,5 +270,6 @@ export async function buildProxy(deps: ProxyDeps): Promise<{ app: FastifyInstanc
 
   await app.register(controlPlaneRoutes, { state, meter });
   await app.register(sessionRoutes, { config, state, tokens, clock });
+  await app.register(oauthRoutes, { config, state, tokens });
   return { app, meter };
 }

@@ -80,7 +80,7 @@ test('login guard: per-IP failures across accounts; a failure record is forgotte
 function sessionConfig(over: Partial<SessionConfig>): SessionConfig {
   return {
     signer: loadSigner({ QUEEN_PROXY_JWT_SECRET: 'unit-secret' }), issuer: 'queen-proxy', audience: undefined, ttlS: 86_400, cookieName: 'queen_session',
-    cookieDomain: undefined, publicOrigins: [], defaultRole: 'viewer', defaultRoleInvalid: false, guard: GUARD, oauth: { google: undefined, github: undefined }, ...over,
+    cookieDomain: undefined, publicOrigins: [], defaultRole: 'viewer', defaultRoleInvalid: false, guard: GUARD, oauth: { provisionTenant: undefined, google: undefined, github: undefined }, ...over,
   };
 }
 

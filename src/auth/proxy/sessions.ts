@@ -78,7 +78,7 @@ export class SessionTokens {
     if (!signer || token.length > 8192) return undefined;
     try {
       const header = decodeProtectedHeader(token);
-      if (header.alg !== signer.alg) return undefined;
+      if (header.alg !== signer.alg || header.typ === 'oauth-flow') return undefined;
       const { payload } = await jwtVerify(token, signer.alg === 'EdDSA' ? signer.publicKey : signer.secret, {
         algorithms: [signer.alg], issuer: this.config.issuer, requiredClaims: ['exp', 'jti', 'sub'],
         currentDate: new Date(this.clock.now()), clockTolerance: 0,
@@ -113,6 +113,41 @@ export class SessionTokens {
     const now = this.clock.now();
     this.store.pruneRevokedTokens(now);
     this.store.revokeToken(jti, Math.max(exp * 1000, now + 1000));
+  }
+
+  /**
+   * Signs the state of an OAuth flow (`typ` `oauth-flow`, never a session: no `sub`, no `role`),
+   * valid `ttlS` seconds. @throws NoSigner
+   */
+  async signFlow(data: Record<string, string>, ttlS: number): Promise<string> {
+    const signer = this.config.signer;
+    if (!signer) throw new NoSigner();
+    const iat = Math.floor(this.clock.now() / 1000);
+    return new SignJWT({ flow: data }).setProtectedHeader({ alg: signer.alg, kid: signer.kid, typ: 'oauth-flow' })
+      .setIssuer(this.config.issuer).setIssuedAt(iat).setExpirationTime(iat + ttlS).setJti(randomUUID())
+      .sign(signer.alg === 'EdDSA' ? signer.privateKey : signer.secret);
+  }
+
+  /**
+   * The data of a valid, unexpired, unused flow token, which is deny-listed on the way (usable
+   * once); undefined otherwise.
+   */
+  async useFlow(token: string): Promise<Record<string, string> | undefined> {
+    const signer = this.config.signer;
+    if (!signer || token.length > 8192) return undefined;
+    try {
+      const { payload, protectedHeader } = await jwtVerify(token, signer.alg === 'EdDSA' ? signer.publicKey : signer.secret, {
+        algorithms: [signer.alg], issuer: this.config.issuer, typ: 'oauth-flow', requiredClaims: ['exp', 'jti'], currentDate: new Date(this.clock.now()), clockTolerance: 0,
+      });
+      if (protectedHeader.typ !== 'oauth-flow' || typeof payload.jti !== 'string' || typeof payload.exp !== 'number') return undefined;
+      if (this.store.isTokenRevoked(payload.jti, this.clock.now())) return undefined;
+      this.revoke(payload.jti, payload.exp);
+      const flow = payload.flow;
+      if (typeof flow !== 'object' || flow === null) return undefined;
+      return Object.fromEntries(Object.entries(flow).filter(([, v]) => typeof v === 'string')) as Record<string, string>;
+    } catch {
+      return undefined;
+    }
   }
 
   /** Drops expired deny-list entries (called periodically). */

@@ -382,6 +382,30 @@ export class ProxyState {
   }
 
   /**
+   * The user behind a verified OAuth e-mail: an existing user as is; else, when `tenantSlug` names a
+   * tenant, a new user without a password in it, granted `role` on each of its clusters
+   * (auto-provisioning). Undefined when the user is unknown and nothing can be provisioned.
+   */
+  provisionOAuthUser(email: string, tenantSlug: string | undefined, role: Role, provider: string): { user: UserRow; created: boolean } | undefined {
+    const normal = email.trim().toLowerCase();
+    const existing = this.store.userByEmail(normal);
+    if (existing) return { user: existing, created: false };
+    if (tenantSlug === undefined) return undefined;
+    const t = this.store.tenantBySlug(tenantSlug);
+    if (!t || t.id === DEFAULT_TENANT || t.id === SYSTEM_TENANT) return undefined;
+    const row: UserRow = { id: randomUUID(), email: normal, tenantId: t.id, passwordHash: null, isOperator: false, createdAt: this.now() };
+    try {
+      this.store.insertUser(row);
+    } catch (e) {
+      if (e instanceof ProxyConflict) return { user: this.store.userByEmail(normal)!, created: false };
+      throw e;
+    }
+    for (const c of this.store.clustersOfTenant(t.id)) this.store.setClusterRole(row.id, c.id, role);
+    this.log('user.provision', { email: normal, tenant: t.slug, role, provider });
+    return { user: row, created: true };
+  }
+
+  /**
    * Sets the bootstrap admin's password when it differs from the stored one (boot with
    * `QUEEN_PROXY_BOOTSTRAP_PASSWORD`, or `password` in `POST /api/cp/bootstrap`); true when the user can log in.
    */
