@@ -10,7 +10,7 @@
  *    token (else `404 not_found`); `/api/cp/*` with `x-queen-cp-token` (unset → 404, wrong → 401,
  *    then a 1 MiB body cap); `/auth/*` → the session routes (src/proxy/sessions.ts), after the
  *    cross-site origin check (`403 csrf_rejected`) for a state-changing request carrying the cookie;
- *    `/console`, `/api/console/*` → 404 until the console exists;
+ *    `/console`, `/api/console/*` → the console (src/proxy/console.ts), after the same origin check;
  * 4. data plane: classify (src/proxy/routes.ts; Blocked, and Operator while
  *    `QUEEN_PROXY_OPERATOR_ENABLED` is off → `404 route_blocked` before authentication) → API key
  *    (`401 unauthorized`) or session (bearer wins over the cookie; the origin check for a
@@ -27,7 +27,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { Logger } from 'pino';
 import { keyAllows, presentedKey, type RouteClass } from '../auth/proxy/api-keys.js';
-import { isLiveOperator, resolveRole, roleAllows } from '../auth/proxy/roles.js';
+import { isLiveOperator, resolveRole, roleAllows, selectableClusters } from '../auth/proxy/roles.js';
 import { SessionTokens } from '../auth/proxy/sessions.js';
 import type { KeyGrant, ProxyState } from '../auth/proxy/state.js';
 import { routerPath } from '../auth/request-path.js';
@@ -40,6 +40,7 @@ import { refuse } from './envelope.js';
 import { prepareForBroker, type BrokerRouter } from './forward.js';
 import { Buckets, clientIp, ipKey } from './limits.js';
 import { Meter } from './meter.js';
+import { consoleRoutes } from './console.js';
 import { oauthRoutes } from './oauth.js';
 import { classify, unsafeProxyPath } from './routes.js';
 import { actingCluster, changesState, originAllowed, registerSessionParsers, sessionCredential, sessionRoutes, verifySession } from './sessions.js';
@@ -188,7 +189,9 @@ export async function buildProxy(deps: ProxyDeps): Promise<{ app: FastifyInstanc
       return; // the session routes
     }
     if (path === '/console' || path.startsWith('/console/') || path.startsWith('/api/console/')) {
-      return refuse(reply, 'not_found', 'console not built');
+      const credential = sessionCredential(req, path, config);
+      if (credential?.from === 'cookie' && changesState(req.method) && !originAllowed(req, config)) return refuse(reply, 'csrf_rejected');
+      return; // the console routes (src/proxy/console.ts)
     }
     return dataPlane(req, reply, path);
   });
@@ -207,7 +210,14 @@ export async function buildProxy(deps: ProxyDeps): Promise<{ app: FastifyInstanc
       allowed = keyAllows(g.key.scopes, cls);
     } else {
       const credential = sessionCredential(req, path, config);
-      if (!credential) return refuse(reply, 'unauthorized', 'missing credential: send an API key as Authorization: Bearer <key>');
+      if (!credential) {
+        // A person's browser opening a page (the dashboard at `/`) without a session: to the login page.
+        const accept = header(req, 'accept') ?? '';
+        if (req.method === 'GET' && !path.startsWith('/api/') && config.sessions.signer && (header(req, 'sec-fetch-mode') === 'navigate' || accept.includes('text/html'))) {
+          return reply.code(303).header('location', `/auth/login?next=${encodeURIComponent(path)}`).header('cache-control', 'no-store').send();
+        }
+        return refuse(reply, 'unauthorized', 'missing credential: send an API key as Authorization: Bearer <key>');
+      }
       const session = await verifySession(tokens, state, credential);
       if (!session) return refuse(reply, 'unauthorized', 'invalid credential');
       if (!session.user) return refuse(reply, 'unauthorized', 'session no longer valid');
@@ -216,7 +226,11 @@ export async function buildProxy(deps: ProxyDeps): Promise<{ app: FastifyInstanc
         if (!isLiveOperator(session.user, config.operatorEnabled)) return refuse(reply, 'route_blocked');
         return forward(req, reply, undefined); // broker-wide operator views
       }
-      const acting = actingCluster(req, session, state, config.operatorEnabled);
+      let acting = actingCluster(req, session, state, config.operatorEnabled);
+      if (acting === undefined && cls.kind === 'read' && !path.startsWith('/api/')) {
+        // The dashboard's page and files (not data): a page load cannot name a cluster, and any of the person's will do.
+        acting = selectableClusters(session.user, state.store, config.operatorEnabled)[0]?.cluster;
+      }
       if (acting === null) return refuse(reply, 'cluster_unknown', 'unknown cluster', { status: 421 });
       if (acting === undefined) return refuse(reply, 'cluster_unknown', 'no acting cluster: name one in x-queen-act-cluster', { status: 421 });
       const r = resolveRole(session.claims, session.user, acting, state.store, config.operatorEnabled);
@@ -271,5 +285,6 @@ export async function buildProxy(deps: ProxyDeps): Promise<{ app: FastifyInstanc
   await app.register(controlPlaneRoutes, { state, meter });
   await app.register(sessionRoutes, { config, state, tokens, clock });
   await app.register(oauthRoutes, { config, state, tokens });
+  await app.register(consoleRoutes, { config, state, tokens });
   return { app, meter };
 }
