@@ -48,6 +48,8 @@ describe('console in headless Chromium', { skip: chromiumMissing }, () => {
   const q = uniqueName('console');
   const admin = () => `alice@${acme.slug}.test`;
   const viewer = () => `vic@${acme.slug}.test`;
+  /** Secrets seen in this run (keys, cookie values), grepped for in the logs at the end. */
+  const secrets: string[] = [];
 
   before(async () => {
     ensureBuilt();
@@ -87,6 +89,7 @@ describe('console in headless Chromium', { skip: chromiumMissing }, () => {
     await page.waitForSelector('#copied', { state: 'visible' });
     const key = await page.evaluate(() => navigator.clipboard.readText());
     assert.equal(key, shown, 'the copy button put the key on the clipboard');
+    secrets.push(key, acme.key, (await page.context().cookies()).find((c) => c.name === 'queen_session')!.value);
     await page.waitForSelector('tr[data-key=pusher]');
     await shoot(page, 'keys');
 
@@ -162,6 +165,14 @@ describe('console in headless Chromium', { skip: chromiumMissing }, () => {
     const cookie = (await page.context().cookies()).find((c) => c.name === 'queen_session')!;
     const del = await call(b.url, 'DELETE', `/api/v1/resources/queues/${q}`, undefined, { cookie: `queen_session=${cookie.value}`, origin: b.url });
     assert.deepEqual([del.status, del.body.code], [403, 'forbidden']);
+    secrets.push(cookie.value);
+  });
+
+  test('the logs of this run hold no password, API key, session cookie or hash', () => {
+    const out = b.output();
+    for (const s of [PASSWORD, ...secrets]) assert.equal(out.includes(s), false, `a secret of ${s.length} chars appears in the logs`);
+    assert.doesNotMatch(out, /\$2[aby]\$\d\d\$/, 'no bcrypt hash');
+    assert.match(out, /console: api key created/);
   });
 });
 

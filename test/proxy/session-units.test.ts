@@ -176,3 +176,24 @@ test('role matrix: admin, producer, consumer, viewer against each route class', 
     assert.deepEqual(classes.filter(([, c]) => roleAllows(role as 'admin', c)).map(([n]) => n), allowed, role);
   }
 });
+
+test('configuration: defaults, QUEEN_PROXY_DEFAULT_ROLE fallback, guard knobs, providers only with id and secret', async () => {
+  const { loadProxyConfig } = await import('../../src/config/proxy.js');
+  const c = loadProxyConfig({ QUEEN_PROXY_EMBEDDED: 'true' }, 6632)!;
+  assert.equal(c.sessions.signer, undefined);
+  assert.deepEqual([c.sessions.issuer, c.sessions.ttlS, c.sessions.cookieName, c.sessions.defaultRole], ['queen-proxy', 86_400, 'queen_session', 'viewer']);
+  assert.deepEqual(c.sessions.guard, GUARD);
+  assert.equal(c.sessions.oauth.google, undefined);
+  const bad = loadProxyConfig({ QUEEN_PROXY_EMBEDDED: 'true', QUEEN_PROXY_DEFAULT_ROLE: 'root' }, 6632)!;
+  assert.deepEqual([bad.sessions.defaultRole, bad.sessions.defaultRoleInvalid], ['viewer', true]);
+  const set = loadProxyConfig({
+    QUEEN_PROXY_EMBEDDED: 'true', QUEEN_PROXY_DEFAULT_ROLE: ' Producer ', GOOGLE_CLIENT_ID: 'id', GOOGLE_CLIENT_SECRET: 's', GOOGLE_ALLOWED_DOMAINS: 'A.test, b.test',
+    GITHUB_CLIENT_ID: 'gh', QUEEN_LOGIN_BACKOFF_BASE_MS: '250', QUEEN_PROXY_BOOTSTRAP_TENANT: 'Acme', QUEEN_PROXY_PUBLIC_ORIGIN: 'https://q.example/',
+  }, 6632)!;
+  assert.equal(set.sessions.defaultRole, 'producer');
+  assert.deepEqual(set.sessions.oauth.google, { clientId: 'id', clientSecret: 's', issuer: 'https://accounts.google.com', allowedDomains: ['a.test', 'b.test'] });
+  assert.equal(set.sessions.oauth.github, undefined, 'no secret, no provider');
+  assert.equal(set.sessions.oauth.provisionTenant, 'acme');
+  assert.equal(set.sessions.guard.backoffBaseMs, 250);
+  assert.deepEqual(set.sessions.publicOrigins, ['https://q.example']);
+});
