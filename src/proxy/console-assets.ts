@@ -172,7 +172,7 @@ export const CONSOLE_JS = String.raw`
 
   api('GET', '/auth/me').then(function (me) {
     state.me = me; state.clusters = me.clusters;
-    $('who').textContent = me.user.email + (me.operator ? ' (operator)' : '');
+    $('who').textContent = me.user.email + (me.operator_live ? ' (operator)' : '');
     var sel = $('cluster');
     me.clusters.forEach(function (c) { var o = document.createElement('option'); o.value = c.id; o.textContent = c.slug; sel.appendChild(o); });
     var saved = localStorage.getItem('queen.actCluster');

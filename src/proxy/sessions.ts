@@ -266,11 +266,18 @@ export async function sessionRoutes(app: FastifyInstance, deps: SessionDeps): Pr
       const r = resolveRole(session.claims, user, acting, state.store, config.operatorEnabled);
       if (r.ok) actingOut = { id: acting.id, slug: acting.slug, role: r.role };
     }
+    const tenant = state.store.tenantById(user.tenantId);
+    const slugOf = (tenantId: string) => state.store.tenantById(tenantId)?.slug ?? null;
+    // The broker's standalone identity has the same fields (src/http/routes/auth.ts); `user` and `expires_at` are extra.
     return reply.header('cache-control', 'no-store').send({
-      user: { id: user.id, email: user.email, tenant_id: user.tenantId },
-      is_operator: user.isOperator, operator: live, operator_enabled: config.operatorEnabled,
+      user_id: user.id, email: user.email, tenant_slug: tenant?.slug ?? null, tenant_id: user.tenantId,
+      is_operator: user.isOperator, operator_enabled: config.operatorEnabled, operator_live: live,
       acting_cluster: actingOut,
-      clusters: clusters.map(({ cluster, role }) => ({ id: cluster.id, slug: cluster.slug, tenant_id: cluster.tenantId, status: cluster.status, role })),
+      clusters: clusters.map(({ cluster, role }) => ({
+        id: cluster.id, slug: cluster.slug, role, tenant_slug: slugOf(cluster.tenantId), tenant_id: cluster.tenantId, status: cluster.status, cell_slug: cluster.cell,
+      })),
+      act_cluster_header: 'x-queen-act-cluster', role: actingOut?.role ?? null, cluster: actingOut?.id ?? null, standalone: false,
+      user: { id: user.id, email: user.email, tenant_id: user.tenantId },
       expires_at: new Date(session.claims.exp * 1000).toISOString(),
     });
   });

@@ -14,7 +14,7 @@ import { after, before, describe, test } from 'node:test';
 import Provider from 'oidc-provider';
 import { startBroker, type BrokerHandle } from '../helpers/broker.js';
 import { cp, CP_TOKEN } from './helpers.js';
-import { SESSION_ENV, withCookie } from './session-helpers.js';
+import { postLogin, SESSION_ENV, withCookie } from './session-helpers.js';
 
 /** A browser's cookie jar per origin and a redirect-following GET. */
 class Browser {
@@ -155,7 +155,7 @@ describe('OAuth sign-in against a loopback OpenID provider and a GitHub-shaped s
       port,
       env: {
         QUEEN_PROXY_EMBEDDED: 'true', QUEEN_PROXY_CP_TOKEN: CP_TOKEN, QUEEN_EDGE_RATE: '100000', QUEEN_EDGE_BURST: '100000', ...SESSION_ENV,
-        QUEEN_PROXY_BOOTSTRAP_TENANT: 'oauthco', QUEEN_PROXY_DEFAULT_ROLE: 'consumer',
+        QUEEN_PROXY_BOOTSTRAP_TENANT: 'oauthco', QUEEN_PROXY_BOOTSTRAP_PASSWORD: 'bootstrap-password-1', QUEEN_PROXY_DEFAULT_ROLE: 'consumer',
         GOOGLE_CLIENT_ID: 'queen-google', GOOGLE_CLIENT_SECRET: 'google-client-secret-123', QUEEN_PROXY_GOOGLE_ISSUER: issuer, GOOGLE_ALLOWED_DOMAINS: 'example.test,corp.test',
         GITHUB_CLIENT_ID: 'queen-github', GITHUB_CLIENT_SECRET: 'github-client-secret-456', QUEEN_PROXY_GITHUB_BASE_URL: ghBase, QUEEN_PROXY_GITHUB_API_URL: `${ghBase}/api`,
       },
@@ -256,9 +256,15 @@ describe('OAuth sign-in against a loopback OpenID provider and a GitHub-shaped s
     assert.equal((await b2.go(forged.href)).status, 400);
   });
 
+  test('QUEEN_PROXY_BOOTSTRAP_PASSWORD: the bootstrap admin signs in with a password', async () => {
+    const r = await postLogin(proxy, { email: 'admin@localhost', password: 'bootstrap-password-1' });
+    assert.equal(r.status, 303, r.text.slice(0, 200));
+    assert.match(b.output(), /"canLogin":true,"msg":"proxy bootstrap tenant ready"/);
+  });
+
   test('the logs hold no provider token, client secret or session cookie', () => {
     const out = b.output();
-    for (const s of [...issuedSecrets, 'google-client-secret-123', 'github-client-secret-456', SESSION_ENV.QUEEN_PROXY_JWT_SECRET!]) {
+    for (const s of ['bootstrap-password-1', ...issuedSecrets, 'google-client-secret-123', 'github-client-secret-456', SESSION_ENV.QUEEN_PROXY_JWT_SECRET!]) {
       assert.equal(out.includes(s), false, `a secret of ${s.length} chars is in the logs`);
     }
     assert.doesNotMatch(out, /queen_session=|queen_oauth=/);

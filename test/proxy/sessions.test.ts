@@ -124,6 +124,18 @@ describe('proxy sessions', () => {
     assert.equal((await postLogin(b.url, { email, password: PASSWORD }, { 'x-forwarded-for': freshIp() })).status, 303, 'another address is not affected');
   });
 
+  test('bootstrap with a password: password_set and can_login, and the admin signs in', async () => {
+    const slug = uniqueName('boot').toLowerCase();
+    const r = await cp(b.url, 'POST', '/api/cp/bootstrap', { tenant: slug, email: `Root@${slug}.test`, password: PASSWORD });
+    assert.equal(r.status, 200, r.text);
+    assert.deepEqual([r.body.password_set, r.body.can_login], [true, true]);
+    assert.equal((await cp(b.url, 'POST', '/api/cp/bootstrap', { tenant: slug, email: `root@${slug}.test`, password: 'short' })).body.code, 'invalid');
+    const cookie = await login(b.url, `root@${slug}.test`, PASSWORD);
+    secrets.push(cookie.split('=')[1]!);
+    const me = await withCookie(b.url, cookie, 'GET', '/auth/me');
+    assert.deepEqual(me.body.acting_cluster, { id: r.body.cluster_id, slug, role: 'admin' });
+  });
+
   test('/auth/me: no session, invalid session, session no longer valid, and the identity', async () => {
     assert.deepEqual((await call(b.url, 'GET', '/auth/me')).body, { error: 'no session', code: 'unauthorized' });
     assert.deepEqual((await withCookie(b.url, 'queen_session=not.a.jwt', 'GET', '/auth/me')).body, { error: 'invalid session', code: 'unauthorized' });
@@ -133,7 +145,8 @@ describe('proxy sessions', () => {
     assert.equal(me.status, 200, me.text);
     assert.equal(me.body.user.email, email);
     assert.equal(me.body.is_operator, false);
-    assert.equal(me.body.operator, false);
+    assert.equal(me.body.operator_live, false);
+    assert.deepEqual([me.body.user_id, me.body.email, me.body.tenant_slug, me.body.standalone, me.body.role, me.body.cluster], [me.body.user.id, email, acme.slug, false, 'admin', acme.clusterId]);
     assert.deepEqual(me.body.clusters.map((c: { slug: string; role: string }) => [c.slug, c.role]), [[acme.slug, 'admin']]);
     assert.deepEqual(me.body.acting_cluster, { id: acme.clusterId, slug: acme.slug, role: 'admin' }, 'the only cluster acts');
     assert.equal(me.text.includes('password'), false);

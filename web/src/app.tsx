@@ -57,9 +57,8 @@ export function App() {
     // (200 standalone identity, or no auth routes at all) means the dashboard is open.
     api('/auth/me')
       .then((me) => {
-        // behind the proxy, /auth/me names the acting cluster and the person's role on it
-        const acting = obj(obj(me).acting_cluster);
-        if ('acting_cluster' in obj(me)) canAdmin.set(acting.role === 'admin');
+        // behind the proxy (standalone false), /auth/me names the person's role on the acting cluster
+        if (obj(me).standalone === false) canAdmin.set(obj(me).role === 'admin');
         setGate('open');
       })
       .catch((e: unknown) => setGate(e instanceof ApiError && e.status === 401 ? 'jwt' : 'open'));
