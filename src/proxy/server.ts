@@ -83,7 +83,12 @@ export async function buildProxy(deps: ProxyDeps): Promise<{ app: FastifyInstanc
   const { config, state, router, log, clock } = deps;
   const meter = new Meter();
   const tokens = new SessionTokens(config.sessions, state.store, clock);
+  // The session deny-list is pruned of expired entries at boot, on every logout and hourly.
   tokens.prune();
+  let pruneTimer = clock.setTimer(function prune() {
+    tokens.prune();
+    pruneTimer = clock.setTimer(prune, 3_600_000);
+  }, 3_600_000);
   const edge = new Buckets();
   const clusters = new Buckets();
   // highWaterMark: a response larger than a socket's write buffer leaves it `needDrain`; a request
@@ -286,5 +291,6 @@ export async function buildProxy(deps: ProxyDeps): Promise<{ app: FastifyInstanc
   await app.register(sessionRoutes, { config, state, tokens, clock });
   await app.register(oauthRoutes, { config, state, tokens });
   await app.register(consoleRoutes, { config, state, tokens });
+  app.addHook('onClose', async () => clock.clearTimer(pruneTimer));
   return { app, meter };
 }

@@ -6,6 +6,8 @@
  * the navigation rule, and the logs of the run holding no secret.
  */
 import assert from 'node:assert/strict';
+import { createHash, generateKeyPairSync } from 'node:crypto';
+import { SignJWT } from 'jose';
 import { after, before, describe, test } from 'node:test';
 import type { BrokerHandle } from '../helpers/broker.js';
 import { call, uniqueName } from '../helpers/http.js';
@@ -150,6 +152,8 @@ describe('proxy sessions', () => {
     assert.deepEqual(me.body.clusters.map((c: { slug: string; role: string }) => [c.slug, c.role]), [[acme.slug, 'admin']]);
     assert.deepEqual(me.body.acting_cluster, { id: acme.clusterId, slug: acme.slug, role: 'admin' }, 'the only cluster acts');
     assert.equal(me.text.includes('password'), false);
+    const cellWins = await withCookie(b.url, `queen_session=garbage; queen_session_cell=${cookie.split('=')[1]!}`, 'GET', '/auth/me');
+    assert.equal(cellWins.status, 200, 'the cell-scoped cookie wins over the fleet cookie');
     const bearerAsCookie = await withCookie(b.url, cookie, 'GET', '/auth/me', undefined, { authorization: 'Bearer whatever' });
     assert.equal(bearerAsCookie.status, 200, '/auth/me reads the cookie only');
     // a deleted user
@@ -231,5 +235,45 @@ describe('proxy sessions', () => {
     const out = b.output();
     for (const s of secrets) assert.equal(out.includes(s), false, `a secret of ${s.length} chars appears in the logs`);
     assert.match(out, /proxy sign-in/, 'sign-ins are logged (by user id)');
+  });
+});
+
+describe('proxy session signers', () => {
+  test('EdDSA from QUEEN_PROXY_JWT_ED25519_PEM: the cookie token names the kid; an HS256 token with any secret is refused', async () => {
+    const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+    const pem = privateKey.export({ format: 'pem', type: 'pkcs8' }).toString();
+    const b = await startProxied({ QUEEN_PROXY_JWT_ED25519_PEM: pem, QUEEN_EDGE_TRUSTED_PROXIES: '127.0.0.1' });
+    try {
+      const acme = await bootstrap(b.url, uniqueName('ed').toLowerCase());
+      const email = `ed@${acme.slug}.test`;
+      const userId = await person(b.url, acme.slug, email, PASSWORD, { cluster: acme.slug, role: 'admin' });
+      const cookie = await login(b.url, email, PASSWORD);
+      const token = cookie.split('=')[1]!;
+      const header = JSON.parse(Buffer.from(token.split('.')[0]!, 'base64url').toString()) as { alg: string; kid: string };
+      const raw = Buffer.from((publicKey.export({ format: 'jwk' }) as { x: string }).x, 'base64url');
+      assert.deepEqual(header, { alg: 'EdDSA', kid: createHash('sha256').update(raw).digest('hex').slice(0, 32), typ: 'JWT' });
+      assert.equal((await withCookie(b.url, cookie, 'GET', '/auth/me')).status, 200);
+      const forged = await new SignJWT({ role: 'admin' }).setProtectedHeader({ alg: 'HS256', kid: 'hs' }).setSubject(userId).setIssuer('queen-proxy')
+        .setIssuedAt().setExpirationTime('1h').setJti('forged').sign(new TextEncoder().encode(pem));
+      assert.deepEqual((await withCookie(b.url, `queen_session=${forged}`, 'GET', '/auth/me')).body, { error: 'invalid session', code: 'unauthorized' }, 'no HS256 downgrade');
+      assert.equal(b.output().includes(token), false);
+      assert.equal(b.output().includes('PRIVATE KEY'), false);
+    } finally {
+      await b.stop();
+    }
+  });
+
+  test('no signer: login answers 500 session token could not be minted, with a boot warning', async () => {
+    const b = await startProxied({ QUEEN_EDGE_TRUSTED_PROXIES: '127.0.0.1' });
+    try {
+      const acme = await bootstrap(b.url, uniqueName('nosig').toLowerCase());
+      const email = `n@${acme.slug}.test`;
+      await person(b.url, acme.slug, email, PASSWORD, { cluster: acme.slug, role: 'admin' });
+      const r = await postLogin(b.url, { email, password: PASSWORD }, { 'x-forwarded-for': freshIp() });
+      assert.deepEqual([r.status, JSON.parse(r.text)], [500, { error: 'session token could not be minted', code: 'internal_error' }]);
+      assert.match(b.output(), /people cannot sign in on the proxy/);
+    } finally {
+      await b.stop();
+    }
   });
 });
