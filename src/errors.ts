@@ -117,6 +117,10 @@ export const ERRORS = {
   tenant_unknown: { status: 404, message: 'unknown tenant' },
   cluster_unknown: { status: 404, message: 'unknown cluster' },
   key_unknown: { status: 404, message: 'unknown api key' },
+  user_unknown: { status: 404, message: 'unknown user' },
+  csrf_rejected: { status: 403, message: 'cross-site request refused: the origin is not allowed' },
+  oauth_state_mismatch: { status: 400, message: 'sign-in state does not match this browser' },
+  oauth_refused: { status: 403, message: 'sign-in refused' },
   not_deleting: { status: 409, message: 'the tenant is not in status deleting (use ?force=true)' },
   // 5xx: ours
   encryption_unavailable: {

@@ -64,8 +64,11 @@ async function main(): Promise<void> {
     const b = config.proxy.bootstrap;
     if (b) {
       const r = state.bootstrap({ tenant: b.slug, plan: b.plan, email: b.email, api_key: b.apiKey }, false);
-      log.info({ tenant: b.slug, tenantId: r.tenant_id, clusterId: r.cluster_id, keyRegistered: r.api_key !== null }, 'proxy bootstrap tenant ready');
+      const canLogin = config.proxy.bootstrapPassword !== undefined ? await state.setBootstrapPassword(r.user_id, config.proxy.bootstrapPassword) : r.can_login;
+      log.info({ tenant: b.slug, tenantId: r.tenant_id, clusterId: r.cluster_id, keyRegistered: r.api_key !== null, canLogin }, 'proxy bootstrap tenant ready');
     }
+    if (config.proxy.sessions.defaultRoleInvalid) log.warn('QUEEN_PROXY_DEFAULT_ROLE is not one of admin, producer, consumer, viewer: using viewer');
+    if (!config.proxy.sessions.signer) log.warn('neither QUEEN_PROXY_JWT_ED25519_PEM nor QUEEN_PROXY_JWT_SECRET is set: people cannot sign in on the proxy (API keys work)');
     await app.ready();
     proxy = (await buildProxy({
       config: config.proxy, state, log, clock: systemClock, maxHeaderBytes: config.limits.maxHeaderBytes, raftToken: config.tenancy.raftToken,

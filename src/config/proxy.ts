@@ -3,7 +3,7 @@
  * rest of the configuration, before any listener binds. TLS material is read and parsed here
  * (docs/proxy.md#tls, public reference `proxy/src/harden.rs`), so a bad certificate stops the boot.
  */
-import { createPrivateKey, X509Certificate } from 'node:crypto';
+import { createHash, createPrivateKey, createPublicKey, createSecretKey, X509Certificate, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { bool, ConfigError, int, str, type Env } from './env.js';
 
@@ -50,6 +50,130 @@ export interface ProxyConfig {
   /** Environment of generated keys (`qk_<env>_…`), `QUEEN_PROXY_KEY_ENV` (default `live`). */
   keyEnv: string;
   bootstrap: ProxyBootstrap | undefined;
+  /** Bootstrap password (`QUEEN_PROXY_BOOTSTRAP_PASSWORD`); never logged. */
+  bootstrapPassword: string | undefined;
+  sessions: SessionConfig;
+}
+
+/** Roles a user may hold on a cluster (docs/proxy.md#roles). */
+export const ROLES = ['admin', 'producer', 'consumer', 'viewer'] as const;
+export type Role = (typeof ROLES)[number];
+
+/**
+ * The session signer: EdDSA from `QUEEN_PROXY_JWT_ED25519_PEM` (private PKCS#8; `kid` = hex of the
+ * first 16 bytes of SHA-256 of the raw 32-byte public key), else HS256 from
+ * `QUEEN_PROXY_JWT_SECRET` (`kid` = `hs`), else none (logins cannot mint).
+ */
+export type SessionSigner =
+  | { alg: 'EdDSA'; kid: string; privateKey: KeyObject; publicKey: KeyObject }
+  | { alg: 'HS256'; kid: 'hs'; secret: KeyObject };
+
+/**
+ * The login guard's knobs (docs/proxy.md#login-guard), times in ms: the per-IP throttle
+ * (`QUEEN_LOGIN_THROTTLE_ATTEMPTS` per `QUEEN_LOGIN_THROTTLE_WINDOW_MS`), the free failures per IP
+ * and per account, the back-off base and the lockout cap.
+ */
+export interface LoginGuardConfig {
+  throttleAttempts: number;
+  throttleWindowMs: number;
+  ipFreeFailures: number;
+  accountFreeFailures: number;
+  backoffBaseMs: number;
+  lockoutMaxMs: number;
+}
+
+/** OAuth providers (docs/proxy.md#oauth); a provider is on when its client id and secret are set. */
+export interface OAuthConfig {
+  /** Tenant (slug) that first sign-ins are provisioned into: `QUEEN_PROXY_OAUTH_TENANT`, else the bootstrap tenant. */
+  provisionTenant: string | undefined;
+  google: { clientId: string; clientSecret: string; issuer: string; allowedDomains: string[] } | undefined;
+  github: { clientId: string; clientSecret: string; baseUrl: string; apiUrl: string } | undefined;
+}
+
+/** Sessions for people (docs/proxy.md#sessions). */
+export interface SessionConfig {
+  signer: SessionSigner | undefined;
+  /** `QUEEN_PROXY_JWT_ISS` (default `queen-proxy`). */
+  issuer: string;
+  /** `QUEEN_PROXY_JWT_AUD` (optional). */
+  audience: string | undefined;
+  /** `QUEEN_PROXY_JWT_TTL_S` (default 86400), seconds. */
+  ttlS: number;
+  /** `QUEEN_PROXY_COOKIE_NAME` (default `queen_session`). */
+  cookieName: string;
+  /** `QUEEN_PROXY_COOKIE_DOMAIN` (optional). */
+  cookieDomain: string | undefined;
+  /** `QUEEN_PROXY_PUBLIC_ORIGIN`: origins (comma-separated, exact `scheme://host[:port]`) allowed besides the Host's own. */
+  publicOrigins: string[];
+  /** `QUEEN_PROXY_DEFAULT_ROLE` (default `viewer`; an invalid value falls back to `viewer` with a warning). */
+  defaultRole: Role;
+  /** Set when `QUEEN_PROXY_DEFAULT_ROLE` held an invalid value (for the boot warning). */
+  defaultRoleInvalid: boolean;
+  guard: LoginGuardConfig;
+  oauth: OAuthConfig;
+}
+
+/**
+ * Reads the session signer.
+ * @throws ConfigError when `QUEEN_PROXY_JWT_ED25519_PEM` is not an Ed25519 private key
+ */
+export function loadSigner(env: Env): SessionSigner | undefined {
+  const pem = secret(env, 'QUEEN_PROXY_JWT_ED25519_PEM');
+  if (pem !== undefined) {
+    let privateKey: KeyObject;
+    try {
+      privateKey = createPrivateKey(pem.replace(/\\n/g, '\n'));
+    } catch (e) {
+      throw new ConfigError(`QUEEN_PROXY_JWT_ED25519_PEM: not a PEM private key (${(e as Error).message})`);
+    }
+    if (privateKey.asymmetricKeyType !== 'ed25519') throw new ConfigError(`QUEEN_PROXY_JWT_ED25519_PEM: an Ed25519 key is required, got ${privateKey.asymmetricKeyType ?? 'unknown'}`);
+    const publicKey = createPublicKey(privateKey);
+    const raw = Buffer.from((publicKey.export({ format: 'jwk' }) as { x: string }).x, 'base64url');
+    return { alg: 'EdDSA', kid: createHash('sha256').update(raw).digest().subarray(0, 16).toString('hex'), privateKey, publicKey };
+  }
+  const hs = secret(env, 'QUEEN_PROXY_JWT_SECRET');
+  return hs === undefined ? undefined : { alg: 'HS256', kid: 'hs', secret: createSecretKey(Buffer.from(hs, 'utf8')) };
+}
+
+function loadSessions(env: Env): SessionConfig {
+  const roleRaw = str(env, 'QUEEN_PROXY_DEFAULT_ROLE', 'viewer').trim().toLowerCase();
+  const roleOk = (ROLES as readonly string[]).includes(roleRaw);
+  const list = (name: string) => str(env, name, '').split(',').map((s) => s.trim()).filter((s) => s !== '');
+  const googleId = secret(env, 'GOOGLE_CLIENT_ID');
+  const googleSecret = secret(env, 'GOOGLE_CLIENT_SECRET');
+  const githubId = secret(env, 'GITHUB_CLIENT_ID');
+  const githubSecret = secret(env, 'GITHUB_CLIENT_SECRET');
+  const trimSlash = (u: string) => u.replace(/\/+$/, '');
+  return {
+    signer: loadSigner(env),
+    issuer: str(env, 'QUEEN_PROXY_JWT_ISS', 'queen-proxy'),
+    audience: secret(env, 'QUEEN_PROXY_JWT_AUD'),
+    ttlS: int(env, 'QUEEN_PROXY_JWT_TTL_S', 86_400, 60, 365 * 86_400),
+    cookieName: str(env, 'QUEEN_PROXY_COOKIE_NAME', 'queen_session'),
+    cookieDomain: secret(env, 'QUEEN_PROXY_COOKIE_DOMAIN'),
+    publicOrigins: list('QUEEN_PROXY_PUBLIC_ORIGIN').map(trimSlash),
+    defaultRole: roleOk ? roleRaw as Role : 'viewer',
+    defaultRoleInvalid: !roleOk,
+    guard: {
+      throttleAttempts: int(env, 'QUEEN_LOGIN_THROTTLE_ATTEMPTS', 10, 1, 1_000_000),
+      throttleWindowMs: int(env, 'QUEEN_LOGIN_THROTTLE_WINDOW_MS', 60_000, 1, 86_400_000),
+      ipFreeFailures: int(env, 'QUEEN_LOGIN_IP_FREE_FAILURES', 10, 0, 1_000_000),
+      accountFreeFailures: int(env, 'QUEEN_LOGIN_ACCOUNT_FREE_FAILURES', 5, 0, 1_000_000),
+      backoffBaseMs: int(env, 'QUEEN_LOGIN_BACKOFF_BASE_MS', 1000, 1, 86_400_000),
+      lockoutMaxMs: int(env, 'QUEEN_LOGIN_LOCKOUT_MAX_MS', 15 * 60_000, 1, 86_400_000),
+    },
+    oauth: {
+      provisionTenant: (secret(env, 'QUEEN_PROXY_OAUTH_TENANT') ?? secret(env, 'QUEEN_PROXY_BOOTSTRAP_TENANT'))?.toLowerCase(),
+      google: googleId && googleSecret ? {
+        clientId: googleId, clientSecret: googleSecret, issuer: trimSlash(str(env, 'QUEEN_PROXY_GOOGLE_ISSUER', 'https://accounts.google.com')),
+        allowedDomains: list('GOOGLE_ALLOWED_DOMAINS').map((d) => d.toLowerCase()),
+      } : undefined,
+      github: githubId && githubSecret ? {
+        clientId: githubId, clientSecret: githubSecret,
+        baseUrl: trimSlash(str(env, 'QUEEN_PROXY_GITHUB_BASE_URL', 'https://github.com')), apiUrl: trimSlash(str(env, 'QUEEN_PROXY_GITHUB_API_URL', 'https://api.github.com')),
+      } : undefined,
+    },
+  };
 }
 
 function secret(env: Env, name: string): string | undefined {
@@ -138,5 +262,7 @@ export function loadProxyConfig(env: Env, port: number): ProxyConfig | undefined
       plan: str(env, 'QUEEN_PROXY_BOOTSTRAP_PLAN', 'dev'),
       apiKey: secret(env, 'QUEEN_PROXY_BOOTSTRAP_API_KEY'),
     },
+    bootstrapPassword: env.QUEEN_PROXY_BOOTSTRAP_PASSWORD === undefined || env.QUEEN_PROXY_BOOTSTRAP_PASSWORD === '' ? undefined : env.QUEEN_PROXY_BOOTSTRAP_PASSWORD,
+    sessions: loadSessions(env),
   };
 }

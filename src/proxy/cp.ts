@@ -6,7 +6,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { ProxyState } from '../auth/proxy/state.js';
-import type { ApiKeyRow, ClusterRow, TenantRow } from '../auth/proxy/state.js';
+import type { ApiKeyRow, ClusterRow, TenantRow, UserRow } from '../auth/proxy/state.js';
 import { QueenError } from '../errors.js';
 import type { Meter } from './meter.js';
 
@@ -35,13 +35,29 @@ export function keyOut(k: ApiKeyRow) {
   return { id: k.id, cluster_id: k.clusterId, name: k.name, scopes: k.scopes, revoked_at: iso(k.revokedAt), last_used_at: iso(k.lastUsedAt), created_at: iso(k.createdAt) };
 }
 
+/** A user in the control plane's shape: never the password hash. */
+export function userOut(u: UserRow) {
+  return { id: u.id, email: u.email, tenant_id: u.tenantId, is_operator: u.isOperator, password_set: u.passwordHash !== null, created_at: iso(u.createdAt) };
+}
+
 const objectBody = { body: { type: 'object' } } as const;
 const slugParam = { params: { type: 'object', properties: { slug: { type: 'string', maxLength: 256 } }, required: ['slug'] } } as const;
 const idParam = { params: { type: 'object', properties: { id: { type: 'string', maxLength: 256 } }, required: ['id'] } } as const;
 
 /** Fastify plugin: the control-plane routes over `state`; usage figures from `meter`. */
 export async function controlPlaneRoutes(app: FastifyInstance, { state, meter }: { state: ProxyState; meter: Meter }): Promise<void> {
-  app.post('/api/cp/bootstrap', { schema: objectBody }, async (req) => state.bootstrap(obj(req.body)));
+  app.post('/api/cp/bootstrap', { schema: objectBody }, async (req) => {
+    const b = obj(req.body);
+    if (b.password !== undefined && (typeof b.password !== 'string' || b.password.length < 8 || Buffer.byteLength(b.password) > 72)) {
+      throw new QueenError('invalid', 'password must be a string of 8 to 72 bytes');
+    }
+    const r = state.bootstrap(b);
+    if (typeof b.password === 'string') {
+      const ok = await state.setBootstrapPassword(r.user_id, b.password);
+      return { ...r, password_set: ok, can_login: ok };
+    }
+    return r;
+  });
   app.post('/api/cp/provision', { schema: objectBody }, async (req) => {
     const b = obj(req.body);
     const { tenant } = state.createTenant({ slug: b.tenant, name: b.name });
@@ -85,6 +101,26 @@ export async function controlPlaneRoutes(app: FastifyInstance, { state, meter }:
       }),
     };
   });
+  // People (docs/proxy.md#control-plane): users and their roles per cluster.
+  app.post('/api/cp/users', { schema: objectBody }, async (req, reply) => {
+    const { user, created } = await state.createUser(obj(req.body));
+    return reply.code(created ? 201 : 200).send({ ...userOut(user), created });
+  });
+  app.get<{ Params: { id: string } }>('/api/cp/users/:id', { schema: idParam }, async (req) => {
+    const u = state.findUser(req.params.id);
+    return { ...userOut(u), roles: state.store.rolesOfUser(u.id).map((r) => ({ cluster_id: r.clusterId, role: r.role })) };
+  });
+  app.delete<{ Params: { id: string } }>('/api/cp/users/:id', { schema: idParam }, async (req) => state.deleteUser(req.params.id));
+  app.get<{ Params: { slug: string } }>('/api/cp/clusters/:slug/members', { schema: slugParam }, async (req) => {
+    const c = state.cluster(req.params.slug);
+    return { cluster_id: c.id, members: state.store.membersOfCluster(c.id).map((m) => ({ user_id: m.userId, email: m.email, role: m.role })) };
+  });
+  app.put<{ Params: { slug: string; user: string } }>('/api/cp/clusters/:slug/members/:user',
+    { schema: { params: { type: 'object', properties: { slug: { type: 'string', maxLength: 256 }, user: { type: 'string', maxLength: 320 } }, required: ['slug', 'user'] }, ...objectBody } },
+    async (req) => state.grantRole(req.params.user, req.params.slug, obj(req.body).role));
+  app.delete<{ Params: { slug: string; user: string } }>('/api/cp/clusters/:slug/members/:user',
+    { schema: { params: { type: 'object', properties: { slug: { type: 'string', maxLength: 256 }, user: { type: 'string', maxLength: 320 } }, required: ['slug', 'user'] } } },
+    async (req) => state.revokeRole(req.params.user, req.params.slug));
   app.post('/api/cp/keys', { schema: objectBody }, async (req, reply) => reply.code(201).send(keyOut(state.issueKey(obj(req.body)))));
   app.delete<{ Params: { id: string } }>('/api/cp/keys/:id', { schema: idParam }, async (req) => state.revokeKey(req.params.id));
 }

@@ -8,9 +8,14 @@
  * 3. fixed routes: `/health` to the broker unauthenticated; a verified relay (`x-queen-eph-fwd` with
  *    the right `x-queen-raft-token`) to `/api/v1/ephemeral/…` to the broker router unchanged; `/metrics*` only with the control-plane
  *    token (else `404 not_found`); `/api/cp/*` with `x-queen-cp-token` (unset → 404, wrong → 401,
- *    then a 1 MiB body cap); `/auth/*`, `/console`, `/api/console/*` → 404 until sessions exist;
- * 4. data plane: classify (src/proxy/routes.ts; Blocked and Operator → `404 route_blocked` before
- *    authentication) → API key (`401 unauthorized`) → cluster status (`403 cluster_suspended`) →
+ *    then a 1 MiB body cap); `/auth/*` → the session routes (src/proxy/sessions.ts), after the
+ *    cross-site origin check (`403 csrf_rejected`) for a state-changing request carrying the cookie;
+ *    `/console`, `/api/console/*` → the console (src/proxy/console.ts), after the same origin check;
+ * 4. data plane: classify (src/proxy/routes.ts; Blocked, and Operator while
+ *    `QUEEN_PROXY_OPERATOR_ENABLED` is off → `404 route_blocked` before authentication) → API key
+ *    (`401 unauthorized`) or session (bearer wins over the cookie; the origin check for a
+ *    state-changing cookie request; the acting cluster; the role, src/auth/proxy/roles.ts; an Operator
+ *    route refused to anyone but a live operator answers the same 404) → cluster status (`403 cluster_suspended`) →
  *    plan feature (`403 feature_gated`) → push blocked (`403 push_blocked`) → scopes (`403
  *    forbidden`) → cluster rate (`429 rate_limited`, or logged and counted in shadow mode) → body
  *    cap (`413 payload_too_large`) → the broker router, in process (src/proxy/forward.ts).
@@ -22,7 +27,9 @@ import http from 'node:http';
 import https from 'node:https';
 import type { Logger } from 'pino';
 import { keyAllows, presentedKey, type RouteClass } from '../auth/proxy/api-keys.js';
-import type { ProxyState } from '../auth/proxy/state.js';
+import { isLiveOperator, resolveRole, roleAllows, selectableClusters } from '../auth/proxy/roles.js';
+import { SessionTokens } from '../auth/proxy/sessions.js';
+import type { KeyGrant, ProxyState } from '../auth/proxy/state.js';
 import { routerPath } from '../auth/request-path.js';
 import type { ProxyConfig } from '../config/proxy.js';
 import { QueenError } from '../errors.js';
@@ -33,7 +40,10 @@ import { refuse } from './envelope.js';
 import { prepareForBroker, type BrokerRouter } from './forward.js';
 import { Buckets, clientIp, ipKey } from './limits.js';
 import { Meter } from './meter.js';
+import { consoleRoutes } from './console.js';
+import { oauthRoutes } from './oauth.js';
 import { classify, unsafeProxyPath } from './routes.js';
+import { actingCluster, changesState, originAllowed, registerSessionParsers, sessionCredential, sessionRoutes, verifySession } from './sessions.js';
 
 /** Control-plane bodies are capped at 1 MiB. */
 export const CP_BODY_LIMIT = 1024 * 1024;
@@ -72,6 +82,13 @@ function cpTokenOk(req: FastifyRequest, token: string | undefined, bearerToo: bo
 export async function buildProxy(deps: ProxyDeps): Promise<{ app: FastifyInstance; meter: Meter }> {
   const { config, state, router, log, clock } = deps;
   const meter = new Meter();
+  const tokens = new SessionTokens(config.sessions, state.store, clock);
+  // The session deny-list is pruned of expired entries at boot, on every logout and hourly.
+  tokens.prune();
+  let pruneTimer = clock.setTimer(function prune() {
+    tokens.prune();
+    pruneTimer = clock.setTimer(prune, 3_600_000);
+  }, 3_600_000);
   const edge = new Buckets();
   const clusters = new Buckets();
   // highWaterMark: a response larger than a socket's write buffer leaves it `needDrain`; a request
@@ -126,6 +143,7 @@ export async function buildProxy(deps: ProxyDeps): Promise<{ app: FastifyInstanc
     return refuse(reply, 'internal_error');
   });
   app.setNotFoundHandler((_req, reply) => refuse(reply, 'not_found'));
+  await registerSessionParsers(app); // the cookie hook runs before the head hook below
 
   // Security headers on every answer of the proxy listener (docs/proxy.md#forwarding).
   const securityHeaders: [string, string][] = [
@@ -169,19 +187,64 @@ export async function buildProxy(deps: ProxyDeps): Promise<{ app: FastifyInstanc
       if (length > CP_BODY_LIMIT) return refuse(reply, 'payload_too_large', 'control-plane request body over 1 MiB', { close: true });
       return; // the control-plane routes read the body (1 MiB cap)
     }
-    if (path.startsWith('/auth/') || path === '/console' || path.startsWith('/console/') || path.startsWith('/api/console/')) {
-      return refuse(reply, 'not_found', 'sessions and the console are not available on this proxy yet');
+    if (path.startsWith('/auth/')) {
+      const credential = sessionCredential(req, path, config);
+      if (credential?.from === 'cookie' && changesState(req.method) && !originAllowed(req, config)) return refuse(reply, 'csrf_rejected');
+      if (Number(req.headers['content-length'] ?? 0) > 16 * 1024) return refuse(reply, 'payload_too_large', 'request body over 16384 bytes', { close: true });
+      return; // the session routes
+    }
+    if (path === '/console' || path.startsWith('/console/') || path.startsWith('/api/console/')) {
+      const credential = sessionCredential(req, path, config);
+      if (credential?.from === 'cookie' && changesState(req.method) && !originAllowed(req, config)) return refuse(reply, 'csrf_rejected');
+      return; // the console routes (src/proxy/console.ts)
     }
     return dataPlane(req, reply, path);
   });
 
-  const dataPlane = (req: FastifyRequest, reply: FastifyReply, path: string): FastifyReply | void => {
+  const dataPlane = async (req: FastifyRequest, reply: FastifyReply, path: string): Promise<FastifyReply | void> => {
     const cls: RouteClass = classify(req.method, path);
-    if (cls.kind === 'blocked' || cls.kind === 'operator') return refuse(reply, 'route_blocked');
+    if (cls.kind === 'blocked' || (cls.kind === 'operator' && !config.operatorEnabled)) return refuse(reply, 'route_blocked');
     const key = presentedKey(header(req, 'authorization'));
-    if (key === undefined) return refuse(reply, 'unauthorized', 'missing credential: send an API key as Authorization: Bearer <key>');
-    const grant = state.verify(key);
-    if (!grant) return refuse(reply, 'unauthorized', 'unknown or revoked api key');
+    let grant: Omit<KeyGrant, 'key'>;
+    let allowed: boolean;
+    if (key !== undefined) {
+      const g = state.verify(key);
+      if (!g) return refuse(reply, 'unauthorized', 'unknown or revoked api key');
+      if (cls.kind === 'operator') return refuse(reply, 'route_blocked');
+      grant = g;
+      allowed = keyAllows(g.key.scopes, cls);
+    } else {
+      const credential = sessionCredential(req, path, config);
+      if (!credential) {
+        // A person's browser opening a page (the dashboard at `/`) without a session: to the login page.
+        const accept = header(req, 'accept') ?? '';
+        if (req.method === 'GET' && !path.startsWith('/api/') && config.sessions.signer && (header(req, 'sec-fetch-mode') === 'navigate' || accept.includes('text/html'))) {
+          return reply.code(303).header('location', `/auth/login?next=${encodeURIComponent(path)}`).header('cache-control', 'no-store').send();
+        }
+        return refuse(reply, 'unauthorized', 'missing credential: send an API key as Authorization: Bearer <key>');
+      }
+      const session = await verifySession(tokens, state, credential);
+      if (!session) return refuse(reply, 'unauthorized', 'invalid credential');
+      if (!session.user) return refuse(reply, 'unauthorized', 'session no longer valid');
+      if (credential.from === 'cookie' && changesState(req.method) && !originAllowed(req, config)) return refuse(reply, 'csrf_rejected');
+      if (cls.kind === 'operator') {
+        if (!isLiveOperator(session.user, config.operatorEnabled)) return refuse(reply, 'route_blocked');
+        return forward(req, reply, undefined); // broker-wide operator views
+      }
+      let acting = actingCluster(req, session, state, config.operatorEnabled);
+      if (acting === undefined && cls.kind === 'read' && !path.startsWith('/api/')) {
+        // The dashboard's page and files (not data): a page load cannot name a cluster, and any of the person's will do.
+        acting = selectableClusters(session.user, state.store, config.operatorEnabled)[0]?.cluster;
+      }
+      if (acting === null) return refuse(reply, 'cluster_unknown', 'unknown cluster', { status: 421 });
+      if (acting === undefined) return refuse(reply, 'cluster_unknown', 'no acting cluster: name one in x-queen-act-cluster', { status: 421 });
+      const r = resolveRole(session.claims, session.user, acting, state.store, config.operatorEnabled);
+      if (!r.ok) return refuse(reply, r.status === 401 ? 'unauthorized' : 'forbidden', r.error);
+      const g = state.clusterGrant(acting);
+      if (!g) return refuse(reply, 'cluster_unknown', 'unknown cluster', { status: 421 });
+      grant = g;
+      allowed = roleAllows(r.role, cls);
+    }
     const { cluster, tenant } = grant;
     const now = clock.now();
     const done = (outcome: string) => meter.request(cluster.id, cluster.brokerTenantUuid, outcome, now);
@@ -197,7 +260,7 @@ export async function buildProxy(deps: ProxyDeps): Promise<{ app: FastifyInstanc
       done('push_blocked');
       return refuse(reply, 'push_blocked');
     }
-    if (!keyAllows(grant.key.scopes, cls)) {
+    if (!allowed) {
       done('forbidden');
       return refuse(reply, 'forbidden', 'operation not permitted for this credential');
     }
@@ -225,5 +288,9 @@ export async function buildProxy(deps: ProxyDeps): Promise<{ app: FastifyInstanc
   };
 
   await app.register(controlPlaneRoutes, { state, meter });
+  await app.register(sessionRoutes, { config, state, tokens, clock });
+  await app.register(oauthRoutes, { config, state, tokens });
+  await app.register(consoleRoutes, { config, state, tokens });
+  app.addHook('onClose', async () => clock.clearTimer(pruneTimer));
   return { app, meter };
 }

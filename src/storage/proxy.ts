@@ -33,7 +33,7 @@ export interface ClusterRow {
   createdAt: number;
 }
 
-/** A person who may sign in (sessions come with a later issue). */
+/** A person who may sign in (docs/proxy.md#sessions). */
 export interface UserRow {
   id: string;
   email: string;
@@ -80,7 +80,20 @@ export interface ProxyStore {
   setClusterOverrides(id: string, overrides: string): void;
   userByEmail(email: string): UserRow | undefined;
   insertUser(row: UserRow): void;
+  userById(id: string): UserRow | undefined;
+  /** Replaces the bcrypt hash (null = no password). */
+  setUserPassword(id: string, hash: string | null): void;
+  /** Deletes a user with their cluster roles; false when there is no such user. */
+  deleteUser(id: string): boolean;
   setClusterRole(userId: string, clusterId: string, role: string): void;
+  /** The user's role on the cluster, undefined when none. */
+  roleOf(userId: string, clusterId: string): string | undefined;
+  /** Every (cluster, role) of a user. */
+  rolesOfUser(userId: string): { clusterId: string; role: string }[];
+  /** Every member of a cluster with their role, by e-mail. */
+  membersOfCluster(clusterId: string): { userId: string; email: string; role: string }[];
+  /** Removes a role; false when there was none. */
+  deleteClusterRole(userId: string, clusterId: string): boolean;
   keyByHash(hash: string): ApiKeyRow | undefined;
   keyById(id: string): ApiKeyRow | undefined;
   keysOfCluster(clusterId: string): ApiKeyRow[];
@@ -92,6 +105,8 @@ export interface ProxyStore {
   upsertPlan(row: PlanRow): void;
   revokeToken(jti: string, expiresAt: number): void;
   isTokenRevoked(jti: string, now: number): boolean;
+  /** Drops deny-list entries whose token has expired; the number dropped. */
+  pruneRevokedTokens(now: number): number;
   /** Appends to the operations log (`detail` JSON text; never a secret). */
   logOperation(kind: string, detail: string, at: number): void;
   operations(limit: number): { kind: string; detail: string; at: number }[];

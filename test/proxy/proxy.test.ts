@@ -255,8 +255,8 @@ describe('embedded proxy fronting PORT', () => {
     assert.match(data.answer, /^HTTP\/1\.1 401 /, 'the data plane refuses from the head too');
   });
 
-  test('/auth/* and the console are not served yet; an unknown /api path is blocked before authentication', async () => {
-    assert.equal((await call(b.url, 'GET', '/auth/me')).status, 404);
+  test('/auth/me without a cookie is 401 no session; an unknown /api path is blocked before authentication', async () => {
+    assert.deepEqual((await call(b.url, 'GET', '/auth/me')).body, { error: 'no session', code: 'unauthorized' });
     assert.deepEqual((await call(b.url, 'GET', '/api/v2/anything')).body, { error: 'not available', code: 'route_blocked' });
   });
 });

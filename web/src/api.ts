@@ -32,6 +32,22 @@ export class ApiError extends Error {
 
 /** Set when the broker answers 401: JWT is on and this dashboard is off (docs/security.md#dashboard-and-auth-routes). */
 export const authRequired = store(false);
+/**
+ * False when the dashboard is served behind the embedded proxy to a person whose role on the acting
+ * cluster is not admin (docs/proxy.md#console): replay, purge, seek and delete are hidden (the
+ * proxy refuses them anyway).
+ */
+export const canAdmin = store(true);
+
+/** The acting cluster chosen in the proxy console (docs/proxy.md#console), sent as `x-queen-act-cluster`. */
+function actingCluster(): string | null {
+  try {
+    return localStorage.getItem('queen.actCluster');
+  } catch {
+    return null;
+  }
+}
+
 /** Set while the broker cannot be reached at all. */
 export const offline = store(false);
 
@@ -53,6 +69,8 @@ export function withQuery(path: string, query?: CallOptions['query']): string {
 /** One JSON call. 204 resolves to `null`. Non-2xx throws {@link ApiError}. */
 export async function api<T = unknown>(path: string, opts: CallOptions = {}): Promise<T> {
   const init: RequestInit = { method: opts.method ?? 'GET', headers: { accept: 'application/json' }, signal: opts.signal, cache: 'no-store' };
+  const acting = actingCluster();
+  if (acting) (init.headers as Record<string, string>)['x-queen-act-cluster'] = acting;
   if (opts.body !== undefined) {
     init.body = JSON.stringify(opts.body);
     (init.headers as Record<string, string>)['content-type'] = 'application/json';

@@ -1,6 +1,6 @@
 /** The shell: auth gate, navigation, live-refresh control, and the page router. */
 import { useEffect, useState } from 'preact/hooks';
-import { api, ApiError, authRequired, obj, offline } from './api';
+import { api, ApiError, authRequired, canAdmin, obj, offline } from './api';
 import { Toasts } from './components/overlay';
 import { Icon, Link, type IconName } from './components/ui';
 import { fmtDuration } from './format';
@@ -56,7 +56,11 @@ export function App() {
     // With JWT on (docs/security.md#dashboard-and-auth-routes), /auth/me answers 401 from its own handler. Anything else
     // (200 standalone identity, or no auth routes at all) means the dashboard is open.
     api('/auth/me')
-      .then(() => setGate('open'))
+      .then((me) => {
+        // behind the proxy (standalone false), /auth/me names the person's role on the acting cluster
+        if (obj(me).standalone === false) canAdmin.set(obj(me).role === 'admin');
+        setGate('open');
+      })
       .catch((e: unknown) => setGate(e instanceof ApiError && e.status === 401 ? 'jwt' : 'open'));
   }, [gate]);
 

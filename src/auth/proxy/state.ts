@@ -7,14 +7,21 @@
  * Every refusal is a QueenError with the control plane's codes: `invalid` (400), `conflict`,
  * `system_tenant`, `not_deleting` (409), `tenant_unknown`, `cluster_unknown`, `key_unknown` (404).
  */
+import bcrypt from 'bcryptjs';
 import { randomUUID } from 'node:crypto';
+import { ROLES, type Role } from '../../config/proxy.js';
 import { QueenError } from '../../errors.js';
 import { DEFAULT_TENANT } from '../../model/tenancy.js';
-import { ProxyConflict, type ApiKeyRow, type ClusterRow, type ProxyStore, type TenantRow } from '../../storage/proxy.js';
+import { ProxyConflict, type ApiKeyRow, type ClusterRow, type ProxyStore, type TenantRow, type UserRow } from '../../storage/proxy.js';
 import type { Clock } from '../../util/clock.js';
 import { generateKey, hashKey, SCOPES, type Feature } from './api-keys.js';
 
-export type { ApiKeyRow, ClusterRow, TenantRow } from '../../storage/proxy.js';
+export type { ApiKeyRow, ClusterRow, TenantRow, UserRow } from '../../storage/proxy.js';
+
+/** bcrypt cost of stored password hashes. */
+export const BCRYPT_COST = 10;
+/** A hash no password matches, compared against when the e-mail is unknown (same work either way). */
+const NO_USER_HASH = bcrypt.hashSync('no such user', BCRYPT_COST);
 
 /** The proxy's own system tenant (reserved like the broker's default tenant). */
 export const SYSTEM_TENANT = '00000000-0000-0000-0000-000000000000';
@@ -246,6 +253,16 @@ export class ProxyState {
     return { revoked: true, id };
   }
 
+  /** A cluster with its tenant, effective limits and plan features; undefined when its tenant is gone. */
+  clusterGrant(cluster: ClusterRow): Omit<KeyGrant, 'key'> | undefined {
+    const tenant = this.store.tenantById(cluster.tenantId);
+    if (!tenant) return undefined;
+    const plan = this.store.plan(cluster.plan);
+    const flags = plan ? JSON.parse(plan.features) as Record<string, unknown> : {};
+    const features = new Set(Object.keys(flags).filter((f) => flags[f] === true) as Feature[]);
+    return { cluster, tenant, limits: this.limits(cluster), features };
+  }
+
   /**
    * The live grant of a presented key: undefined when unknown or revoked. Touches `last_used_at`
    * at most once per {@link LAST_USED_EVERY_MS}.
@@ -259,10 +276,7 @@ export class ProxyState {
       const cluster = this.store.clusterById(row.clusterId);
       const tenant = cluster && this.store.tenantById(cluster.tenantId);
       if (!cluster || !tenant) return undefined;
-      const plan = this.store.plan(cluster.plan);
-      const flags = plan ? JSON.parse(plan.features) as Record<string, unknown> : {};
-      const features = new Set(Object.keys(flags).filter((f) => flags[f] === true) as Feature[]);
-      grant = { key: row, cluster, tenant, limits: this.limits(cluster), features };
+      grant = { key: row, ...this.clusterGrant(cluster)! };
       if (this.grants.size >= 10_000) this.grants.clear();
       this.grants.set(hash, grant);
     }
@@ -275,11 +289,141 @@ export class ProxyState {
     return grant;
   }
 
+  /** A user by id, undefined when deleted. */
+  user(id: string): UserRow | undefined {
+    return this.store.userById(id);
+  }
+
+  /**
+   * Checks a password: the user when the e-mail (normalised) has a password hash that matches,
+   * else undefined (unknown e-mail, no password and wrong password are never told apart; the
+   * same bcrypt work is done in each case).
+   */
+  async checkPassword(email: string, password: string): Promise<UserRow | undefined> {
+    const u = this.store.userByEmail(email.trim().toLowerCase());
+    const hash = u?.passwordHash ?? NO_USER_HASH;
+    const ok = await bcrypt.compare(password, hash);
+    return ok && u?.passwordHash ? u : undefined;
+  }
+
+  /**
+   * Creates a user of a tenant (`POST /api/cp/users`), idempotent on the e-mail within the tenant;
+   * a given password replaces the stored hash (bcrypt, cost {@link BCRYPT_COST}).
+   * @throws QueenError `invalid`, `tenant_unknown`, `system_tenant`, `conflict`
+   */
+  async createUser(body: { tenant?: unknown; email?: unknown; password?: unknown; is_operator?: unknown }): Promise<{ user: UserRow; created: boolean }> {
+    if (typeof body.tenant !== 'string') throw invalid('tenant is required');
+    const t = this.store.tenantById(body.tenant) ?? this.tenant(body.tenant);
+    this.guardSystem(t.id);
+    if (typeof body.email !== 'string') throw invalid('email is required');
+    const email = body.email.trim().toLowerCase();
+    if (!email.includes('@') || email.length > 320) throw invalid('email must contain @');
+    if (body.password !== undefined && (typeof body.password !== 'string' || body.password.length < 8 || Buffer.byteLength(body.password) > 72)) {
+      throw invalid('password must be a string of 8 to 72 bytes');
+    }
+    if (body.is_operator !== undefined && typeof body.is_operator !== 'boolean') throw invalid('is_operator must be a boolean');
+    const hash = typeof body.password === 'string' ? await bcrypt.hash(body.password, BCRYPT_COST) : undefined;
+    const existing = this.store.userByEmail(email);
+    if (existing) {
+      if (existing.tenantId !== t.id) throw new QueenError('conflict', `user ${email} belongs to another tenant`);
+      if (hash !== undefined) this.store.setUserPassword(existing.id, hash);
+      this.log('user.update', { email, password_set: hash !== undefined });
+      return { user: this.store.userById(existing.id)!, created: false };
+    }
+    const row: UserRow = { id: randomUUID(), email, tenantId: t.id, passwordHash: hash ?? null, isOperator: body.is_operator === true, createdAt: this.now() };
+    try {
+      this.store.insertUser(row);
+    } catch (e) {
+      if (e instanceof ProxyConflict) throw new QueenError('conflict', `user ${email} already exists`);
+      throw e;
+    }
+    this.log('user.create', { email, tenant: t.slug, operator: row.isOperator });
+    return { user: row, created: true };
+  }
+
+  /**
+   * A user found by id or e-mail (normalised). @throws QueenError `user_unknown`
+   */
+  findUser(idOrEmail: string): UserRow {
+    const u = this.store.userById(idOrEmail) ?? this.store.userByEmail(idOrEmail.trim().toLowerCase());
+    if (!u) throw new QueenError('user_unknown', `no user ${idOrEmail}`);
+    return u;
+  }
+
+  /** Deletes a user and their roles: their sessions answer `session no longer valid`. @throws QueenError `user_unknown` */
+  deleteUser(idOrEmail: string): { deleted: true; id: string } {
+    const u = this.findUser(idOrEmail);
+    this.store.deleteUser(u.id);
+    this.log('user.delete', { email: u.email });
+    return { deleted: true, id: u.id };
+  }
+
+  /**
+   * Grants (or changes) a user's role on a cluster; user and cluster must belong to the same tenant.
+   * @throws QueenError `invalid`, `user_unknown`, `cluster_unknown`, `conflict`
+   */
+  grantRole(userIdOrEmail: string, clusterIdOrSlug: string, role: unknown): { user_id: string; cluster_id: string; role: Role } {
+    if (typeof role !== 'string' || !(ROLES as readonly string[]).includes(role)) throw invalid('role must be one of admin, producer, consumer, viewer');
+    const u = this.findUser(userIdOrEmail);
+    const c = this.cluster(clusterIdOrSlug);
+    if (u.tenantId !== c.tenantId) throw new QueenError('conflict', 'the user and the cluster belong to different tenants');
+    this.store.setClusterRole(u.id, c.id, role);
+    this.log('role.grant', { email: u.email, cluster: c.slug, role });
+    return { user_id: u.id, cluster_id: c.id, role: role as Role };
+  }
+
+  /** Removes a user's role on a cluster (idempotent). @throws QueenError `user_unknown`, `cluster_unknown` */
+  revokeRole(userIdOrEmail: string, clusterIdOrSlug: string): { revoked: boolean; user_id: string; cluster_id: string } {
+    const u = this.findUser(userIdOrEmail);
+    const c = this.cluster(clusterIdOrSlug);
+    const revoked = this.store.deleteClusterRole(u.id, c.id);
+    if (revoked) this.log('role.revoke', { email: u.email, cluster: c.slug });
+    return { revoked, user_id: u.id, cluster_id: c.id };
+  }
+
+  /**
+   * The user behind a verified OAuth e-mail: an existing user as is; else, when `tenantSlug` names a
+   * tenant, a new user without a password in it, granted `role` on each of its clusters
+   * (auto-provisioning). Undefined when the user is unknown and nothing can be provisioned.
+   */
+  provisionOAuthUser(email: string, tenantSlug: string | undefined, role: Role, provider: string): { user: UserRow; created: boolean } | undefined {
+    const normal = email.trim().toLowerCase();
+    const existing = this.store.userByEmail(normal);
+    if (existing) return { user: existing, created: false };
+    if (tenantSlug === undefined) return undefined;
+    const t = this.store.tenantBySlug(tenantSlug);
+    if (!t || t.id === DEFAULT_TENANT || t.id === SYSTEM_TENANT) return undefined;
+    const row: UserRow = { id: randomUUID(), email: normal, tenantId: t.id, passwordHash: null, isOperator: false, createdAt: this.now() };
+    try {
+      this.store.insertUser(row);
+    } catch (e) {
+      if (e instanceof ProxyConflict) return { user: this.store.userByEmail(normal)!, created: false };
+      throw e;
+    }
+    for (const c of this.store.clustersOfTenant(t.id)) this.store.setClusterRole(row.id, c.id, role);
+    this.log('user.provision', { email: normal, tenant: t.slug, role, provider });
+    return { user: row, created: true };
+  }
+
+  /**
+   * Sets the bootstrap admin's password when it differs from the stored one (boot with
+   * `QUEEN_PROXY_BOOTSTRAP_PASSWORD`, or `password` in `POST /api/cp/bootstrap`); true when the user can log in.
+   */
+  async setBootstrapPassword(userId: string, password: string): Promise<boolean> {
+    const u = this.store.userById(userId);
+    if (!u) return false;
+    if (u.passwordHash === null || !(await bcrypt.compare(password, u.passwordHash))) {
+      this.store.setUserPassword(u.id, await bcrypt.hash(password, BCRYPT_COST));
+      this.log('user.password', { email: u.email });
+    }
+    return true;
+  }
+
   /**
    * Tenant + cluster + admin user + first key, idempotent (`POST /api/cp/bootstrap`,
    * `QUEEN_PROXY_BOOTSTRAP_*`). A plaintext `api_key` in the body is registered (its hash); without
    * one a key is generated on the first run (unless `generate` is false: the boot-time bootstrap,
-   * which could show it nowhere). Passwords come with sessions (a later issue): none is stored.
+   * which could show it nowhere). The password, if any, is set by {@link setBootstrapPassword}.
    * @throws QueenError `invalid`, `conflict`
    */
   bootstrap(body: { tenant?: unknown; cluster?: unknown; plan?: unknown; email?: unknown; api_key?: unknown; name?: unknown }, generate = true): BootstrapResult {
@@ -307,6 +451,7 @@ export class ProxyState {
       this.issueKey({ cluster_id: cluster.id, name: 'bootstrap', key_hash: hashKey(apiKey), scopes: [...SCOPES] });
     }
     this.log('bootstrap', { tenant: tenant.slug, cluster: cluster.slug });
-    return { tenant_id: tenant.id, cluster_id: cluster.id, user_id: user.id, api_key: apiKey, password_set: false, can_login: false };
+    const hasPassword = this.store.userById(user.id)?.passwordHash != null;
+    return { tenant_id: tenant.id, cluster_id: cluster.id, user_id: user.id, api_key: apiKey, password_set: hasPassword, can_login: hasPassword };
   }
 }

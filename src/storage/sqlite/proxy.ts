@@ -110,6 +110,27 @@ export class SqliteProxyStore implements ProxyStore {
   setClusterOverrides(id: string, overrides: string): void { this.run('UPDATE clusters SET overrides = ? WHERE id = ?', overrides, id); }
   userByEmail(email: string) { return this.one(user, 'SELECT * FROM users WHERE email = ?', email); }
   insertUser(u: UserRow): void { this.run('INSERT INTO users VALUES (?, ?, ?, ?, ?, ?)', u.id, u.email, u.tenantId, u.passwordHash, u.isOperator ? 1 : 0, u.createdAt); }
+  userById(id: string) { return this.one(user, 'SELECT * FROM users WHERE id = ?', id); }
+  setUserPassword(id: string, hash: string | null): void { this.run('UPDATE users SET password_hash = ? WHERE id = ?', hash, id); }
+  deleteUser(id: string): boolean {
+    return this.db.transaction(() => {
+      this.run('DELETE FROM cluster_roles WHERE user_id = ?', id);
+      return this.run('DELETE FROM users WHERE id = ?', id) > 0;
+    })();
+  }
+  roleOf(userId: string, clusterId: string): string | undefined {
+    const r = this.stmt('SELECT role FROM cluster_roles WHERE user_id = ? AND cluster_id = ?').get(userId, clusterId) as { role: string } | undefined;
+    return r?.role;
+  }
+  rolesOfUser(userId: string) {
+    return this.all((r) => ({ clusterId: r.cluster_id as string, role: r.role as string }), 'SELECT cluster_id, role FROM cluster_roles WHERE user_id = ? ORDER BY cluster_id', userId);
+  }
+  membersOfCluster(clusterId: string) {
+    return this.all((r) => ({ userId: r.id as string, email: r.email as string, role: r.role as string }),
+      'SELECT u.id, u.email, r.role FROM cluster_roles r JOIN users u ON u.id = r.user_id WHERE r.cluster_id = ? ORDER BY u.email', clusterId);
+  }
+  deleteClusterRole(userId: string, clusterId: string): boolean { return this.run('DELETE FROM cluster_roles WHERE user_id = ? AND cluster_id = ?', userId, clusterId) > 0; }
+  pruneRevokedTokens(now: number): number { return this.run('DELETE FROM revoked_tokens WHERE expires_at <= ?', now); }
   setClusterRole(userId: string, clusterId: string, role: string): void {
     this.run('INSERT INTO cluster_roles VALUES (?, ?, ?) ON CONFLICT (user_id, cluster_id) DO UPDATE SET role = excluded.role', userId, clusterId, role);
   }

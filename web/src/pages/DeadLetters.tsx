@@ -1,6 +1,6 @@
 /** Dead letters: filter, read the error, replay into the queue, delete, purge (confirmed). */
 import { useState } from 'preact/hooks';
-import { api, ApiError, enc, obj, readDlq, str, type DeadLetter } from '../api';
+import { api, ApiError, canAdmin, enc, obj, readDlq, str, type DeadLetter } from '../api';
 import { Confirm, Drawer, toast } from '../components/overlay';
 import { Card, Empty, Field, Icon, Json, Link, LoadError, Loading, Mono, NameSelect, PageHeader } from '../components/ui';
 import { fmtAgo, fmtInt, fmtStamp, plural, preview, shortId } from '../format';
@@ -29,6 +29,7 @@ export async function replay(d: DeadLetter): Promise<string> {
 export function DeadLetters() {
   const { query } = useLocation();
   const snap = useStore(snapshot);
+  const admin = useStore(canAdmin);
   const queue = query.get('queue') ?? '';
   const group = query.get('group') ?? '';
   const [text, setText] = useState(query.get('q') ?? '');
@@ -89,7 +90,7 @@ export function DeadLetters() {
             />
           </Field>
           <div class="toolbar-end">
-            {queue ? (
+            {!admin ? null : queue ? (
               <button class="btn btn-danger-ghost" disabled={!list.data?.length} onClick={() => setPurge(true)} data-testid="purge">
                 <Icon name="trash" size={16} /> Purge {queue}
               </button>
@@ -145,9 +146,11 @@ export function DeadLetters() {
                         <Mono title={d.transactionId}>{shortId(d.transactionId, 12, 4)}</Mono>
                       </td>
                       <td class="right nowrap" onClick={(e) => e.stopPropagation()}>
-                        <button class="btn btn-sm" disabled={busy === d.id} onClick={() => doReplay(d)} data-testid="replay">
-                          <Icon name="replay" size={14} /> <span class="btn-label">{busy === d.id ? 'Replaying…' : 'Replay'}</span>
-                        </button>
+                        {admin && (
+                          <button class="btn btn-sm" disabled={busy === d.id} onClick={() => doReplay(d)} data-testid="replay">
+                            <Icon name="replay" size={14} /> <span class="btn-label">{busy === d.id ? 'Replaying…' : 'Replay'}</span>
+                          </button>
+                        )}
                       </td>
                     </tr>
                   ))}
@@ -174,14 +177,14 @@ export function DeadLetters() {
             </>
           }
           onClose={() => setSelected(null)}
-          footer={
+          footer={admin ? (
             <>
               <DeleteOne d={selected} onDone={() => { setSelected(null); list.reload(); void refresh(); }} />
               <button class="btn btn-primary" disabled={busy === selected.id} onClick={() => doReplay(selected)} data-testid="drawer-replay">
                 <Icon name="replay" size={16} /> Replay into {selected.queue}
               </button>
             </>
-          }
+          ) : undefined}
         >
           <h3 class="section-title">Error</h3>
           <div class="callout callout-bad error-full" data-testid="dlq-error">

@@ -1,6 +1,6 @@
 /** Consumer groups: lag per queue and partition, seek, delete (with confirmation). */
 import { useState } from 'preact/hooks';
-import { api, enc, QUEUE_MODE, readGroups, type ConsumerGroupAnswer, type GroupPartitionLag, type GroupRow } from '../api';
+import { api, canAdmin, enc, QUEUE_MODE, readGroups, type ConsumerGroupAnswer, type GroupPartitionLag, type GroupRow } from '../api';
 import { Confirm, Modal, toast } from '../components/overlay';
 import { Badge, Card, Empty, Field, Icon, Link, LoadError, Loading, PageHeader } from '../components/ui';
 import { fmtDate, fmtDuration, fmtInt, fmtStamp, plural } from '../format';
@@ -21,6 +21,7 @@ type Pending = { kind: 'delete'; group: string; queue?: string } | { kind: 'seek
 export function Groups() {
   const { query } = useLocation();
   const snap = useStore(snapshot);
+  const admin = useStore(canAdmin);
   const [open, setOpen] = useState<string | null>(null);
   const [pending, setPending] = useState<Pending | null>(null);
   const [showQueueMode, setShowQueueMode] = useState(false);
@@ -127,12 +128,14 @@ export function Groups() {
                         <Badge tone={st.tone}>{st.label}</Badge>
                       </td>
                       <td class="right nowrap">
+                        {admin && <>
                         <button class="btn btn-sm" onClick={() => setPending({ kind: 'seek', group: g.name, queue: g.queue })} data-testid="seek" title="Seek" aria-label={`Seek ${g.name} on ${g.queue}`}>
                           <Icon name="seek" size={14} /> <span class="btn-label">Seek</span>
                         </button>{' '}
                         <button class="btn btn-sm btn-danger-ghost" onClick={() => setPending({ kind: 'delete', group: g.name, queue: g.queue })} data-testid="delete-group" title="Delete" aria-label={`Delete ${g.name} on ${g.queue}`}>
                           <Icon name="trash" size={14} /> <span class="btn-label">Delete</span>
                         </button>
+                        </>}
                       </td>
                     </tr>,
                     expanded && (

@@ -1,6 +1,6 @@
 /** One queue: totals, throughput, partitions, consumer groups with lag, and its options. */
 import { useState } from 'preact/hooks';
-import { api, enc, QUEUE_MODE, readQueueDetail, type DetailGroup } from '../api';
+import { api, canAdmin, enc, QUEUE_MODE, readQueueDetail, type DetailGroup } from '../api';
 import { Chart } from '../components/Chart';
 import { Confirm, toast } from '../components/overlay';
 import { Badge, Card, Empty, Icon, Link, LoadError, Loading, PageHeader, Stat } from '../components/ui';
@@ -77,6 +77,7 @@ function lagHint(n: number | undefined): string | undefined {
 export function QueueDetailPage({ name }: { name: string }) {
   const detail = usePoll(async (signal) => readQueueDetail(await api(`/api/v1/resources/queues/${enc(name)}`, { signal })), name);
   const snap = useStore(snapshot);
+  const admin = useStore(canAdmin);
   useStore(queueSamplesVersion);
   const [confirmDelete, setConfirmDelete] = useState(false);
 
@@ -129,9 +130,11 @@ export function QueueDetailPage({ name }: { name: string }) {
             <Link href={`/dead-letters?queue=${enc(q.name)}`} class="btn">
               <Icon name="dlq" size={16} /> Dead letters
             </Link>
-            <button class="btn btn-danger-ghost" onClick={() => setConfirmDelete(true)}>
-              <Icon name="trash" size={16} /> Delete
-            </button>
+            {admin && (
+              <button class="btn btn-danger-ghost" onClick={() => setConfirmDelete(true)} data-testid="delete-queue">
+                <Icon name="trash" size={16} /> Delete
+              </button>
+            )}
           </>
         }
       />
