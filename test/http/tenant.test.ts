@@ -107,6 +107,47 @@ describe('QUEEN_TENANCY_HEADER', () => {
     }
   });
 
+  test('ephemeral queues: with QUEEN_EPHEMERAL_REQUIRE_GRANT off each tenant has its own; on (the default with tenancy) only the default tenant is served', async () => {
+    const open = await startBroker({ env: { QUEEN_TENANCY_HEADER: 'true', QUEEN_KV_TRUSTED_PROXY: 'true', QUEEN_EPHEMERAL_REQUIRE_GRANT: 'false' } });
+    try {
+      const q = uniqueName('eq');
+      const h = (tenant: string | undefined): Record<string, string> => (tenant ? { 'x-queen-tenant': tenant } : {});
+      const push = (tenant: string | undefined, who: string) => call(open.url, 'POST', '/api/v1/ephemeral/push', { queue: q, messages: [{ payload: { who } }] }, h(tenant));
+      for (const [t, who] of [[T1, 'one'], [T2, 'two'], [undefined, 'default']] as const) assert.equal((await push(t, who)).status, 201);
+      const pop = async (tenant: string | undefined) => {
+        const r = await call(open.url, 'GET', `/api/v1/ephemeral/pop?queue=${q}&batch=10`, undefined, h(tenant));
+        return r.status === 204 ? { who: [], ids: [] } : { who: r.body.messages.map((m: { payload: { who: string } }) => m.payload.who), ids: r.body.messages.map((m: { id: string }) => m.id) };
+      };
+      const one = await pop(T1);
+      assert.deepEqual(one.who, ['one']);
+      // an ack for T1's message sent as T2 acknowledges nothing of T1's
+      const stolen = await call(open.url, 'POST', '/api/v1/ephemeral/ack', { queue: q, acks: one.ids.map((id: string) => ({ id, status: 'completed' })) }, h(T2));
+      assert.notEqual(stolen.body.results?.[0]?.outcome, 'acked', stolen.text);
+      const acked = await call(open.url, 'POST', '/api/v1/ephemeral/ack', { queue: q, acks: one.ids.map((id: string) => ({ id, status: 'completed' })) }, h(T1));
+      assert.equal(acked.status, 200, acked.text);
+      assert.deepEqual((await pop(T2)).who, ['two']);
+      assert.deepEqual((await pop(undefined)).who, ['default']);
+      const listed = async (tenant: string | undefined) => (await call(open.url, 'GET', '/api/v1/ephemeral/queues', undefined, h(tenant))).body.queues
+        .filter((x: { name?: string; queue?: string }) => (x.name ?? x.queue) === q).length;
+      assert.deepEqual([await listed(T1), await listed(T2), await listed(undefined)], [1, 1, 1]);
+      assert.deepEqual([await listed('cccccccc-0000-4000-8000-000000000003')], [0], 'a tenant that never pushed has no such queue');
+      assert.equal((await call(open.url, 'DELETE', `/api/v1/ephemeral/queue/${q}`, undefined, h(T1))).status, 200);
+      assert.deepEqual([await listed(T1), await listed(T2)], [0, 1], 'deleting acts on the caller\'s queue only');
+    } finally {
+      await open.stop();
+    }
+    const gated = await startBroker({ env: { QUEEN_TENANCY_HEADER: 'true', QUEEN_KV_TRUSTED_PROXY: 'true' } });
+    try {
+      const q = uniqueName('eq');
+      const r = await call(gated.url, 'POST', '/api/v1/ephemeral/push', { queue: q, messages: [{ payload: 1 }] }, { 'x-queen-tenant': T1 });
+      assert.deepEqual([r.status, r.body.code], [403, 'feature_gated']);
+      assert.equal((await call(gated.url, 'POST', '/api/v1/ephemeral/push', { queue: q, messages: [{ payload: 1 }] })).status, 201, 'the default tenant needs no grant');
+      assert.equal((await call(gated.url, 'GET', '/api/v1/system/ephemeral')).body.requireGrant, true);
+    } finally {
+      await gated.stop();
+    }
+  });
+
   test('off: the header is ignored; a relay is verified only with the right QUEEN_RAFT_TOKEN', async () => {
     const b = await startBroker({ env: { QUEEN_RAFT_TOKEN: 'raft-secret' } });
     try {

@@ -153,12 +153,15 @@ export class EphemeralEngine {
   }
 
   /**
-   * Gates every route: the kill switch, then (push only) the tenant's message rate.
+   * Gates every route, in the order of docs/ephemeral.md#common-rules: the kill switch, the tenant's
+   * grant, then (push only) the tenant's message rate. The default tenant never needs a grant; others
+   * need one when `QUEEN_EPHEMERAL_REQUIRE_GRANT` is on, and this broker keeps no grant rows.
    * @param messages messages a push carries (0 = not a push)
-   * @throws QueenError `ephemeral_disabled` or `rate_limited`, with `retryAfterS` in `extra`
+   * @throws QueenError `ephemeral_disabled`, `feature_gated` or `rate_limited` (`retryAfterS` in `extra`)
    */
   gate(tenant: string, messages: number): void {
     if (!this.enabled) throw new QueenError('ephemeral_disabled', undefined, { retryAfterS: 5 });
+    if (this.config.requireGrant && tenant !== this.defaultTenant) throw new QueenError('feature_gated');
     if (messages > 0) {
       const waitMs = this.buckets.take(tenant, messages, this.clock.now());
       if (waitMs > 0) throw new QueenError('rate_limited', undefined, { retryAfterS: Math.max(1, Math.ceil(waitMs / 1000)) });
