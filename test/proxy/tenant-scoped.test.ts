@@ -1,7 +1,9 @@
 /**
- * Streams with tenancy on, through the embedded proxy (docs/streams.md#tenancy, docs/proxy.md#tenancy):
- * two tenants register a query of the same name over queues of the same names; each sees only its
- * own queries, state rows and sink output, and a client-sent `x-queen-tenant` changes nothing.
+ * Streams and timers with tenancy on, through the embedded proxy (docs/streams.md#tenancy,
+ * docs/proxy.md#tenancy): two tenants register a query of the same name over queues of the same
+ * names, and schedule timers of the same key; each sees only its own queries, state rows, sink
+ * output and timers, a due timer fires into its own queue, and a client-sent `x-queen-tenant`
+ * changes nothing.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -11,7 +13,7 @@ import { bootstrap, startProxied, withKey, type Tenant } from './helpers.js';
 
 const DEFAULT_TENANT = '00000000-0000-0000-0000-000000000001';
 
-describe('streams behind the proxy, two tenants', () => {
+describe('streams and timers behind the proxy, two tenants', () => {
   let b: BrokerHandle;
   let acme: Tenant;
   let beta: Tenant;
@@ -79,5 +81,32 @@ describe('streams behind the proxy, two tenants', () => {
     assert.deepEqual(await sinkOf(beta), [{ count: 5, who: beta.slug }]);
 
     assert.notEqual(acme.tenantId, DEFAULT_TENANT);
+  });
+
+  test('timers: the same key in two tenants is two timers; each lists, peeks and cancels its own; a due timer fires into its own queue', async () => {
+    const q = uniqueName('tq');
+    const forged = (t: Tenant): Record<string, string> => ({ 'x-queen-tenant': t === acme ? beta.tenantId : acme.tenantId });
+    const b64 = (v: unknown) => Buffer.from(JSON.stringify(v), 'utf8').toString('base64');
+    const schedule = (t: Tenant, timerKey: string, delayMs: number) => withKey(b.url, t.key, 'POST', '/api/v1/timers',
+      { operations: [{ op: 'schedule', queue: q, timerKey, delayMs, txn: `${t.slug}-${timerKey}`, payload: b64({ who: t.slug }) }] }, forged(t));
+    const sa = await schedule(acme, 'k', 600_000);
+    const sb = await schedule(beta, 'k', 600_000);
+    assert.equal(sa.status, 200, sa.text);
+    assert.deepEqual([sa.body.results[0].status, sb.body.results[0].status], ['scheduled', 'scheduled']);
+    const who = (t: { payload: string }) => JSON.parse(Buffer.from(t.payload, 'base64').toString('utf8')).who as string;
+    const list = async (t: Tenant) => (await withKey(b.url, t.key, 'GET', `/api/v1/timers/${q}`, undefined, forged(t))).body.rows.map(who);
+    assert.deepEqual(await list(acme), [acme.slug]);
+    assert.deepEqual(await list(beta), [beta.slug]);
+    assert.equal((await withKey(b.url, beta.key, 'DELETE', `/api/v1/timers/${q}/k`, undefined, forged(beta))).body.status, 'cancelled');
+    const peekA = await withKey(b.url, acme.key, 'GET', `/api/v1/timers/${q}/k`, undefined, forged(acme));
+    assert.deepEqual([peekA.body.found, who(peekA.body)], [true, acme.slug], 'acme\'s timer survives beta\'s cancel');
+    await schedule(acme, 'now', 0);
+    await schedule(beta, 'now', 0);
+    const popWait = async (t: Tenant) => {
+      const r = await withKey(b.url, t.key, 'GET', `/api/v1/pop/queue/${q}?wait=true&timeout=10000&batch=10&autoAck=true`, undefined, forged(t));
+      return r.status === 204 ? [] : r.body.messages.map((m: { data: { who: string } }) => m.data.who);
+    };
+    assert.deepEqual(await popWait(acme), [acme.slug]);
+    assert.deepEqual(await popWait(beta), [beta.slug]);
   });
 });
