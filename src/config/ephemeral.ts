@@ -2,7 +2,7 @@
  * Ephemeral (RAM-only) queue settings (docs/ephemeral.md#settings; the public reference's
  * server/src/config.rs ephemeral knobs). Every byte value is in bytes, every duration as named.
  */
-import { int, type Env } from './env.js';
+import { bool, int, type Env } from './env.js';
 
 /** The ephemeral engine's ceilings and defaults. */
 export interface EphemeralConfig {
@@ -24,6 +24,12 @@ export interface EphemeralConfig {
   rate: number;
   /** Per-tenant push burst, messages (`QUEEN_EPHEMERAL_BURST`, 10,000). */
   burst: number;
+  /**
+   * Tenants other than the default one need a grant (`QUEEN_EPHEMERAL_REQUIRE_GRANT`, default: the
+   * value of `QUEEN_TENANCY_HEADER`). This broker keeps no grant rows, so on: only the default tenant
+   * is served (others `403 feature_gated`); off: every tenant, each in its own namespace.
+   */
+  requireGrant: boolean;
 }
 
 /**
@@ -41,5 +47,6 @@ export function loadEphemeralConfig(env: Env): EphemeralConfig {
     idleGcMs: int(env, 'QUEEN_EPHEMERAL_IDLE_GC_MS', 300_000, 1, 86_400_000 * 365),
     rate: int(env, 'QUEEN_EPHEMERAL_RATE', 5000, 1, 100_000_000),
     burst: int(env, 'QUEEN_EPHEMERAL_BURST', 10_000, 1, 100_000_000),
+    requireGrant: bool(env, 'QUEEN_EPHEMERAL_REQUIRE_GRANT', bool(env, 'QUEEN_TENANCY_HEADER', false)),
   };
 }

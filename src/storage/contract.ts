@@ -16,7 +16,7 @@ import type { KafkaMetaSubStore } from './kafka-meta.js';
 import type { KvRow, KvScan } from './kv.js';
 import type { ListedMessage, MessagePageQuery, TraceNameRow, TraceRow } from './ops.js';
 import type { CursorRow, DlqFilter, DlqRow, MessageRow, PartitionRow, QueueRow, SubscriptionRow } from './store.js';
-import type { TimerKey, TimerRow } from './timers.js';
+import type { DueTimer, TimerRow } from './timers.js';
 
 /** The tenant every queue belongs to unless a request names another (src/model/tenancy.ts). */
 export { DEFAULT_TENANT } from '../model/tenancy.js';
@@ -232,8 +232,8 @@ export interface TimerSubStore {
   put(tenant: string, row: TimerRow): Promise<void>;
   get(tenant: string, queue: string, timerKey: string): Promise<TimerRow | undefined>;
   delete(tenant: string, queue: string, timerKey: string): Promise<boolean>;
-  /** Keys due at `now`, earliest first. */
-  due(now: number, limit: number): Promise<TimerKey[]>;
+  /** Timers due at `now`, earliest first, across tenants, each with its tenant (firing pushes into that tenant's queue). */
+  due(now: number, limit: number): Promise<DueTimer[]>;
   /** The earliest deliverAt of any timer; undefined when there is none. */
   nextDueAt(): Promise<number | undefined>;
   /** A queue's timers with key > `after` (all when undefined), ascending by key, at most `limit`. */

@@ -40,6 +40,11 @@ export interface TimerKey {
   timerKey: string;
 }
 
+/** A due timer as the firing loop finds it: its key and the tenant it belongs to. */
+export interface DueTimer extends TimerKey {
+  tenant: string;
+}
+
 /** Timer reads and writes; see the module comment. */
 export interface TimerStore {
   getTimer(queue: string, timerKey: string): TimerRow | undefined;

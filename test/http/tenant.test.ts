@@ -36,9 +36,115 @@ describe('QUEEN_TENANCY_HEADER', () => {
       assert.deepEqual(listed.body.queues.map((x: { name: string }) => x.name), [q], 'the operator views read the request\'s tenant');
       assert.equal((await call(b.url, 'GET', '/api/v1/resources/queues', undefined, { 'x-queen-tenant': 'cccccccc-0000-4000-8000-000000000003' })).body.queues.length, 0);
       assert.equal((await call(b.url, 'GET', '/api/v1/system/maintenance', undefined, { 'x-queen-tenant': T1 })).body.code, 'not_tenanted', 'process-wide routes stay the default tenant\'s');
-      assert.equal((await call(b.url, 'POST', '/api/v1/timers', { operations: [] }, { 'x-queen-tenant': T1 })).body.code, 'not_tenanted');
     } finally {
       await b.stop();
+    }
+  });
+
+  test('timers are the tenant\'s: schedule, list, peek, cancel and the transaction rider see its own; a due timer fires into its own queue', async () => {
+    const b = await startBroker({ env: { QUEEN_TENANCY_HEADER: 'true', QUEEN_KV_TRUSTED_PROXY: 'true' } });
+    try {
+      const q = uniqueName('tq');
+      const h = (tenant: string | undefined): Record<string, string> => (tenant ? { 'x-queen-tenant': tenant } : {});
+      const b64 = (v: unknown) => Buffer.from(JSON.stringify(v), 'utf8').toString('base64');
+      const schedule = (tenant: string | undefined, timerKey: string, who: string, delayMs = 600_000) =>
+        call(b.url, 'POST', '/api/v1/timers', { operations: [{ op: 'schedule', queue: q, timerKey, delayMs, txn: `${who}-${timerKey}`, payload: b64({ who }) }] }, h(tenant));
+      const s1 = await schedule(T1, 'k', 'one');
+      const s2 = await schedule(T2, 'k', 'two');
+      assert.equal(s1.status, 200, s1.text);
+      assert.deepEqual([s1.body.results[0].status, s2.body.results[0].status], ['scheduled', 'scheduled'], 'the same key in another tenant is another timer');
+      const who = (t: { payload: string }) => JSON.parse(Buffer.from(t.payload, 'base64').toString('utf8')).who as string;
+      const list = async (tenant: string | undefined) => (await call(b.url, 'GET', `/api/v1/timers/${q}`, undefined, h(tenant))).body.rows.map(who);
+      assert.deepEqual(await list(T1), ['one']);
+      assert.deepEqual(await list(T2.toLowerCase()), ['two']);
+      assert.deepEqual(await list(undefined), [], 'the default tenant sees neither');
+      const peek1 = await call(b.url, 'GET', `/api/v1/timers/${q}/k`, undefined, h(T1));
+      assert.deepEqual([peek1.body.found, peek1.body.queue, who(peek1.body)], [true, q, 'one']);
+      // cancel: only the caller's timer goes; another tenant's key reads as absent
+      const gone = await call(b.url, 'DELETE', `/api/v1/timers/${q}/k`, undefined, h(T2));
+      assert.equal(gone.body.status, 'cancelled', gone.text);
+      assert.equal((await call(b.url, 'GET', `/api/v1/timers/${q}/k`, undefined, h(T1))).body.found, true, 'T1\'s timer survives T2\'s cancel');
+      assert.equal((await call(b.url, 'DELETE', `/api/v1/timers/${q}/k`, undefined, h(undefined))).body.status, 'absent');
+      // the transaction rider acts on the tenant's timers too
+      const tx = await call(b.url, 'POST', '/api/v1/transaction', {
+        operations: [{ type: 'push', items: [{ queue: uniqueName('txq'), payload: 1 }] }],
+        timers: [{ op: 'schedule', queue: q, timerKey: 'rider', delayMs: 600_000, txn: 'rider-1', payload: b64({ who: 'rider' }) }],
+      }, h(T2));
+      assert.equal(tx.body.success, true, tx.text);
+      assert.deepEqual(await list(T2), ['rider']);
+      assert.deepEqual(await list(T1), ['one']);
+      // firing: each tenant's due timer lands in its own tenant's queue of that name
+      await schedule(T1, 'now', 'fired-one', 0);
+      await schedule(T2, 'now', 'fired-two', 0);
+      const popWait = async (tenant: string | undefined) => {
+        const r = await call(b.url, 'GET', `/api/v1/pop/queue/${q}?wait=true&timeout=10000&batch=10&autoAck=true`, undefined, h(tenant));
+        return r.status === 204 ? [] : r.body.messages.map((m: { data: { who: string } }) => m.data.who);
+      };
+      assert.deepEqual(await popWait(T1), ['fired-one']);
+      assert.deepEqual(await popWait(T2), ['fired-two']);
+      const direct = await call(b.url, 'GET', `/api/v1/pop/queue/${q}?batch=10`);
+      assert.equal(direct.status, 204, `the default tenant's queue stays empty: ${direct.text}`);
+    } finally {
+      await b.stop();
+    }
+  });
+
+  test('streams: the dashboard listing and registrations are the tenant\'s', async () => {
+    const b = await startBroker({ env: { QUEEN_TENANCY_HEADER: 'true', QUEEN_KV_TRUSTED_PROXY: 'true' } });
+    try {
+      const name = uniqueName('sq');
+      const register = (tenant: string) => call(b.url, 'POST', '/streams/v1/queries', { name, source_queue: 'src', sink_queue: 'sink', config_hash: 'h' }, { 'x-queen-tenant': tenant });
+      const r1 = await register(T1);
+      const r2 = await register(T2);
+      assert.deepEqual([r1.status, r1.body.fresh, r2.body.fresh], [200, true, true], r2.text);
+      const listed = async (h: Record<string, string>) => (await call(b.url, 'GET', '/api/v1/streams/queries', undefined, h)).body.queries
+        .filter((q: { name: string }) => q.name === name).map((q: { query_id: string }) => q.query_id);
+      assert.deepEqual(await listed({ 'x-queen-tenant': T1 }), [r1.body.query_id]);
+      assert.deepEqual(await listed({ 'x-queen-tenant': T2 }), [r2.body.query_id]);
+      assert.deepEqual(await listed({}), [], 'the default tenant sees neither');
+    } finally {
+      await b.stop();
+    }
+  });
+
+  test('ephemeral queues: with QUEEN_EPHEMERAL_REQUIRE_GRANT off each tenant has its own; on (the default with tenancy) only the default tenant is served', async () => {
+    const open = await startBroker({ env: { QUEEN_TENANCY_HEADER: 'true', QUEEN_KV_TRUSTED_PROXY: 'true', QUEEN_EPHEMERAL_REQUIRE_GRANT: 'false' } });
+    try {
+      const q = uniqueName('eq');
+      const h = (tenant: string | undefined): Record<string, string> => (tenant ? { 'x-queen-tenant': tenant } : {});
+      const push = (tenant: string | undefined, who: string) => call(open.url, 'POST', '/api/v1/ephemeral/push', { queue: q, messages: [{ payload: { who } }] }, h(tenant));
+      for (const [t, who] of [[T1, 'one'], [T2, 'two'], [undefined, 'default']] as const) assert.equal((await push(t, who)).status, 201);
+      const pop = async (tenant: string | undefined) => {
+        const r = await call(open.url, 'GET', `/api/v1/ephemeral/pop?queue=${q}&batch=10`, undefined, h(tenant));
+        return r.status === 204 ? { who: [], ids: [] } : { who: r.body.messages.map((m: { payload: { who: string } }) => m.payload.who), ids: r.body.messages.map((m: { id: string }) => m.id) };
+      };
+      const one = await pop(T1);
+      assert.deepEqual(one.who, ['one']);
+      // an ack for T1's message sent as T2 acknowledges nothing of T1's
+      const stolen = await call(open.url, 'POST', '/api/v1/ephemeral/ack', { queue: q, acks: one.ids.map((id: string) => ({ id, status: 'completed' })) }, h(T2));
+      assert.notEqual(stolen.body.results?.[0]?.outcome, 'acked', stolen.text);
+      const acked = await call(open.url, 'POST', '/api/v1/ephemeral/ack', { queue: q, acks: one.ids.map((id: string) => ({ id, status: 'completed' })) }, h(T1));
+      assert.equal(acked.status, 200, acked.text);
+      assert.deepEqual((await pop(T2)).who, ['two']);
+      assert.deepEqual((await pop(undefined)).who, ['default']);
+      const listed = async (tenant: string | undefined) => (await call(open.url, 'GET', '/api/v1/ephemeral/queues', undefined, h(tenant))).body.queues
+        .filter((x: { name?: string; queue?: string }) => (x.name ?? x.queue) === q).length;
+      assert.deepEqual([await listed(T1), await listed(T2), await listed(undefined)], [1, 1, 1]);
+      assert.deepEqual([await listed('cccccccc-0000-4000-8000-000000000003')], [0], 'a tenant that never pushed has no such queue');
+      assert.equal((await call(open.url, 'DELETE', `/api/v1/ephemeral/queue/${q}`, undefined, h(T1))).status, 200);
+      assert.deepEqual([await listed(T1), await listed(T2)], [0, 1], 'deleting acts on the caller\'s queue only');
+    } finally {
+      await open.stop();
+    }
+    const gated = await startBroker({ env: { QUEEN_TENANCY_HEADER: 'true', QUEEN_KV_TRUSTED_PROXY: 'true' } });
+    try {
+      const q = uniqueName('eq');
+      const r = await call(gated.url, 'POST', '/api/v1/ephemeral/push', { queue: q, messages: [{ payload: 1 }] }, { 'x-queen-tenant': T1 });
+      assert.deepEqual([r.status, r.body.code], [403, 'feature_gated']);
+      assert.equal((await call(gated.url, 'POST', '/api/v1/ephemeral/push', { queue: q, messages: [{ payload: 1 }] })).status, 201, 'the default tenant needs no grant');
+      assert.equal((await call(gated.url, 'GET', '/api/v1/system/ephemeral')).body.requireGrant, true);
+    } finally {
+      await gated.stop();
     }
   });
 

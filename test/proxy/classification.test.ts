@@ -25,7 +25,7 @@ function allowedScopes(row: RouteRow): readonly string[] {
   }
 }
 /** Features of the `dev` plan (src/auth/proxy/state.ts). */
-const DEV_FEATURES = ['streams', 'traces', 'kv'];
+const DEV_FEATURES = ['streams', 'traces', 'kv', 'timers'];
 
 /** A concrete request for a row: its method and a path the row matches. */
 function sample(row: RouteRow): { method: string; path: string } {

@@ -351,6 +351,19 @@ export const contractCases: ContractCase[] = [
     assert.equal(await b.timers.delete(DEFAULT_TENANT, 'q', 'early'), true);
     assert.equal(await b.timers.get(DEFAULT_TENANT, 'q', 'early'), undefined);
   } },
+  { name: 'timers of two tenants: same key, separate rows; due yields each with its tenant', cursorCommit: false, async run(b) {
+    const other = 'aaaaaaaa-0000-4000-8000-00000000000a';
+    await b.timers.put(DEFAULT_TENANT, timer('k', T0 + 10));
+    await b.timers.put(other, { ...timer('k', T0 + 20), txn: 'other' });
+    assert.equal((await b.timers.get(other, 'q', 'k'))?.txn, 'other');
+    assert.equal((await b.timers.get(other, 'q', 'k'))?.queue, 'q', 'the row names the queue as the tenant does');
+    assert.deepEqual((await b.timers.list(other, 'q', undefined, 10)).map((t) => [t.queue, t.txn]), [['q', 'other']]);
+    assert.deepEqual(await b.timers.due(T0 + 30, 10), [
+      { tenant: DEFAULT_TENANT, queue: 'q', timerKey: 'k' }, { tenant: other, queue: 'q', timerKey: 'k' },
+    ]);
+    assert.equal(await b.timers.delete(other, 'q', 'k'), true);
+    assert.notEqual(await b.timers.get(DEFAULT_TENANT, 'q', 'k'), undefined, 'the default tenant\'s timer of that key stays');
+  } },
   { name: 'traces by message and by name, trace names with counts, with the true totals', cursorCommit: false, async run(b) {
     const { partitionId } = await b.append({ key: P, items: [item('a')], dedupWindowMs: 0, now: T0 });
     for (let i = 0; i < 3; i++) {

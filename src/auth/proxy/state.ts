@@ -40,7 +40,7 @@ export type Limits = Partial<Record<LimitName, number | null>>;
 
 /** Plans present in every store (a plan's missing feature is false). */
 const BUILT_IN_PLANS: { code: string; limits: Limits; features: Partial<Record<Feature, boolean>> }[] = [
-  { code: 'dev', limits: {}, features: { streams: true, traces: true, kv: true } },
+  { code: 'dev', limits: {}, features: { streams: true, traces: true, kv: true, timers: true } },
   { code: 'free', limits: { max_req_per_sec: 50, req_burst: 100 }, features: { traces: true } },
 ];
 

@@ -8,7 +8,7 @@
  * so a queue with `encryptionEnabled` keeps its timers' payloads encrypted at rest.
  */
 import { QueenError } from '../../errors.js';
-import { DEFAULT_TENANT, type AppendResult, type QueueBackend, type UnitOp, type UnitOpResult } from '../../storage/contract.js';
+import { type AppendResult, type QueueBackend, type UnitOp, type UnitOpResult } from '../../storage/contract.js';
 import type { PayloadCodec } from '../../model/codec.js';
 import type { TimerRow } from '../../storage/timers.js';
 import { newId } from '../../util/ids.js';
@@ -123,14 +123,15 @@ function encodeFor(ctx: PushContext, options: QueueOptionsByName, queue: string,
  * A timer already due is being delivered: cancel, reschedule and schedule of its key answer
  * `too_late` and change nothing.
  * @param producerSub the scheduler's JWT `sub`, stamped on the delivered message
+ * @param tenant the tenant whose timers (and queues) the operations name
  * @returns one verdict per operation, the unit's ops, and the earliest deliverAt written (to arm the firing timer)
  * @throws QueenError `encryption_unavailable` (nothing is written)
  */
 export async function decideTimerOps(
-  ctx: PushContext, backend: QueueBackend, ops: readonly TimerOp[], producerSub: string | null, now: number,
+  ctx: PushContext, backend: QueueBackend, ops: readonly TimerOp[], producerSub: string | null, now: number, tenant: string,
 ): Promise<{ results: TimerResult[]; ops: UnitOp[]; earliest: number | undefined }> {
   const timers = backend.timers;
-  const options = await queueOptionsOf(backend, ops.filter((o) => o.payloadJson !== undefined));
+  const options = await queueOptionsOf(backend, ops.filter((o) => o.payloadJson !== undefined), tenant);
   const results: TimerResult[] = [];
   const expects: UnitOp[] = [];
   const writes: UnitOp[] = [];
@@ -138,10 +139,10 @@ export async function decideTimerOps(
   const current = async (queue: string, timerKey: string): Promise<TimerRow | undefined> => {
     const k = `${queue}\u0000${timerKey}`;
     if (!seen.has(k)) {
-      const t = (await timers.get(DEFAULT_TENANT, queue, timerKey)) ?? null;
+      const t = (await timers.get(tenant, queue, timerKey)) ?? null;
       seen.set(k, t);
       expects.push({
-        op: 'timerExpect', tenant: DEFAULT_TENANT, queue, timerKey,
+        op: 'timerExpect', tenant, queue, timerKey,
         expect: t ? { deliverAt: t.deliverAt, messageId: t.messageId, attempts: t.attempts, updatedAt: t.updatedAt } : null,
       });
     }
@@ -162,7 +163,7 @@ export async function decideTimerOps(
         continue;
       }
       if (o.op === 'cancel') {
-        writes.push({ op: 'timerDelete', tenant: DEFAULT_TENANT, queue: o.queue, timerKey: o.timerKey });
+        writes.push({ op: 'timerDelete', tenant, queue: o.queue, timerKey: o.timerKey });
         seen.set(`${o.queue}\u0000${o.timerKey}`, null);
         results.push({ ...base, ok: true, status: 'cancelled', txn: existing.txn, messageId: existing.messageId, deliverAt: iso(existing.deliverAt) });
         continue;
@@ -185,7 +186,7 @@ export async function decideTimerOps(
       createdAt: existing?.createdAt ?? now,
       updatedAt: now,
     };
-    writes.push({ op: 'timerPut', tenant: DEFAULT_TENANT, row });
+    writes.push({ op: 'timerPut', tenant, row });
     seen.set(`${o.queue}\u0000${o.timerKey}`, row);
     earliest = earliest === undefined ? deliverAt : Math.min(earliest, deliverAt);
     results.push({ ...base, ok: true, status: existing ? 'rescheduled' : 'scheduled', txn: row.txn, messageId: row.messageId, deliverAt: iso(deliverAt) });
@@ -197,25 +198,25 @@ export async function decideTimerOps(
  * The unit that fires one timer, if it is still there and due: the timer expected as read, its
  * deletion and its message's append, all or nothing (dedup on the timer's `txn` in the
  * partition's window, like any push with a transactionId). Parked consumers are woken after the
- * commit (the append's wake-up hint).
+ * commit (the append's wake-up hint). The message goes into `tenant`'s queue, the timer's own.
  * @returns the unit's ops and how to answer from its results, or undefined when the timer was
  *   cancelled or rescheduled meanwhile
  * @throws PayloadIntegrityError when the stored payload cannot be opened; QueenError from the push plan
  */
 export async function timerFiring(
-  ctx: PushContext, backend: QueueBackend, queue: string, timerKey: string, now: number,
+  ctx: PushContext, backend: QueueBackend, tenant: string, queue: string, timerKey: string, now: number,
 ): Promise<{ ops: UnitOp[]; answer: (results: readonly UnitOpResult[]) => PushResult } | undefined> {
-  const t = await backend.timers.get(DEFAULT_TENANT, queue, timerKey);
+  const t = await backend.timers.get(tenant, queue, timerKey);
   if (!t || t.deliverAt > now) return undefined;
   const json = ctx.codec.decode(t.payload, t.encrypted);
   const items = [{ queue, partition: t.partition, payload: new RawJson(json), transactionId: t.txn }];
-  const plan = planPush(ctx, await queueOptionsOf(backend, items), items, t.producerSub);
+  const plan = planPush(ctx, await queueOptionsOf(backend, items, tenant), items, t.producerSub, tenant);
   // The message carries the id announced when the timer was scheduled.
   plan.items[0]!.messageId = t.messageId;
   const appends = pushAppends(plan, now);
   const head: UnitOp[] = [
-    { op: 'timerExpect', tenant: DEFAULT_TENANT, queue, timerKey, expect: { deliverAt: t.deliverAt, messageId: t.messageId, attempts: t.attempts, updatedAt: t.updatedAt } },
-    { op: 'timerDelete', tenant: DEFAULT_TENANT, queue, timerKey },
+    { op: 'timerExpect', tenant, queue, timerKey, expect: { deliverAt: t.deliverAt, messageId: t.messageId, attempts: t.attempts, updatedAt: t.updatedAt } },
+    { op: 'timerDelete', tenant, queue, timerKey },
   ];
   return {
     ops: [...head, ...appends.ops],

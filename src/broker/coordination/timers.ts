@@ -6,6 +6,9 @@
  * scans the pending timers, and restarts need no rebuild: `start()` arms for whatever is due,
  * including timers that fell due while the broker was down.
  *
+ * Every timer belongs to a tenant (docs/proxy.md#tenancy): operations, peeks and listings name
+ * it, the due-time index yields it with each due timer, and firing pushes into that tenant's queue.
+ *
  * Built once by `Services` (src/broker/services.ts), which starts and stops it and hands it to
  * the routes.
  */
@@ -96,15 +99,16 @@ export class Timers {
   /**
    * Applies a batch of operations all or nothing (docs/http-api.md#timers).
    * @param producerSub the scheduler's JWT `sub` (stamped on the delivered messages)
+   * @param tenant the tenant whose timers and queues the operations name
    * @throws QueenError `invalid_request`, `name_too_long`, `timer_horizon_exceeded`, `payload_too_large`,
    *   `encryption_unavailable`
    */
-  async apply(ops: TimerOp[], producerSub: string | null): Promise<TimerResult[]> {
+  async apply(ops: TimerOp[], producerSub: string | null, tenant: string = DEFAULT_TENANT): Promise<TimerResult[]> {
     const { clock, backend } = this.broker;
     checkTimerOps(this.broker, ops);
     if (ops.length === 0) return [];
     for (let attempt = 1; ; attempt++) {
-      const d = await decideTimerOps(this.broker, backend, ops, producerSub, clock.now());
+      const d = await decideTimerOps(this.broker, backend, ops, producerSub, clock.now(), tenant);
       const unit = await backend.unit(d.ops);
       if (unit.committed) {
         if (d.earliest !== undefined) this.arm(d.earliest);
@@ -114,15 +118,15 @@ export class Timers {
     }
   }
 
-  /** One timer in the wire shape, or undefined. */
-  async peek(queue: string, timerKey: string): Promise<TimerView | undefined> {
-    const t = await this.broker.backend.timers.get(DEFAULT_TENANT, queue, timerKey);
+  /** One of `tenant`'s timers in the wire shape, or undefined. */
+  async peek(queue: string, timerKey: string, tenant: string = DEFAULT_TENANT): Promise<TimerView | undefined> {
+    const t = await this.broker.backend.timers.get(tenant, queue, timerKey);
     return t ? timerView(this.broker.codec, t, this.broker.clock.now()) : undefined;
   }
 
-  /** A keyset page of a queue's timers by key: `{rows, truncated, nextAfter}`. */
-  async list(queue: string, after: string | undefined, limit: number): Promise<{ rows: TimerView[]; truncated: boolean; nextAfter: string | null }> {
-    const rows: TimerRow[] = await this.broker.backend.timers.list(DEFAULT_TENANT, queue, after, limit + 1);
+  /** A keyset page of `tenant`'s timers on a queue, by key: `{rows, truncated, nextAfter}`. */
+  async list(queue: string, after: string | undefined, limit: number, tenant: string = DEFAULT_TENANT): Promise<{ rows: TimerView[]; truncated: boolean; nextAfter: string | null }> {
+    const rows: TimerRow[] = await this.broker.backend.timers.list(tenant, queue, after, limit + 1);
     const truncated = rows.length > limit;
     const page = truncated ? rows.slice(0, limit) : rows;
     const now = this.broker.clock.now();
@@ -160,10 +164,10 @@ export class Timers {
    * changed between the read and the unit.
    * @returns the push result, or undefined when the timer was cancelled or rescheduled meanwhile
    */
-  private async fire(queue: string, timerKey: string): Promise<PushResult | undefined> {
+  private async fire(tenant: string, queue: string, timerKey: string): Promise<PushResult | undefined> {
     const { clock, backend } = this.broker;
     for (let attempt = 1; ; attempt++) {
-      const f = await timerFiring(this.broker, backend, queue, timerKey, clock.now());
+      const f = await timerFiring(this.broker, backend, tenant, queue, timerKey, clock.now());
       if (!f) return undefined;
       const unit = await backend.unit(f.ops);
       if (unit.committed) return f.answer(unit.results);
@@ -185,19 +189,19 @@ export class Timers {
     if (broker.pushesDiverted?.()) return 'later';
     let unrecorded = false;
     const fired: PushResult[] = [];
-    await Promise.all(due.map(async ({ queue, timerKey }) => {
+    await Promise.all(due.map(async ({ tenant, queue, timerKey }) => {
       try {
-        const r = await this.fire(queue, timerKey);
+        const r = await this.fire(tenant, queue, timerKey);
         if (r) fired.push(r);
       } catch (e) {
         if (this.stopped || (isQueenError(e) && e.code === 'shutting_down')) return;
         const msg = (e as Error)?.message ?? String(e);
         broker.log.warn({ queue, timerKey, err: msg }, 'timer firing failed; retrying later');
         try {
-          const t = await broker.backend.timers.get(DEFAULT_TENANT, queue, timerKey);
+          const t = await broker.backend.timers.get(tenant, queue, timerKey);
           if (t) {
             const at = clock.now();
-            await broker.backend.unit([{ op: 'timerFailed', tenant: DEFAULT_TENANT, queue, timerKey, error: msg, retryAt: at + retryDelay(t.attempts), now: at }]);
+            await broker.backend.unit([{ op: 'timerFailed', tenant, queue, timerKey, error: msg, retryAt: at + retryDelay(t.attempts), now: at }]);
           }
         } catch (e2) {
           unrecorded = true;

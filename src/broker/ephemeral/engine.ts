@@ -153,12 +153,15 @@ export class EphemeralEngine {
   }
 
   /**
-   * Gates every route: the kill switch, then (push only) the tenant's message rate.
+   * Gates every route, in the order of docs/ephemeral.md#common-rules: the kill switch, the tenant's
+   * grant, then (push only) the tenant's message rate. The default tenant never needs a grant; others
+   * need one when `QUEEN_EPHEMERAL_REQUIRE_GRANT` is on, and this broker keeps no grant rows.
    * @param messages messages a push carries (0 = not a push)
-   * @throws QueenError `ephemeral_disabled` or `rate_limited`, with `retryAfterS` in `extra`
+   * @throws QueenError `ephemeral_disabled`, `feature_gated` or `rate_limited` (`retryAfterS` in `extra`)
    */
   gate(tenant: string, messages: number): void {
     if (!this.enabled) throw new QueenError('ephemeral_disabled', undefined, { retryAfterS: 5 });
+    if (this.config.requireGrant && tenant !== this.defaultTenant) throw new QueenError('feature_gated');
     if (messages > 0) {
       const waitMs = this.buckets.take(tenant, messages, this.clock.now());
       if (waitMs > 0) throw new QueenError('rate_limited', undefined, { retryAfterS: Math.max(1, Math.ceil(waitMs / 1000)) });
@@ -255,16 +258,19 @@ export class EphemeralEngine {
       const g = ring.group(p.group);
       const before = out.length;
       const stem = idStem(this.epoch, ring.partition, ring.incarnation);
-      // `fresh`: read forward from the cursor, so no attempts or lease exist for it yet.
+      // `fresh`: read forward from the cursor, so no attempts or lease exist for it yet. A first
+      // delivery stores no attempts (absent = 1, see GroupCursor.attempts): one map write less per message.
       const deliver = (local: number, fresh: boolean): void => {
         const m = ring.at(local);
         if (!m) return;
-        const attempts = fresh ? 1 : (g.attempts.get(local) ?? 0) + 1;
+        const attempts = fresh ? 1 : (g.attempts.get(local) ?? 1) + 1;
         if (p.commitOnDelivery) {
           if (!fresh) g.attempts.delete(local);
         } else {
-          g.attempts.set(local, attempts);
-          if (!fresh) g.leases.delete(local); // re-inserted last: the map stays in expiry order
+          if (!fresh) {
+            g.attempts.set(local, attempts);
+            g.leases.delete(local); // re-inserted last: the map stays in expiry order
+          }
           g.leases.set(local, now + leaseMs);
         }
         const id = stem.base !== undefined ? stem.prefix + String(stem.base + local) : formatId(this.epoch, ring.partition, ring.incarnation, local);
@@ -355,15 +361,14 @@ export class EphemeralEngine {
         ring = q.rings.get(parsed.partition);
         g = ring?.groups.get(group);
       }
-      if (!ring || !g || ring.incarnation !== parsed.incarnation || !g.leases.has(parsed.local)) return 'unknown';
-      g.leases.delete(parsed.local);
+      if (!ring || !g || ring.incarnation !== parsed.incarnation || !g.leases.delete(parsed.local)) return 'unknown';
       touched.add(ring);
       if (status === 'completed') {
         g.attempts.delete(parsed.local);
         this.counters.acked++;
         return 'acked';
       }
-      if ((g.attempts.get(parsed.local) ?? 0) >= q.options.retryLimit) {
+      if ((g.attempts.get(parsed.local) ?? 1) >= q.options.retryLimit) {
         g.attempts.delete(parsed.local);
         q.drops.retry++;
         this.counters.dropped.retry++;
@@ -419,7 +424,7 @@ export class EphemeralEngine {
       for (const [local, exp] of g.leases) {
         if (exp > now) break;
         g.leases.delete(local);
-        if ((g.attempts.get(local) ?? 0) >= q.options.retryLimit) {
+        if ((g.attempts.get(local) ?? 1) >= q.options.retryLimit) {
           g.attempts.delete(local);
           q.drops.retry++;
           this.counters.dropped.retry++;
@@ -453,7 +458,7 @@ export class EphemeralEngine {
         if (ring.length === 0 && now - ring.touchedAt >= this.config.idleGcMs && q.inUse === 0) {
           let leased = false;
           for (const g of ring.groups.values()) if (g.leases.size > 0) leased = true;
-          if (!leased) q.rings.delete(p);
+          if (!leased) q.dropRing(p);
         }
       }
       if (q.tier === 'implicit' && implicitIdleMs > 0 && q.length === 0 && q.inUse === 0 && now - q.touchedAt >= implicitIdleMs) {
@@ -473,7 +478,7 @@ export class EphemeralEngine {
     this.cellBytes -= q.bytes;
     q.bytes = 0;
     q.length = 0;
-    q.rings.clear();
+    q.dropRings();
     return n;
   }
 

@@ -32,6 +32,8 @@ export class EphemeralQueue {
   touchedAt: number;
   /** Requests working on the queue now (it is not collected meanwhile). */
   inUse = 0;
+  /** {@link sortedRings}' answer until a ring is added or dropped. */
+  private sorted: Ring[] | undefined;
 
   constructor(
     readonly tenant: string,
@@ -53,13 +55,28 @@ export class EphemeralQueue {
   ring(partition: string, create: true, incarnation: () => number, now: number): Ring;
   ring(partition: string, create: boolean, incarnation?: () => number, now?: number): Ring | undefined {
     let r = this.rings.get(partition);
-    if (!r && create) this.rings.set(partition, (r = new Ring(partition, incarnation!(), now!, this.groupNames)));
+    if (!r && create) {
+      this.rings.set(partition, (r = new Ring(partition, incarnation!(), now!, this.groupNames)));
+      this.sorted = undefined;
+    }
     return r;
   }
 
-  /** Rings in partition-name order. */
-  sortedRings(): Ring[] {
-    return [...this.rings.values()].sort((a, b) => (a.partition < b.partition ? -1 : a.partition > b.partition ? 1 : 0));
+  /** Releases every ring. */
+  dropRings(): void {
+    this.rings.clear();
+    this.sorted = undefined;
+  }
+
+  /** Releases the ring of `partition`. */
+  dropRing(partition: string): void {
+    if (this.rings.delete(partition)) this.sorted = undefined;
+  }
+
+  /** Rings in partition-name order (sorted once per change of the ring set, not per pop; do not modify). */
+  sortedRings(): readonly Ring[] {
+    this.sorted ??= [...this.rings.values()].sort((a, b) => (a.partition < b.partition ? -1 : a.partition > b.partition ? 1 : 0));
+    return this.sorted;
   }
 
   /** Wakes every parked pop. */

@@ -19,7 +19,11 @@ export interface GroupCursor {
   next: number;
   /** Local seqs queued for redelivery, ascending. */
   redeliver: number[];
-  /** Deliveries so far per outstanding local seq. */
+  /**
+   * Deliveries so far per outstanding local seq, from the second delivery on: a leased or
+   * redelivery-queued seq without an entry was delivered once. Every seq here is also leased or
+   * queued for redelivery.
+   */
   attempts: Map<number, number>;
   /** Live leases: local seq → expiry (epoch ms), in expiry order (leases only grow with time). */
   leases: Map<number, number>;
@@ -152,16 +156,23 @@ export class Ring {
     for (const g of this.groups.values()) {
       low = Math.min(low, g.next);
       if (g.redeliver.length > 0) low = Math.min(low, g.redeliver[0]!);
-      for (const k of g.leases.keys()) if (k < low) low = k;
-      for (const k of g.attempts.keys()) if (k < low) low = k;
     }
+    // A leased message is kept too: stop at the first one from the head. Leases never sit below the
+    // head and attempts only exist on leased or redelivery-queued seqs, so the cost grows with the
+    // messages freed, not with the leases or attempts held.
     let bytes = 0;
     let count = 0;
-    while (this.length > 0 && this.headLocal < low) {
+    while (this.length > 0 && this.headLocal < low && !this.leased(this.headLocal)) {
       bytes += this.dropHead(false)!.bytes;
       count++;
     }
     return { bytes, count };
+  }
+
+  /** True when some group holds a lease on `local`. */
+  private leased(local: number): boolean {
+    for (const g of this.groups.values()) if (g.leases.has(local)) return true;
+    return false;
   }
 
   /** Backlog a group owes: cursor → tail plus pending redeliveries (a missing group owes the ring). */

@@ -109,7 +109,7 @@ export async function decideTransaction(
   });
   const kv = req.kv && req.kv.ops.length > 0 ? req.kv : undefined;
   const kvResults = kv ? await applyKvOps(kvView, kv.ops) : [];
-  const timed = req.timers && req.timers.length > 0 ? await decideTimerOps(ctx, backend, req.timers, req.producerSub, now) : undefined;
+  const timed = req.timers && req.timers.length > 0 ? await decideTimerOps(ctx, backend, req.timers, req.producerSub, now, tenant) : undefined;
   const appends = pushAppends(pushPlan, now);
   for (const a of appends.ops) a.request.refuseDuplicates = true;
   const leaseOps: UnitOp[] = req.requiredLeases.map((leaseId) => ({ op: 'leaseHeld', leaseId, now }));

@@ -231,7 +231,7 @@ async function decide(ctx: CycleContext, req: CycleRequest, now: number): Promis
     list.push({ queue: it.queue, partition: it.partition, payload: it.payload, transactionId: it.transactionId ?? derived[i] });
   });
   const items = [...order.values()].flat();
-  const plan = planPush(ctx, await queueOptionsOf(b, items, req.tenant), items, req.producerSub);
+  const plan = planPush(ctx, await queueOptionsOf(b, items, req.tenant), items, req.producerSub, req.tenant);
   const appends = pushAppends(plan, now);
   for (const a of appends.ops) a.request.key.tenant = req.tenant;
   const groups: { queue: string; partition: string; ops: number[] }[] = [];

@@ -4,7 +4,7 @@
  * call. Counts a committed cycle's sink messages and acked messages in the broker's counters.
  */
 import type { Broker } from '../broker.js';
-import { DEFAULT_TENANT, type StreamStateFilter, type StreamStateRow } from '../../storage/contract.js';
+import type { StreamStateFilter, StreamStateRow } from '../../storage/contract.js';
 import { runCycle, type CycleContext, type CycleRequest, type CycleResult } from './cycle.js';
 import { listQueries, registerQuery, type QueryView, type RegisterInput, type RegisterResult } from './registry.js';
 
@@ -12,8 +12,6 @@ import { listQueries, registerQuery, type QueryView, type RegisterInput, type Re
 const MAX_TRACKED_READS = 100_000;
 
 export class StreamsService {
-  /** The tenant of every request until request identities carry tenants. */
-  readonly defaultTenant = DEFAULT_TENANT;
   private readonly ctx: CycleContext;
   /** Last state read per `query \u001f partition`, epoch ms, oldest first (bounded: a forgotten one defers a flush once). */
   private readonly reads = new Map<string, number>();

@@ -91,9 +91,6 @@ export function ackAnswer(acks: readonly { id: unknown }[], outcomes: readonly A
 /** Fastify plugin registering the routes this module describes. */
 export async function ephemeralRoutes(app: FastifyInstance, { services, config }: RouteContext): Promise<void> {
   const engine = services.ephemeral;
-  const tenant = engine.defaultTenant; // the only tenant with an ephemeral grant on this broker (docs/ephemeral.md#common-rules)
-  // Other tenants hold no grant: 403 feature_gated (docs/proxy.md#tenancy).
-  app.addHook('preHandler', async (req) => { if (req.tenant !== tenant) throw new QueenError('feature_gated'); });
 
   // This family answers its own codes: malformed JSON is `ephemeral_bad_request`, and the gates set Retry-After.
   app.setErrorHandler((error: FastifyError, _req: FastifyRequest, reply: FastifyReply) => {
@@ -107,7 +104,11 @@ export async function ephemeralRoutes(app: FastifyInstance, { services, config }
     throw error;
   });
 
-  const gate = (messages = 0): void => engine.gate(tenant, messages);
+  /** The request's tenant once the engine's gates let it through (kill switch, grant, push rate). */
+  const gate = (req: FastifyRequest, messages = 0): string => {
+    engine.gate(req.tenant, messages);
+    return req.tenant;
+  };
   const noHead = { exposeHeadRoute: false };
 
   app.post('/api/v1/ephemeral/push', async (req, reply) => {
@@ -121,13 +122,13 @@ export async function ephemeralRoutes(app: FastifyInstance, { services, config }
       const p = (m as { payload?: unknown }).payload;
       return stringifyClientJson(p === undefined ? null : p);
     });
-    gate(payloads.length);
+    const tenant = gate(req, payloads.length);
     const pushed = engine.push(tenant, queue, partition, payloads);
     return reply.code(201).send({ pushed });
   });
 
   app.get('/api/v1/ephemeral/pop', noHead, async (req, reply) => {
-    gate();
+    const tenant = gate(req);
     const q = req.query as Query;
     const queue = name(q.queue, 'queue', true)!;
     const partition = name(q.partition, 'partition', false);
@@ -153,7 +154,7 @@ export async function ephemeralRoutes(app: FastifyInstance, { services, config }
   });
 
   app.post('/api/v1/ephemeral/ack', async (req, reply) => {
-    gate();
+    const tenant = gate(req);
     const body = objectBody(req.body);
     const queue = name(body.queue, 'queue', true)!;
     const group = name(body.group, 'group', false) ?? QUEUE_MODE;
@@ -171,7 +172,7 @@ export async function ephemeralRoutes(app: FastifyInstance, { services, config }
   });
 
   app.post('/api/v1/ephemeral/configure', async (req, reply) => {
-    gate();
+    const tenant = gate(req);
     const body = objectBody(req.body);
     const queue = name(body.queue, 'queue', true)!;
     const row = await engine.configure(tenant, queue, body.options);
@@ -179,24 +180,24 @@ export async function ephemeralRoutes(app: FastifyInstance, { services, config }
   });
 
   app.post('/api/v1/ephemeral/reset', async (req) => {
-    gate();
+    const tenant = gate(req);
     const queue = name(objectBody(req.body).queue, 'queue', true)!;
     return { queue, dropped: engine.reset(tenant, queue) };
   });
 
   app.delete<{ Params: { queue: string } }>('/api/v1/ephemeral/queue/:queue', async (req) => {
-    gate();
+    const tenant = gate(req);
     const queue = name(req.params.queue, 'queue', true)!;
     return { queue, ...(await engine.delete(tenant, queue)) };
   });
 
-  app.get('/api/v1/ephemeral/queues', async () => {
-    gate();
+  app.get('/api/v1/ephemeral/queues', async (req) => {
+    const tenant = gate(req);
     return listing(engine, tenant);
   });
 
   app.get<{ Params: { queue: string } }>('/api/v1/ephemeral/queues/:queue/depth', async (req) => {
-    gate();
+    const tenant = gate(req);
     const queue = name(req.params.queue, 'queue', true)!;
     const group = name((req.query as Query).group, 'group', false);
     const q = engine.find(tenant, queue);
@@ -212,7 +213,7 @@ export async function ephemeralRoutes(app: FastifyInstance, { services, config }
 
   const killSwitch = () => ({
     ephemeralEnabled: engine.enabled, cellBytes: engine.cellBytes, cellMaxBytes: engine.config.maxBytes, queues: engine.queueCount,
-    grantedTenants: 0, requireGrant: false, epoch: engine.epoch,
+    grantedTenants: 0, requireGrant: engine.config.requireGrant, epoch: engine.epoch,
   });
   app.get('/api/v1/system/ephemeral', async () => killSwitch());
   app.post('/api/v1/system/ephemeral', async (req) => {

@@ -5,8 +5,8 @@
  * (`400 streams_bad_request`, with the reference's extra fields); the cycle answers 200 whenever
  * it ran, `success:false` when it was refused and nothing was committed.
  *
- * Tenancy: every request acts for the default tenant until request identities carry tenants
- * (docs/streams.md#tenancy); the domain takes the tenant as a parameter throughout.
+ * Tenancy: every request acts for its own tenant (`req.tenant`, docs/streams.md#tenancy): its
+ * queries, state rows, source partitions and sink queues only.
  */
 import type { FastifyInstance } from 'fastify';
 import { QUEUE_MODE } from '../../broker/broker.js';
@@ -130,7 +130,6 @@ function parseCycle(body: unknown, tenant: string, producerSub: string | null): 
 /** Fastify plugin registering the routes this module describes. */
 export async function streamsRoutes(app: FastifyInstance, { broker }: RouteContext): Promise<void> {
   const streams = new StreamsService(broker);
-  const tenant = streams.defaultTenant; // the request identity's tenant once tenancy lands (docs/streams.md#tenancy)
 
   app.post('/streams/v1/queries', async (req, reply) => {
     const b = objectBody(req.body);
@@ -139,7 +138,7 @@ export async function streamsRoutes(app: FastifyInstance, { broker }: RouteConte
     const configHash = reqStr(b, 'config_hash');
     const sink = optStr(b, 'sink_queue', '');
     if (b.reset !== undefined && b.reset !== null && typeof b.reset !== 'boolean') throw bad('reset must be a boolean');
-    const r = await streams.register({ tenant, name, sourceQueue, sinkQueue: sink || null, configHash, reset: b.reset === true });
+    const r = await streams.register({ tenant: req.tenant, name, sourceQueue, sinkQueue: sink || null, configHash, reset: b.reset === true });
     if (!r.success) {
       return reply.code(409).send({ success: false, query_id: r.query_id, name: r.name, error: r.error, code: 'streams_config_hash_mismatch' });
     }
@@ -163,14 +162,14 @@ export async function streamsRoutes(app: FastifyInstance, { broker }: RouteConte
     }
     const prefix = b.key_prefix;
     if (prefix !== undefined && prefix !== null && typeof prefix !== 'string') throw bad('key_prefix must be a string', extra);
-    const rows = await streams.readState(tenant, queryId, partitionId, {
+    const rows = await streams.readState(req.tenant, queryId, partitionId, {
       keys, keyPrefix: typeof prefix === 'string' && prefix !== '' ? prefix : undefined, ripeAtOrBefore: jsonNumber(b.ripe_at_or_before),
     });
     return { success: true, rows: rows.map((r) => ({ key: r.key, value: new RawJson(r.value), updated_at: new Date(r.updatedAt).toISOString() })) };
   });
 
   app.post('/streams/v1/cycle', async (req) => {
-    return streams.cycle(parseCycle(req.body, tenant, producerSubOf(req)));
+    return streams.cycle(parseCycle(req.body, req.tenant, producerSubOf(req)));
   });
 
   app.get('/api/v1/streams/queries', async (req) => {
@@ -178,6 +177,6 @@ export async function streamsRoutes(app: FastifyInstance, { broker }: RouteConte
     const v = Array.isArray(raw) ? raw[raw.length - 1] : raw;
     const limit = v === undefined || v === '' ? 100 : Number(v);
     if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new QueenError('invalid_request', `limit must be between 1 and 1000, got ${v}`);
-    return { queries: await streams.list(tenant, limit) };
+    return { queries: await streams.list(req.tenant, limit) };
   });
 }

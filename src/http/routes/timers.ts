@@ -2,14 +2,14 @@
  * Timer routes (docs/http-api.md#timers): `POST /api/v1/timers` (schedule / reschedule / cancel in
  * one all-or-nothing batch), `GET /api/v1/timers/:queue` (keyset listing by key, `after`),
  * `GET /api/v1/timers/:queue/*timerKey` (peek) and `DELETE /api/v1/timers/:queue/*timerKey`
- * (cancel). Verdicts (`absent`, `too_late`) are 200 answers with `ok:false`.
+ * (cancel). Verdicts (`absent`, `too_late`) are 200 answers with `ok:false`. Every route acts on the
+ * request's tenant's timers (docs/proxy.md#tenancy).
  */
 import type { FastifyInstance } from 'fastify';
 import type { TimerOp } from '../../broker/coordination/timer-ops.js';
 import type { Config } from '../../config/index.js';
 import type { Timers } from '../../broker/coordination/timers.js';
 import { QueenError } from '../../errors.js';
-import { DEFAULT_TENANT } from '../../model/tenancy.js';
 import { controlNumber } from '../../util/json.js';
 import type { RouteContext } from '../app.js';
 import { producerSubOf } from '../identity.js';
@@ -111,9 +111,6 @@ export function parseTimerRider(timers: Timers, raw: unknown, limits: Pick<Confi
 export async function timerRoutes(app: FastifyInstance, { services, config }: RouteContext): Promise<void> {
   const timers = services.timers;
   const max = config.limits.maxPushItems;
-  // Due timers are found by time across tenants without their tenant (src/storage/timers.ts), so
-  // firing could not put a message back into the right tenant: timers stay the default tenant's.
-  app.addHook('preHandler', async (req) => { if (req.tenant !== DEFAULT_TENANT) throw new QueenError('not_tenanted', 'timers serve the default tenant only on this broker'); });
 
   app.post<Replies<'POST /api/v1/timers'>>('/api/v1/timers', async (req) => {
     const body = req.body as unknown;
@@ -121,23 +118,23 @@ export async function timerRoutes(app: FastifyInstance, { services, config }: Ro
     if (!Array.isArray(raw)) throw new QueenError('operations_required');
     if (raw.length > max) throw new QueenError('batch_too_large', `operations has ${raw.length} entries; the limit is ${max} (QUEEN_MAX_PUSH_ITEMS)`);
     const ops = raw.map((r, i) => toTimerOp(r, `operations[${i}]`, config.limits.maxPayloadBytes));
-    return { results: wire(await timers.apply(ops, producerSubOf(req))) };
+    return { results: wire(await timers.apply(ops, producerSubOf(req), req.tenant)) };
   });
 
   app.get<{ Params: { queue: string }; Querystring: Query } & Replies<'GET /api/v1/timers/:queue'>>('/api/v1/timers/:queue', async (req) => {
     const after = qString(req.query, 'after');
-    return wire(await timers.list(req.params.queue, after === undefined || after === '' ? undefined : after, qInt(req.query, 'limit', 100, 1, 1000)));
+    return wire(await timers.list(req.params.queue, after === undefined || after === '' ? undefined : after, qInt(req.query, 'limit', 100, 1, 1000), req.tenant));
   });
 
   app.get<{ Params: { queue: string; '*': string } } & Replies<'GET /api/v1/timers/:queue/*'>>('/api/v1/timers/:queue/*', async (req) => {
     const { queue, '*': timerKey } = req.params;
-    const t = await timers.peek(queue, timerKey);
+    const t = await timers.peek(queue, timerKey, req.tenant);
     return t ? { found: true, ...t } : { found: false, queue, timerKey };
   });
 
   app.delete<{ Params: { queue: string; '*': string } } & Replies<'DELETE /api/v1/timers/:queue/*'>>('/api/v1/timers/:queue/*', async (req) => {
     const { queue, '*': timerKey } = req.params;
-    const [r] = await timers.apply([{ op: 'cancel', queue, timerKey }], producerSubOf(req));
+    const [r] = await timers.apply([{ op: 'cancel', queue, timerKey }], producerSubOf(req), req.tenant);
     return wire(r);
   });
 }

@@ -6,7 +6,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { TransactionOp } from '../../broker/messaging/transaction.js';
 import { QueenError } from '../../errors.js';
-import { DEFAULT_TENANT } from '../../model/tenancy.js';
 import type { RouteContext } from '../app.js';
 import { producerSubOf } from '../identity.js';
 import { toAckInput } from './ack.js';
@@ -92,7 +91,6 @@ export async function transactionRoutes(app: FastifyInstance, { broker, services
   app.post<Replies<'POST /api/v1/transaction'>>('/api/v1/transaction', async (req) => {
     const { ops, requiredLeases } = parseOps(req.body, config.limits.maxPushItems);
     const timers = parseTimerRider(services.timers, (req.body as Obj).timers, config.limits);
-    if (timers !== undefined && timers.length > 0 && req.tenant !== DEFAULT_TENANT) throw new QueenError('not_tenanted', 'timers serve the default tenant only on this broker'); // src/http/routes/timers.ts
     const kv = kvRider(services.kv, (req.body as Obj).kv, config.limits);
     return wire(await broker.transaction({ operations: ops, requiredLeases, producerSub: producerSubOf(req), timers, kv, tenant: req.tenant }).catch(kvPreconditionAnswer));
   });

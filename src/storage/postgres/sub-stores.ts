@@ -211,8 +211,8 @@ export function timerStore(db: PgDb): TimerSubStore {
     get: (tenant, queue, key) => getTimer(db, tenant, queue, key),
     delete: (tenant, queue, key) => db.tx(async (t) =>
       (await exec(t, 'DELETE FROM queen.timers WHERE tenant_id = $1 AND queue = $2 AND timer_key = $3', [tenant, queue, key])) > 0),
-    due: async (now, limit) => (await db.rows('SELECT queue, timer_key FROM queen.timers WHERE deliver_at_ms <= $1 ORDER BY deliver_at_ms, queue, timer_key LIMIT $2',
-      [now, limit])).map((r) => ({ queue: r.queue as string, timerKey: r.timer_key as string })),
+    due: async (now, limit) => (await db.rows('SELECT tenant_id, queue, timer_key FROM queen.timers WHERE deliver_at_ms <= $1 ORDER BY deliver_at_ms, queue, timer_key LIMIT $2',
+      [now, limit])).map((r) => ({ tenant: r.tenant_id as string, queue: r.queue as string, timerKey: r.timer_key as string })),
     nextDueAt: async () => ((await db.rows('SELECT min(deliver_at_ms) AS at FROM queen.timers'))[0]!.at as number | null) ?? undefined,
     list: async (tenant, queue, after, limit) => (await db.rows(`
       SELECT * FROM queen.timers WHERE tenant_id = $1 AND queue = $2 AND ($3::text IS NULL OR timer_key > $3::text) ORDER BY timer_key LIMIT $4`,

@@ -32,6 +32,12 @@ function scoped(tenant: string, name: string): string {
   return tenant === DEFAULT_TENANT ? name : `${tenant}\u0000${name}`;
 }
 
+/** The inverse of {@link scoped}: a stored KV/timer namespace → its tenant and name (names never hold NUL). */
+function unscoped(stored: string): { tenant: string; name: string } {
+  const at = stored.indexOf('\u0000');
+  return at < 0 ? { tenant: DEFAULT_TENANT, name: stored } : { tenant: stored.slice(0, at), name: stored.slice(at + 1) };
+}
+
 function cursorView(r: Row): CursorView {
   return {
     committedOffset: r.next_offset as number, leaseId: (r.lease_id as string | null) ?? null,
@@ -207,10 +213,16 @@ export class SqliteSubStores {
 
   readonly timers: TimerSubStore = {
     put: (tenant, row) => this.atomic((db) => putTimerRow(db, { ...row, queue: scoped(tenant, row.queue) })),
-    get: (tenant, queue, timerKey) => Promise.resolve(this.store.timers.getTimer(scoped(tenant, queue), timerKey)),
+    get: (tenant, queue, timerKey) => {
+      const t = this.store.timers.getTimer(scoped(tenant, queue), timerKey);
+      return Promise.resolve(t && { ...t, queue });
+    },
     delete: (tenant, queue, timerKey) => this.atomic((db) =>
       prep(db, 'DELETE FROM timers WHERE queue = ? AND timer_key = ?').run(scoped(tenant, queue), timerKey).changes > 0),
-    due: (now, limit) => Promise.resolve(this.store.timers.dueTimers(now, limit)),
+    due: (now, limit) => Promise.resolve(this.store.timers.dueTimers(now, limit).map((k) => {
+      const { tenant, name } = unscoped(k.queue);
+      return { tenant, queue: name, timerKey: k.timerKey };
+    })),
     nextDueAt: () => Promise.resolve(this.store.timers.nextDueAt()),
     list: (tenant, queue, after, limit) => Promise.resolve(this.store.timers.listTimers(scoped(tenant, queue), after, limit)
       .map((t) => ({ ...t, queue }))),

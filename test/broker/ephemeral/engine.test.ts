@@ -35,6 +35,33 @@ describe('ephemeral engine', () => {
     assert.equal(e.find(tenant, 'gc'), undefined, 'the empty implicit queue is collected');
   });
 
+  test('acks in any order, redeliveries and two groups: a message\'s bytes are freed exactly when no group still needs it', async () => {
+    const e = t.services.ephemeral;
+    const tenant = e.defaultTenant;
+    const q = 'reclaim-order';
+    const before = e.cellBytes;
+    e.push(tenant, q, 'p', ['"0"', '"1"', '"2"', '"3"', '"4"']); // 3 bytes each
+    const held = () => e.cellBytes - before;
+    const a = await e.pop(tenant, q, popReq({ group: 'a', batch: 5 }));
+    const b = await e.pop(tenant, q, popReq({ group: 'b', batch: 2 }));
+    const ack = (group: string, ms: { id: string }[], status: 'completed' | 'failed' = 'completed') => e.ack(tenant, q, group, ms.map((m) => ({ id: m.id, status })));
+    assert.deepEqual(ack('a', [a[4]!, a[2]!]), ['acked', 'acked']);
+    assert.equal(held(), 15, 'group b has not consumed 2..4, and a still leases 0, 1, 3');
+    assert.deepEqual(ack('b', [b[1]!, b[0]!]), ['acked', 'acked']);
+    assert.equal(held(), 15, 'a still leases 0');
+    assert.deepEqual(ack('a', [a[0]!]), ['acked']);
+    assert.equal(held(), 12, '0 is freed; a still leases 1');
+    assert.deepEqual(ack('a', [a[1]!], 'failed'), ['redelivered']);
+    assert.equal(held(), 12, '1 waits for its redelivery');
+    const again = await e.pop(tenant, q, popReq({ group: 'a', batch: 5 }));
+    assert.deepEqual(again.map((m) => [m.payload, m.attempts]), [['"1"', 2]], 'the second delivery counts 2 attempts');
+    assert.deepEqual(ack('a', [again[0]!, a[3]!]), ['acked', 'acked']);
+    assert.equal(held(), 9, '1 is freed; b has not consumed 2..4');
+    const rest = await e.pop(tenant, q, popReq({ group: 'b', batch: 5 }));
+    assert.deepEqual(ack('b', rest), ['acked', 'acked', 'acked']);
+    assert.equal(held(), 0);
+  });
+
   test('ids never repeat within a process, even after a ring is released and re-created', async () => {
     const e = t.services.ephemeral;
     const tenant = e.defaultTenant;
