@@ -4,6 +4,7 @@
  * binds. SIGTERM/SIGINT: stop accepting, answer parked pops with 204, finish in-flight commits,
  * close the store, exit 0.
  */
+import { hostname } from 'node:os';
 import { ConfigError, loadConfig } from './config/index.js';
 import { initEncryption, initEncryptionOn } from './crypto/boot.js';
 import { Services } from './broker/services.js';
@@ -47,7 +48,11 @@ async function main(): Promise<void> {
     if (e instanceof ConfigError) fatal(e.message);
     throw e;
   });
-  const storage = await openRuntime(opened, config, codec, log, systemClock);
+  // On PostgreSQL this joins the membership table: a live node with the same QUEEN_SERVER_ID is fatal here, before any listener.
+  const storage = await openRuntime(opened, config, codec, log, systemClock).catch(async (e: unknown) => {
+    await closeStore(opened).catch(() => undefined);
+    fatal((e as Error).message);
+  });
   // One start order (broker, KV sweep, admin jobs, timers) and its reverse at shutdown (docs/operations.md#boot).
   const services = new Services({ storage, config, codec, log, clock: systemClock });
   services.start();
@@ -100,6 +105,7 @@ async function main(): Promise<void> {
     log.info(fronted ? 'single binary: proxy in-process on the public port' : 'single binary: proxy in-process on its own port; the broker router serves PORT (internal)');
     log.info({ port: proxyPort, tls: config.proxy.tls !== undefined }, 'public listener (hardened)');
   }
+  storage.cluster?.announce(`${host === '0.0.0.0' || host === '::' ? hostname() : h}:${port}`);
   log.info({ port, host, dataDir: config.dataDir, sync: config.sync }, 'queen-ts listening');
   // The Kafka port (docs/kafka.md), off unless QUEEN_KAFKA_EMBEDDED=true; a bind failure is fatal.
   // A front door of the services: closed before the domain stops and the store closes.

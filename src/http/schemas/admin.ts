@@ -160,13 +160,24 @@ export const adminSchemas = {
   'GET /api/v1/system/maintenance/pop': { tags: ['system'], summary: 'Pop maintenance state', response: answers(obj({ popMaintenanceMode: bool }), 'State') },
   'POST /api/v1/system/maintenance/pop': { tags: ['system'], summary: 'Pop maintenance on/off', body: handBody(obj({ enabled: bool }, undefined, ['enabled'])), response: answers(obj({ popMaintenanceMode: bool }), 'New state') },
   'GET /api/v1/system/shared-state': { tags: ['system'], summary: 'Cluster shared state (single node)', response: answers(obj(), 'State') },
-  'GET /health': { tags: ['system'], summary: 'Health: 503 when storage is unreachable', response: answers(obj({ status: str(), database: str() }, undefined, ['status']), 'Healthy') },
+  'GET /health': {
+    tags: ['system'], summary: 'Health: 503 when storage is unreachable',
+    response: answers(obj({
+      status: str(), database: str(), engine: str(), version: str(),
+      cluster: obj({ serverId: str(), epoch: int, nodes: int, role: str() }, 'This node in the cluster (docs/cluster.md#membership); PostgreSQL only', ['serverId', 'epoch', 'nodes']),
+    }, undefined, ['status']), 'Healthy'),
+  },
   'GET /status': {
     tags: ['system'], summary: 'Engine, the Kafka port and the node port (when on)',
     response: answers(obj({
       status: str(), engine: str(),
       kafka: obj({ mode: str(), listen: str(), advertised: str(), connections: int }, 'The Kafka port (docs/kafka.md#configuration); absent when it is off', ['mode', 'listen', 'advertised', 'connections']),
       cluster: obj({ listen: str(), port: int, token: bool }, 'The node port (docs/cluster.md#the-node-port); absent when it is off', ['listen', 'port', 'token']),
+      membership: obj({
+        serverId: str(), epoch: int, nodes: int,
+        members: arr(obj({ serverId: str(), epoch: int, address: str(), live: bool, lastSeenMs: int, leaving: bool })),
+        singletons: arr(obj({ task: str(), holder: nullableStr, epoch: { type: ['integer', 'null'] }, fencing: int, runs: int, lastRunAt: nullableStr, here: bool })),
+      }, 'The nodes sharing the database and who runs each cluster-wide job (docs/cluster.md#membership); PostgreSQL only', ['serverId', 'epoch', 'nodes', 'members', 'singletons']),
     }, undefined, ['status', 'engine']), 'Status'),
   },
   'GET /metrics': { tags: ['system'], summary: 'JSON counters', response: answers(obj({ uptime: num, requests: obj(), messages: obj() }), 'Counters') },

@@ -78,7 +78,7 @@ export class PgBackend implements QueueBackend {
   private readonly pendingAppends: PendingAppend[] = [];
   private committing = false;
 
-  private constructor(private readonly db: PgDb, private readonly listener: WakeListener | undefined) {
+  private constructor(/** The pool and its transactions (membership.ts shares them). */ readonly db: PgDb, private readonly listener: WakeListener | undefined) {
     this.kv = kvStore(db);
     this.locks = lockStore(db);
     this.timers = timerStore(db);

@@ -1,0 +1,209 @@
+/**
+ * Membership and singleton leases of the nodes that share one PostgreSQL database
+ * (docs/cluster.md#membership, docs/cluster.md#singletons).
+ *
+ * - `queen.cluster_nodes`: one row per server id. A process joins by upserting its row with
+ *   `epoch + 1`; it refreshes `heartbeat_at = now()` (database clock) every heartbeat. A node whose
+ *   heartbeat is older than the node TTL is dead. Joining under a server id whose row is live is
+ *   refused ({@link DuplicateServerId}) when the id was chosen by the operator.
+ * - `queen.maintenance_leases`: one row per cluster-wide job. Each heartbeat a node claims or
+ *   renews every job whose lease expired or that it already holds (`lease_expires_at = now() + TTL`,
+ *   database clock, `fencing + 1` when the lease changes hands). A node runs a job only while its
+ *   own monotonic clock says the lease it renewed has not run out (the renewal's start + TTL − one
+ *   heartbeat), so a node whose clock is skewed, or that stopped renewing, stops running it before
+ *   another node can take the lease.
+ */
+import { performance } from 'node:perf_hooks';
+import type { Logger } from 'pino';
+import type { SchedulerLane, Scheduler } from '../../util/scheduler.js';
+import { SINGLETON_TASKS, type ClusterMember, type ClusterView, type SingletonHolder, type SingletonTask } from '../runtime.js';
+import type { PgDb } from './db.js';
+import { tsToMs } from './db.js';
+
+/** How a node joins (docs/cluster.md#membership). */
+export interface MembershipOptions {
+  /** The row's key: `QUEEN_SERVER_ID`, or a name unique to this process when it is unset. */
+  serverId: string;
+  /** Refuse to join while a live row has this id (true when the operator chose the id). */
+  exclusive: boolean;
+  /** The HTTP address announced until {@link PgMembership.announce} (e.g. `host:port`). */
+  address: string;
+  /** Heartbeat period, ms. */
+  heartbeatMs: number;
+  /** A node silent this long is dead and its leases pass on, ms. */
+  nodeTtlMs: number;
+}
+
+/** Refusal to join: a live node already runs under this `QUEEN_SERVER_ID`. */
+export class DuplicateServerId extends Error {
+  constructor(readonly serverId: string, readonly address: string, readonly epoch: number) {
+    super(`QUEEN_SERVER_ID=${serverId} is already running at ${address || 'an unknown address'} (epoch ${epoch}); give each node its own QUEEN_SERVER_ID, or wait until the other process stopped`);
+  }
+}
+
+/** Rows forgotten after this long without a heartbeat, ms (dead nodes that never came back). */
+const FORGET_AFTER_MS = 3_600_000;
+/** Heartbeats between two clean-ups of forgotten rows. */
+const FORGET_EVERY_BEATS = 100;
+
+/** A node's membership row and leases (see the module comment). */
+export class PgMembership implements ClusterView {
+  private readonly lane: SchedulerLane<string>;
+  /** Local monotonic deadline (performance.now() ms) until which each held task may run here. */
+  private readonly heldUntil = new Map<SingletonTask, number>();
+  private readonly runs = new Map<SingletonTask, number>();
+  private memberRows: ClusterMember[] = [];
+  private holderRows: SingletonHolder[] = [];
+  private address: string;
+  private beating: Promise<void> | undefined;
+  private stopped = false;
+  /** False once another process took this row over (this one then holds nothing). */
+  private own = true;
+  private beats = 0;
+  /** Heartbeats that failed in a row (database unreachable). */
+  failures = 0;
+
+  private constructor(private readonly db: PgDb, private readonly opts: MembershipOptions, readonly epoch: number, private readonly scheduler: Scheduler, private readonly log: Logger) {
+    this.address = opts.address;
+    this.lane = scheduler.lane<string>('cluster-heartbeat');
+  }
+
+  get serverId(): string {
+    return this.opts.serverId;
+  }
+
+  get runsHere(): ReadonlyMap<SingletonTask, number> {
+    return this.runs;
+  }
+
+  /**
+   * Joins: upserts the row with the next epoch, then runs the first heartbeat (claims leases, reads
+   * the members) and keeps beating on `scheduler`.
+   * @throws DuplicateServerId when `opts.exclusive` and a live row has the id; the driver's error when the database does not answer
+   */
+  static async join(db: PgDb, opts: MembershipOptions, scheduler: Scheduler, log: Logger): Promise<PgMembership> {
+    const rows = await db.rows(`
+      INSERT INTO queen.cluster_nodes AS n (server_id, epoch, address) VALUES ($1, 1, $2)
+      ON CONFLICT (server_id) DO UPDATE SET epoch = n.epoch + 1, address = EXCLUDED.address, started_at = now(), heartbeat_at = now(), leaving = false
+       WHERE NOT $3::boolean OR n.leaving OR n.heartbeat_at <= now() - make_interval(secs => $4::float8 / 1000)
+      RETURNING epoch`, [opts.serverId, opts.address, opts.exclusive, opts.nodeTtlMs]);
+    if (rows.length === 0) {
+      const cur = (await db.rows('SELECT address, epoch FROM queen.cluster_nodes WHERE server_id = $1', [opts.serverId]))[0];
+      throw new DuplicateServerId(opts.serverId, (cur?.address as string | undefined) ?? '', (cur?.epoch as number | undefined) ?? 0);
+    }
+    const m = new PgMembership(db, opts, rows[0]!.epoch as number, scheduler, log);
+    await m.beat();
+    m.arm();
+    return m;
+  }
+
+  holds(task: SingletonTask): boolean {
+    const until = this.heldUntil.get(task);
+    return until !== undefined && performance.now() < until;
+  }
+
+  ran(task: SingletonTask): void {
+    this.runs.set(task, (this.runs.get(task) ?? 0) + 1);
+    this.db.rows('UPDATE queen.maintenance_leases SET runs = runs + 1, last_run_at = now() WHERE task = $1 AND holder = $2 AND holder_epoch = $3',
+      [task, this.opts.serverId, this.epoch]).catch((e: unknown) => this.log.warn({ err: e, task }, 'cannot record a singleton run'));
+  }
+
+  members(): readonly ClusterMember[] {
+    return this.memberRows;
+  }
+
+  singletons(): readonly SingletonHolder[] {
+    return this.holderRows;
+  }
+
+  announce(address: string): void {
+    this.address = address;
+  }
+
+  /** Live members as of the last heartbeat. */
+  get liveCount(): number {
+    return this.memberRows.filter((m) => m.live).length;
+  }
+
+  private arm(): void {
+    if (this.stopped) return;
+    this.lane.schedule('beat', this.scheduler.clock.now() + this.opts.heartbeatMs, () => {
+      this.beating = this.beat().finally(() => {
+        this.beating = undefined;
+        this.arm();
+      });
+    });
+  }
+
+  /** One heartbeat: refresh the row, claim or renew the leases, read members and holders. Never throws. */
+  private async beat(): Promise<void> {
+    const t0 = performance.now();
+    const { serverId, nodeTtlMs, heartbeatMs } = this.opts;
+    try {
+      const mine = await this.db.rows(`UPDATE queen.cluster_nodes SET heartbeat_at = now(), address = $3 WHERE server_id = $1 AND epoch = $2 RETURNING 1`,
+        [serverId, this.epoch, this.address]);
+      if (mine.length === 0) {
+        if (this.own) this.log.error({ serverId, epoch: this.epoch }, 'this node\'s membership row was taken over by another process; it runs no cluster-wide job');
+        this.own = false;
+        this.heldUntil.clear();
+      } else {
+        const got = await this.db.rows(`
+          INSERT INTO queen.maintenance_leases AS l (task, holder, holder_epoch, lease_expires_at, fencing)
+          SELECT t, $2, $3, now() + make_interval(secs => $4::float8 / 1000), 1 FROM unnest($1::text[]) AS t
+          ON CONFLICT (task) DO UPDATE SET holder = EXCLUDED.holder, holder_epoch = EXCLUDED.holder_epoch, lease_expires_at = EXCLUDED.lease_expires_at,
+            fencing = l.fencing + CASE WHEN l.holder = EXCLUDED.holder AND l.holder_epoch = EXCLUDED.holder_epoch THEN 0 ELSE 1 END
+           WHERE l.lease_expires_at < now() OR (l.holder = EXCLUDED.holder AND l.holder_epoch = EXCLUDED.holder_epoch)
+          RETURNING task`, [[...SINGLETON_TASKS], serverId, this.epoch, nodeTtlMs]);
+        const until = t0 + nodeTtlMs - heartbeatMs;
+        const held = new Set(got.map((r) => r.task as SingletonTask));
+        for (const t of SINGLETON_TASKS) {
+          if (held.has(t)) {
+            if (!this.heldUntil.has(t)) this.log.info({ task: t, serverId, epoch: this.epoch }, 'singleton job taken');
+            this.heldUntil.set(t, until);
+          } else {
+            this.heldUntil.delete(t);
+          }
+        }
+      }
+      const [members, holders] = await Promise.all([
+        this.db.rows(`SELECT server_id, epoch, address, leaving, ${tsToMs('(now() - heartbeat_at)')} AS since_ms,
+                             (NOT leaving AND heartbeat_at > now() - make_interval(secs => $1::float8 / 1000)) AS live
+                        FROM queen.cluster_nodes ORDER BY server_id`, [nodeTtlMs]),
+        this.db.rows(`SELECT task, CASE WHEN lease_expires_at > now() THEN holder END AS holder, CASE WHEN lease_expires_at > now() THEN holder_epoch END AS epoch,
+                             fencing, runs, ${tsToMs('last_run_at')} AS last_run_at FROM queen.maintenance_leases ORDER BY task`),
+      ]);
+      this.memberRows = members.map((r) => ({
+        serverId: r.server_id as string, epoch: r.epoch as number, address: r.address as string, live: r.live as boolean,
+        lastSeenMs: Math.max(0, r.since_ms as number), leaving: r.leaving as boolean,
+      }));
+      this.holderRows = holders.filter((r) => (SINGLETON_TASKS as readonly string[]).includes(r.task as string)).map((r) => ({
+        task: r.task as SingletonTask, holder: (r.holder as string | null) ?? null, epoch: (r.epoch as number | null) ?? null,
+        fencing: r.fencing as number, runs: r.runs as number, lastRunAt: (r.last_run_at as number | null) ?? null,
+      }));
+      if (++this.beats % FORGET_EVERY_BEATS === 0) {
+        await this.db.rows(`DELETE FROM queen.cluster_nodes WHERE heartbeat_at < now() - make_interval(secs => $1::float8 / 1000)`, [FORGET_AFTER_MS]);
+      }
+      this.failures = 0;
+    } catch (e) {
+      this.failures++;
+      if (this.failures === 1) this.log.warn({ err: e }, 'cluster heartbeat failed');
+    }
+  }
+
+  /**
+   * Leaves: stops beating, gives up the leases (another node takes them on its next heartbeat) and
+   * marks the row leaving (the next start under this id gets the next epoch). Best effort: a database that does not answer leaves the row to expire.
+   */
+  async leave(): Promise<void> {
+    this.stopped = true;
+    this.lane.cancel('beat');
+    await this.beating;
+    this.heldUntil.clear();
+    try {
+      await this.db.rows(`UPDATE queen.maintenance_leases SET lease_expires_at = '-infinity' WHERE holder = $1 AND holder_epoch = $2`, [this.opts.serverId, this.epoch]);
+      await this.db.rows('UPDATE queen.cluster_nodes SET leaving = true WHERE server_id = $1 AND epoch = $2', [this.opts.serverId, this.epoch]);
+    } catch (e) {
+      this.log.warn({ err: e }, 'cannot leave the cluster cleanly; the row expires by itself');
+    }
+  }
+}
