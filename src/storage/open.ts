@@ -34,6 +34,8 @@ export async function openStore(config: Config, log: Logger): Promise<OpenedStor
       const backend = await PgBackend.open({
         pool: { host: pg.host, port: pg.port, user: pg.user, database: pg.database, ssl: pg.ssl, max: pg.max, connectionString: pg.connectionString, password: pg.password },
         listenUrl: pg.listenUrl,
+        // Leases, visibility and message times follow PostgreSQL's clock (docs/storage.md#time): a node with a skewed clock changes nothing.
+        clock: 'database',
         onListenError: (e) => log.warn({ err: e }, 'LISTEN connection lost; reconnecting'),
       });
       return { kind: 'postgres', backend };
@@ -61,7 +63,7 @@ export async function openRuntime(opened: OpenedStore, config: Config, codec: Pa
     const c = config.cluster;
     return PgRuntime.open(opened.backend, codec, clock, log, config.storage.kind === 'postgres' ? config.storage.pg.recheckMs : undefined, {
       serverId: c.serverIdSet ? c.serverId : `${hostname()}-${process.pid}`, exclusive: c.serverIdSet,
-      address: `${hostname()}:${config.port}`, heartbeatMs: c.heartbeatMs, nodeTtlMs: c.nodeTtlMs,
+      address: `${hostname()}:${config.port}`, heartbeatMs: c.heartbeatMs, nodeTtlMs: c.nodeTtlMs, maxSkewMs: c.maxSkewMs,
     });
   }
   return new SqliteRuntime(opened.store, config, codec, log, clock, opened.snapshot);

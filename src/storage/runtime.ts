@@ -58,7 +58,12 @@ export interface SingletonHolder {
 /** This node's view of the cluster: membership and the singleton jobs (undefined on SQLite: one node, every job runs here). */
 export interface ClusterView {
   readonly serverId: string;
+  /** Incremented per start under this id; 0 on a standby that never was a primary (it joins when promoted). */
   readonly epoch: number;
+  /** What the database lets this node do: `primary`, `standby` (a hot-standby replica) or `read_only` (a primary refusing writes). */
+  readonly role: 'primary' | 'standby' | 'read_only';
+  /** This node's clock minus the database's, ms, as of the last heartbeat. */
+  readonly clockSkewMs: number;
   /** True while this node holds `task`'s lease with time to spare (checked before each run). */
   holds(task: SingletonTask): boolean;
   /** Records one run of `task` by this node (`runs`, `last_run_at`; `queen_singleton_runs_total`). */

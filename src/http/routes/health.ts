@@ -15,8 +15,8 @@ export async function healthRoutes(app: FastifyInstance, { broker, services }: R
     const ok = broker.healthy();
     const c = broker.storage.cluster;
     return reply.code(ok ? 200 : 503).send({
-      status: ok ? 'healthy' : 'unhealthy', database: ok ? 'connected' : 'disconnected', engine: broker.storage.kind, version: VERSION,
-      ...(c ? { cluster: { serverId: c.serverId, epoch: c.epoch, nodes: c.members().filter((m) => m.live).length, role: 'primary' } } : {}),
+      status: ok ? 'healthy' : 'unhealthy', database: !ok ? 'disconnected' : c?.role === 'read_only' ? 'read-only' : 'connected', engine: broker.storage.kind, version: VERSION,
+      ...(c ? { cluster: { serverId: c.serverId, epoch: c.epoch, nodes: c.members().filter((m) => m.live).length, role: c.role } } : {}),
     });
   });
 
@@ -26,7 +26,7 @@ export async function healthRoutes(app: FastifyInstance, { broker, services }: R
       status: 'ok', engine: broker.storage.kind, ...services.frontDoorStatus(),
       ...(c ? {
         membership: {
-          serverId: c.serverId, epoch: c.epoch, nodes: c.members().filter((m) => m.live).length, members: c.members().map((m) => ({ ...m })),
+          serverId: c.serverId, epoch: c.epoch, role: c.role, clockSkewMs: c.clockSkewMs, nodes: c.members().filter((m) => m.live).length, members: c.members().map((m) => ({ ...m })),
           singletons: c.singletons().map((h) => ({ ...h, lastRunAt: h.lastRunAt === null ? null : new Date(h.lastRunAt).toISOString(), here: c.holds(h.task) })),
         },
       } : {}),

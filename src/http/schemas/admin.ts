@@ -174,7 +174,7 @@ export const adminSchemas = {
       kafka: obj({ mode: str(), listen: str(), advertised: str(), connections: int }, 'The Kafka port (docs/kafka.md#configuration); absent when it is off', ['mode', 'listen', 'advertised', 'connections']),
       cluster: obj({ listen: str(), port: int, token: bool }, 'The node port (docs/cluster.md#the-node-port); absent when it is off', ['listen', 'port', 'token']),
       membership: obj({
-        serverId: str(), epoch: int, nodes: int,
+        serverId: str(), epoch: int, role: str(), clockSkewMs: int, nodes: int,
         members: arr(obj({ serverId: str(), epoch: int, address: str(), live: bool, lastSeenMs: int, leaving: bool })),
         singletons: arr(obj({ task: str(), holder: nullableStr, epoch: { type: ['integer', 'null'] }, fencing: int, runs: int, lastRunAt: nullableStr, here: bool })),
       }, 'The nodes sharing the database and who runs each cluster-wide job (docs/cluster.md#membership); PostgreSQL only', ['serverId', 'epoch', 'nodes', 'members', 'singletons']),

@@ -99,12 +99,15 @@ export class PgBackend implements QueueBackend {
     const db = new PgDb(opts.pool, opts.serverId ?? randomUUID(), opts.clock);
     let listener: WakeListener | undefined;
     try {
-      await migrate(db.pool);
+      // A hot standby (docs/cluster.md#standby) takes no migration and no LISTEN until promoted.
+      db.standby = (await db.rows('SELECT pg_is_in_recovery() AS r'))[0]!.r as boolean;
+      await migrate(db.pool, undefined, db.standby);
       if (opts.listen !== false) {
         const { max: _max, ...poolClient } = opts.pool;
         const client = opts.listenUrl !== undefined ? { connectionString: opts.listenUrl, ssl: opts.pool.ssl } : poolClient;
         listener = new WakeListener(client, db.serverId, (q, parts, at) => db.emit(q.tenant, q.queue, parts, at), opts.onListenError);
-        await listener.start();
+        if (db.standby) listener.startLater();
+        else await listener.start();
       }
     } catch (e) {
       await listener?.stop();
@@ -112,6 +115,11 @@ export class PgBackend implements QueueBackend {
       throw e;
     }
     return new PgBackend(db, listener);
+  }
+
+  /** True while the LISTEN connection is up (false on a standby until promoted, or while reconnecting). */
+  get listening(): boolean {
+    return this.listener?.listening ?? false;
   }
 
   /** NOTIFYs sent, notifications received from other processes, and LISTEN reconnections so far (for `queen_notify_*` metrics). */

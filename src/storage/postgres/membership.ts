@@ -17,6 +17,7 @@ import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import type { SchedulerLane, Scheduler } from '../../util/scheduler.js';
 import { SINGLETON_TASKS, type ClusterMember, type ClusterView, type SingletonHolder, type SingletonTask } from '../runtime.js';
+import { isQueenError } from '../../errors.js';
 import type { PgDb } from './db.js';
 import { tsToMs } from './db.js';
 
@@ -32,6 +33,8 @@ export interface MembershipOptions {
   heartbeatMs: number;
   /** A node silent this long is dead and its leases pass on, ms. */
   nodeTtlMs: number;
+  /** A node whose clock is further than this off the database's takes no singleton lease, ms. */
+  maxSkewMs: number;
 }
 
 /** Refusal to join: a live node already runs under this `QUEEN_SERVER_ID`. */
@@ -63,7 +66,16 @@ export class PgMembership implements ClusterView {
   /** Heartbeats that failed in a row (database unreachable). */
   failures = 0;
 
-  private constructor(private readonly db: PgDb, private readonly opts: MembershipOptions, readonly epoch: number, private readonly scheduler: Scheduler, private readonly log: Logger) {
+  /** This process's epoch (0 until it joined: a standby joins once promoted). */
+  epoch = 0;
+  /** The last heartbeat's writes were refused as read-only (SQLSTATE 25006) while the database is no standby. */
+  readOnly = false;
+  /** This clock minus the database's, ms, as of the last heartbeat (half the round trip is the error). */
+  clockSkewMs = 0;
+  /** Promotions noticed (standby → primary). */
+  promotions = 0;
+
+  private constructor(private readonly db: PgDb, private readonly opts: MembershipOptions, private readonly scheduler: Scheduler, private readonly log: Logger) {
     this.address = opts.address;
     this.lane = scheduler.lane<string>('cluster-heartbeat');
   }
@@ -77,24 +89,37 @@ export class PgMembership implements ClusterView {
   }
 
   /**
-   * Joins: upserts the row with the next epoch, then runs the first heartbeat (claims leases, reads
-   * the members) and keeps beating on `scheduler`.
+   * Joins: upserts the row with the next epoch (on a primary; a standby joins once promoted), then
+   * runs the first heartbeat (claims leases, reads the members) and keeps beating on `scheduler`.
    * @throws DuplicateServerId when `opts.exclusive` and a live row has the id; the driver's error when the database does not answer
    */
   static async join(db: PgDb, opts: MembershipOptions, scheduler: Scheduler, log: Logger): Promise<PgMembership> {
-    const rows = await db.rows(`
-      INSERT INTO queen.cluster_nodes AS n (server_id, epoch, address) VALUES ($1, 1, $2)
-      ON CONFLICT (server_id) DO UPDATE SET epoch = n.epoch + 1, address = EXCLUDED.address, started_at = now(), heartbeat_at = now(), leaving = false
-       WHERE NOT $3::boolean OR n.leaving OR n.heartbeat_at <= now() - make_interval(secs => $4::float8 / 1000)
-      RETURNING epoch`, [opts.serverId, opts.address, opts.exclusive, opts.nodeTtlMs]);
-    if (rows.length === 0) {
-      const cur = (await db.rows('SELECT address, epoch FROM queen.cluster_nodes WHERE server_id = $1', [opts.serverId]))[0];
-      throw new DuplicateServerId(opts.serverId, (cur?.address as string | undefined) ?? '', (cur?.epoch as number | undefined) ?? 0);
-    }
-    const m = new PgMembership(db, opts, rows[0]!.epoch as number, scheduler, log);
+    const m = new PgMembership(db, opts, scheduler, log);
+    if (!db.standby) await m.upsert(opts.exclusive);
     await m.beat();
     m.arm();
     return m;
+  }
+
+  /** Writes this process's row with the next epoch. @throws DuplicateServerId when `exclusive` and the id is live */
+  private async upsert(exclusive: boolean): Promise<void> {
+    const { serverId, nodeTtlMs } = this.opts;
+    const rows = await this.db.rows(`
+      INSERT INTO queen.cluster_nodes AS n (server_id, epoch, address) VALUES ($1, 1, $2)
+      ON CONFLICT (server_id) DO UPDATE SET epoch = n.epoch + 1, address = EXCLUDED.address, started_at = now(), heartbeat_at = now(), leaving = false
+       WHERE NOT $3::boolean OR n.leaving OR n.heartbeat_at <= now() - make_interval(secs => $4::float8 / 1000)
+      RETURNING epoch`, [serverId, this.address, exclusive, nodeTtlMs]);
+    if (rows.length === 0) {
+      const cur = (await this.db.rows('SELECT address, epoch FROM queen.cluster_nodes WHERE server_id = $1', [serverId]))[0];
+      throw new DuplicateServerId(serverId, (cur?.address as string | undefined) ?? '', (cur?.epoch as number | undefined) ?? 0);
+    }
+    this.epoch = rows[0]!.epoch as number;
+    this.own = true;
+  }
+
+  /** What the database lets this node do now (docs/cluster.md#failures). */
+  get role(): 'primary' | 'standby' | 'read_only' {
+    return this.db.standby ? 'standby' : this.readOnly ? 'read_only' : 'primary';
   }
 
   holds(task: SingletonTask): boolean {
@@ -135,33 +160,59 @@ export class PgMembership implements ClusterView {
     });
   }
 
-  /** One heartbeat: refresh the row, claim or renew the leases, read members and holders. Never throws. */
+  /**
+   * One heartbeat (never throws): read the role and the database clock, refresh the row, claim or
+   * renew the leases, read members and holders. A standby writes nothing; a node whose clock is
+   * more than `maxSkewMs` off the database's claims no lease.
+   */
   private async beat(): Promise<void> {
-    const t0 = performance.now();
-    const { serverId, nodeTtlMs, heartbeatMs } = this.opts;
+    const { serverId, nodeTtlMs, heartbeatMs, maxSkewMs } = this.opts;
     try {
-      const mine = await this.db.rows(`UPDATE queen.cluster_nodes SET heartbeat_at = now(), address = $3 WHERE server_id = $1 AND epoch = $2 RETURNING 1`,
-        [serverId, this.epoch, this.address]);
-      if (mine.length === 0) {
-        if (this.own) this.log.error({ serverId, epoch: this.epoch }, 'this node\'s membership row was taken over by another process; it runs no cluster-wide job');
-        this.own = false;
+      const before = this.scheduler.clock.now();
+      const probe = (await this.db.rows(`SELECT pg_is_in_recovery() AS standby, ${tsToMs('clock_timestamp()')} AS now`))[0]!;
+      const after = this.scheduler.clock.now();
+      this.clockSkewMs = Math.round((before + after) / 2 - (probe.now as number));
+      const wasStandby = this.db.standby;
+      this.db.standby = probe.standby as boolean;
+      if (wasStandby && !this.db.standby) {
+        this.promotions++;
+        this.log.warn({ serverId }, 'the database was promoted: this node serves writes');
+      }
+      const t0 = performance.now();
+      if (this.db.standby) {
         this.heldUntil.clear();
       } else {
-        const got = await this.db.rows(`
-          INSERT INTO queen.maintenance_leases AS l (task, holder, holder_epoch, lease_expires_at, fencing)
-          SELECT t, $2, $3, now() + make_interval(secs => $4::float8 / 1000), 1 FROM unnest($1::text[]) AS t
-          ON CONFLICT (task) DO UPDATE SET holder = EXCLUDED.holder, holder_epoch = EXCLUDED.holder_epoch, lease_expires_at = EXCLUDED.lease_expires_at,
-            fencing = l.fencing + CASE WHEN l.holder = EXCLUDED.holder AND l.holder_epoch = EXCLUDED.holder_epoch THEN 0 ELSE 1 END
-           WHERE l.lease_expires_at < now() OR (l.holder = EXCLUDED.holder AND l.holder_epoch = EXCLUDED.holder_epoch)
-          RETURNING task`, [[...SINGLETON_TASKS], serverId, this.epoch, nodeTtlMs]);
-        const until = t0 + nodeTtlMs - heartbeatMs;
-        const held = new Set(got.map((r) => r.task as SingletonTask));
-        for (const t of SINGLETON_TASKS) {
-          if (held.has(t)) {
-            if (!this.heldUntil.has(t)) this.log.info({ task: t, serverId, epoch: this.epoch }, 'singleton job taken');
-            this.heldUntil.set(t, until);
-          } else {
-            this.heldUntil.delete(t);
+        if (this.epoch === 0 || !this.own) await this.upsert(false);
+        const mine = await this.db.rows(`UPDATE queen.cluster_nodes SET heartbeat_at = now(), address = $3 WHERE server_id = $1 AND epoch = $2 RETURNING 1`,
+          [serverId, this.epoch, this.address]);
+        this.readOnly = false;
+        const skewed = Math.abs(this.clockSkewMs) > maxSkewMs;
+        if (skewed && this.beats % 60 === 0) {
+          this.log.warn({ clockSkewMs: this.clockSkewMs, maxSkewMs }, 'this node\'s clock is off the database\'s: it runs no cluster-wide job');
+        }
+        if (mine.length === 0) {
+          if (this.own) this.log.error({ serverId, epoch: this.epoch }, 'this node\'s membership row was taken over by another process; it runs no cluster-wide job');
+          this.own = false;
+          this.heldUntil.clear();
+        } else if (skewed) {
+          this.heldUntil.clear();
+        } else {
+          const got = await this.db.rows(`
+            INSERT INTO queen.maintenance_leases AS l (task, holder, holder_epoch, lease_expires_at, fencing)
+            SELECT t, $2, $3, now() + make_interval(secs => $4::float8 / 1000), 1 FROM unnest($1::text[]) AS t
+            ON CONFLICT (task) DO UPDATE SET holder = EXCLUDED.holder, holder_epoch = EXCLUDED.holder_epoch, lease_expires_at = EXCLUDED.lease_expires_at,
+              fencing = l.fencing + CASE WHEN l.holder = EXCLUDED.holder AND l.holder_epoch = EXCLUDED.holder_epoch THEN 0 ELSE 1 END
+             WHERE l.lease_expires_at < now() OR (l.holder = EXCLUDED.holder AND l.holder_epoch = EXCLUDED.holder_epoch)
+            RETURNING task`, [[...SINGLETON_TASKS], serverId, this.epoch, nodeTtlMs]);
+          const until = t0 + nodeTtlMs - heartbeatMs;
+          const held = new Set(got.map((r) => r.task as SingletonTask));
+          for (const t of SINGLETON_TASKS) {
+            if (held.has(t)) {
+              if (!this.heldUntil.has(t)) this.log.info({ task: t, serverId, epoch: this.epoch }, 'singleton job taken');
+              this.heldUntil.set(t, until);
+            } else {
+              this.heldUntil.delete(t);
+            }
           }
         }
       }
@@ -180,11 +231,17 @@ export class PgMembership implements ClusterView {
         task: r.task as SingletonTask, holder: (r.holder as string | null) ?? null, epoch: (r.epoch as number | null) ?? null,
         fencing: r.fencing as number, runs: r.runs as number, lastRunAt: (r.last_run_at as number | null) ?? null,
       }));
-      if (++this.beats % FORGET_EVERY_BEATS === 0) {
+      if (++this.beats % FORGET_EVERY_BEATS === 0 && !this.db.standby) {
         await this.db.rows(`DELETE FROM queen.cluster_nodes WHERE heartbeat_at < now() - make_interval(secs => $1::float8 / 1000)`, [FORGET_AFTER_MS]);
       }
       this.failures = 0;
     } catch (e) {
+      if (isQueenError(e) && e.code === 'db_read_only') {
+        if (!this.readOnly) this.log.warn('the database refuses writes (read-only): writes answer 503 db_read_only until it accepts them again');
+        this.readOnly = true;
+        this.heldUntil.clear();
+        return;
+      }
       this.failures++;
       if (this.failures === 1) this.log.warn({ err: e }, 'cluster heartbeat failed');
     }
