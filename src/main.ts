@@ -19,6 +19,7 @@ import { createLogger } from './observability/logger.js';
 import { prepareDataDir } from './storage/datadir.js';
 import { closeStore, openRuntime, openStore, type OpenedStore } from './storage/open.js';
 import { systemClock } from './util/clock.js';
+import { OffsetClock } from './util/offset-clock.js';
 
 function fatal(message: string): never {
   process.stderr.write(`fatal: ${message}\n`);
@@ -49,12 +50,14 @@ async function main(): Promise<void> {
     throw e;
   });
   // On PostgreSQL this joins the membership table: a live node with the same QUEEN_SERVER_ID is fatal here, before any listener.
-  const storage = await openRuntime(opened, config, codec, log, systemClock).catch(async (e: unknown) => {
+  // On PostgreSQL the broker runs on the database's clock (docs/storage.md#time), measured each heartbeat.
+  const clock = opened.kind === 'postgres' ? new OffsetClock() : systemClock;
+  const storage = await openRuntime(opened, config, codec, log, clock).catch(async (e: unknown) => {
     await closeStore(opened).catch(() => undefined);
     fatal((e as Error).message);
   });
   // One start order (broker, KV sweep, admin jobs, timers) and its reverse at shutdown (docs/operations.md#boot).
-  const services = new Services({ storage, config, codec, log, clock: systemClock });
+  const services = new Services({ storage, config, codec, log, clock });
   services.start();
   await services.loadEphemeral(); // declared ephemeral queues come back empty before the listener opens
   const app = await buildApp(config, services, log);

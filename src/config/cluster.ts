@@ -32,11 +32,6 @@ export interface ClusterConfig {
    * is older than this (database clock) is dead, and the singleton jobs it held pass to another node, ms.
    */
   nodeTtlMs: number;
-  /**
-   * `QUEEN_CLUSTER_MAX_SKEW_MS` (default 5000): a node whose clock is further than this off the
-   * database's runs no cluster-wide job (leases and visibility follow the database clock anyway), ms.
-   */
-  maxSkewMs: number;
   /** Set variables Queen-TS ignores (Raft-only `QUEEN_RAFT_*`, `QUEEN_LINK_*`), sorted, for one boot warning. */
   ignored: string[];
 }
@@ -58,8 +53,7 @@ export function loadClusterConfig(env: Env): ClusterConfig {
   const nodeTtlMs = int(env, 'QUEEN_CLUSTER_NODE_TTL_MS', Math.max(5000, 2 * heartbeatMs), 100, 600_000);
   if (nodeTtlMs < 2 * heartbeatMs) throw new ConfigError(`QUEEN_CLUSTER_NODE_TTL_MS=${nodeTtlMs} must be at least twice QUEEN_CLUSTER_HEARTBEAT_MS=${heartbeatMs}`);
   const serverIdSet = (env.QUEEN_SERVER_ID?.trim() ?? '') !== '';
-  const maxSkewMs = int(env, 'QUEEN_CLUSTER_MAX_SKEW_MS', 5000, 10, 3_600_000);
-  return { listen, token, serverId: env.QUEEN_SERVER_ID?.trim() || hostname(), serverIdSet, heartbeatMs, nodeTtlMs, maxSkewMs, ignored };
+  return { listen, token, serverId: env.QUEEN_SERVER_ID?.trim() || hostname(), serverIdSet, heartbeatMs, nodeTtlMs, ignored };
 }
 
 /** True for a bind host that only this machine can reach (127.0.0.0/8, ::1, localhost). */

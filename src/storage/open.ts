@@ -16,6 +16,7 @@ import { PgBackend } from './postgres/backend.js';
 import { PgRuntime } from './postgres/runtime.js';
 import { SqliteRuntime } from './sqlite/runtime.js';
 import { SqliteStore } from './sqlite/store.js';
+import { OffsetClock } from '../util/offset-clock.js';
 
 /** A store opened but not yet serving: SQLite with its boot snapshot, or PostgreSQL. */
 export type OpenedStore =
@@ -55,7 +56,7 @@ export async function openStore(config: Config, log: Logger): Promise<OpenedStor
 /**
  * Builds the runtime the services receive over an opened store. On PostgreSQL the node joins the
  * membership table (docs/cluster.md#membership) under `QUEEN_SERVER_ID`, or under
- * `<host name>-<pid>` when that is unset.
+ * `<host name>-<pid>` when that is unset; an {@link OffsetClock} `clock` is kept aimed at the database's clock.
  * @throws DuplicateServerId (src/storage/postgres/membership.ts) when a live node has the same `QUEEN_SERVER_ID`
  */
 export async function openRuntime(opened: OpenedStore, config: Config, codec: PayloadCodec, log: Logger, clock: Clock): Promise<StorageRuntime> {
@@ -63,7 +64,8 @@ export async function openRuntime(opened: OpenedStore, config: Config, codec: Pa
     const c = config.cluster;
     return PgRuntime.open(opened.backend, codec, clock, log, config.storage.kind === 'postgres' ? config.storage.pg.recheckMs : undefined, {
       serverId: c.serverIdSet ? c.serverId : `${hostname()}-${process.pid}`, exclusive: c.serverIdSet,
-      address: `${hostname()}:${config.port}`, heartbeatMs: c.heartbeatMs, nodeTtlMs: c.nodeTtlMs, maxSkewMs: c.maxSkewMs,
+      address: `${hostname()}:${config.port}`, heartbeatMs: c.heartbeatMs, nodeTtlMs: c.nodeTtlMs,
+      follow: clock instanceof OffsetClock ? clock : undefined,
     });
   }
   return new SqliteRuntime(opened.store, config, codec, log, clock, opened.snapshot);

@@ -6,6 +6,9 @@
  *   `epoch + 1`; it refreshes `heartbeat_at = now()` (database clock) every heartbeat. A node whose
  *   heartbeat is older than the node TTL is dead. Joining under a server id whose row is live is
  *   refused ({@link DuplicateServerId}) when the id was chosen by the operator.
+ * - The heartbeat also measures this process's clock against the database's and re-aims the clock
+ *   the broker runs on ({@link MembershipOptions.follow}), so timers, KV expiry, lease checks and
+ *   retention of a node whose clock is skewed still follow the database's time.
  * - `queen.maintenance_leases`: one row per cluster-wide job. Each heartbeat a node claims or
  *   renews every job whose lease expired or that it already holds (`lease_expires_at = now() + TTL`,
  *   database clock, `fencing + 1` when the lease changes hands). A node runs a job only while its
@@ -15,6 +18,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
+import type { OffsetClock } from '../../util/offset-clock.js';
 import type { SchedulerLane, Scheduler } from '../../util/scheduler.js';
 import { SINGLETON_TASKS, type ClusterMember, type ClusterView, type SingletonHolder, type SingletonTask } from '../runtime.js';
 import { isQueenError } from '../../errors.js';
@@ -33,8 +37,12 @@ export interface MembershipOptions {
   heartbeatMs: number;
   /** A node silent this long is dead and its leases pass on, ms. */
   nodeTtlMs: number;
-  /** A node whose clock is further than this off the database's takes no singleton lease, ms. */
-  maxSkewMs: number;
+  /**
+   * The process clock the broker runs on, re-aimed at the database's clock each heartbeat
+   * (docs/storage.md#time): a node whose own clock is skewed still schedules, expires and fires on
+   * the database's time.
+   */
+  follow?: OffsetClock | undefined;
 }
 
 /** Refusal to join: a live node already runs under this `QUEEN_SERVER_ID`. */
@@ -46,6 +54,8 @@ export class DuplicateServerId extends Error {
 
 /** Rows forgotten after this long without a heartbeat, ms (dead nodes that never came back). */
 const FORGET_AFTER_MS = 3_600_000;
+/** Offset changes below this are measurement noise and leave the process clock alone, ms. */
+const FOLLOW_JITTER_MS = 20;
 /** Heartbeats between two clean-ups of forgotten rows. */
 const FORGET_EVERY_BEATS = 100;
 
@@ -162,16 +172,18 @@ export class PgMembership implements ClusterView {
 
   /**
    * One heartbeat (never throws): read the role and the database clock, refresh the row, claim or
-   * renew the leases, read members and holders. A standby writes nothing; a node whose clock is
-   * more than `maxSkewMs` off the database's claims no lease.
+   * renew the leases, read members and holders. A standby writes nothing.
    */
   private async beat(): Promise<void> {
-    const { serverId, nodeTtlMs, heartbeatMs, maxSkewMs } = this.opts;
+    const { serverId, nodeTtlMs, heartbeatMs } = this.opts;
     try {
-      const before = this.scheduler.clock.now();
+      const before = Date.now();
       const probe = (await this.db.rows(`SELECT pg_is_in_recovery() AS standby, ${tsToMs('clock_timestamp()')} AS now`))[0]!;
-      const after = this.scheduler.clock.now();
+      const after = Date.now();
       this.clockSkewMs = Math.round((before + after) / 2 - (probe.now as number));
+      const follow = this.opts.follow;
+      // Re-aim the process clock at the database's only when it drifted by more than the jitter of one round trip.
+      if (follow && Math.abs(follow.offsetMs - this.clockSkewMs) > Math.max(FOLLOW_JITTER_MS, after - before)) follow.offsetMs = this.clockSkewMs;
       const wasStandby = this.db.standby;
       this.db.standby = probe.standby as boolean;
       if (wasStandby && !this.db.standby) {
@@ -186,15 +198,9 @@ export class PgMembership implements ClusterView {
         const mine = await this.db.rows(`UPDATE queen.cluster_nodes SET heartbeat_at = now(), address = $3 WHERE server_id = $1 AND epoch = $2 RETURNING 1`,
           [serverId, this.epoch, this.address]);
         this.readOnly = false;
-        const skewed = Math.abs(this.clockSkewMs) > maxSkewMs;
-        if (skewed && this.beats % 60 === 0) {
-          this.log.warn({ clockSkewMs: this.clockSkewMs, maxSkewMs }, 'this node\'s clock is off the database\'s: it runs no cluster-wide job');
-        }
         if (mine.length === 0) {
           if (this.own) this.log.error({ serverId, epoch: this.epoch }, 'this node\'s membership row was taken over by another process; it runs no cluster-wide job');
           this.own = false;
-          this.heldUntil.clear();
-        } else if (skewed) {
           this.heldUntil.clear();
         } else {
           const got = await this.db.rows(`
