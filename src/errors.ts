@@ -117,6 +117,7 @@ export const ERRORS = {
   tenant_unknown: { status: 404, message: 'unknown tenant' },
   cluster_unknown: { status: 404, message: 'unknown cluster' },
   key_unknown: { status: 404, message: 'unknown api key' },
+  promote_unavailable: { status: 409, message: 'this node cannot promote its database: promote PostgreSQL itself (pg_ctl promote, or your failover manager)' },
   not_deleting: { status: 409, message: 'the tenant is not in status deleting (use ?force=true)' },
   // 5xx: ours
   encryption_unavailable: {

@@ -75,7 +75,23 @@ export interface ClusterView {
   singletons(): readonly SingletonHolder[];
   /** Sets the HTTP address this node announces (after the listener bound). */
   announce(address: string): void;
+  /** The replication link as PostgreSQL reports it (docs/cluster.md#standby). @throws the driver's error when the database does not answer */
+  link(): Promise<LinkView>;
+  /**
+   * Promotes the standby database (`pg_promote`) and starts serving writes.
+   * @returns the link after promotion
+   * @throws QueenError `promote_unavailable` when the database role may not promote, `invalid_request` when it is no standby
+   */
+  promote(): Promise<LinkView>;
 }
+
+/** `GET /api/v1/system/link` (docs/cluster.md#standby): this node's database as primary, standby, or just promoted. */
+export type LinkView =
+  | { role: 'primary' | 'promoted'; position: { lsn: string | null }; readers: { name: string; after: string | null; idleMs: number | null; state: string }[] }
+  | {
+    role: 'standby'; source: string | null; position: { lsn: string | null };
+    follower: { state: 'following' | 'waiting' | 'halted'; lagMs: number; error: string | null };
+  };
 
 /** An opened backend and its lifecycle (see the module comment). */
 export interface StorageRuntime {

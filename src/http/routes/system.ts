@@ -39,6 +39,18 @@ export async function systemRoutes(app: FastifyInstance, { broker, ops }: OpsCon
     return { popMaintenanceMode: enabled, message: enabled ? 'Pop maintenance on: every pop answers 204' : 'Pop maintenance off' };
   });
 
+  // The replication link (docs/cluster.md#standby): PostgreSQL's own facts; on SQLite a lone primary.
+  app.get<Replies<'GET /api/v1/system/link'>>('/api/v1/system/link', async () => {
+    const c = broker.storage.cluster;
+    return c ? { ...(await c.link()) } : { role: 'primary', position: { lsn: null }, readers: [] };
+  });
+
+  app.post<Replies<'POST /api/v1/system/link/promote'>>('/api/v1/system/link/promote', async () => {
+    const c = broker.storage.cluster;
+    if (!c) throw new QueenError('promote_unavailable', 'this broker runs on SQLite: there is no standby to promote');
+    return { ...(await c.promote()) };
+  });
+
   app.get<Replies<'GET /api/v1/system/shared-state'>>('/api/v1/system/shared-state', async () => ({
     enabled: false, reason: 'single broker process (embedded store)',
     maintenance_mode: m.pushEnabled, pop_maintenance_mode: broker.popMaintenanceEnabled,

@@ -159,6 +159,18 @@ export const adminSchemas = {
   'POST /api/v1/system/maintenance': { tags: ['system'], summary: 'Push maintenance on/off', body: handBody(obj({ enabled: bool }, undefined, ['enabled'])), response: answers(obj({ maintenanceMode: bool }), 'New state') },
   'GET /api/v1/system/maintenance/pop': { tags: ['system'], summary: 'Pop maintenance state', response: answers(obj({ popMaintenanceMode: bool }), 'State') },
   'POST /api/v1/system/maintenance/pop': { tags: ['system'], summary: 'Pop maintenance on/off', body: handBody(obj({ enabled: bool }, undefined, ['enabled'])), response: answers(obj({ popMaintenanceMode: bool }), 'New state') },
+  'GET /api/v1/system/link': {
+    tags: ['system'], summary: 'The replication link: primary (with its readers) or standby (source, replay position, lag) (docs/cluster.md#standby)',
+    response: answers(obj({
+      role: str(), source: nullableStr, position: obj({ lsn: nullableStr }),
+      follower: obj({ state: str(), lagMs: int, error: nullableStr }),
+      readers: arr(obj({ name: str(), after: nullableStr, idleMs: { type: ['integer', 'null'] }, state: str() })),
+    }, undefined, ['role', 'position']), 'Link'),
+  },
+  'POST /api/v1/system/link/promote': {
+    tags: ['system'], summary: 'Promote the standby database (pg_promote); 409 promote_unavailable when the database role may not (docs/cluster.md#standby)',
+    response: answers(obj({ role: str(), position: obj({ lsn: nullableStr }) }, undefined, ['role', 'position']), 'Promoted'),
+  },
   'GET /api/v1/system/shared-state': { tags: ['system'], summary: 'Cluster shared state (single node)', response: answers(obj(), 'State') },
   'GET /health': {
     tags: ['system'], summary: 'Health: 503 when storage is unreachable',

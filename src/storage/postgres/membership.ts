@@ -20,8 +20,8 @@ import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import type { OffsetClock } from '../../util/offset-clock.js';
 import type { SchedulerLane, Scheduler } from '../../util/scheduler.js';
-import { SINGLETON_TASKS, type ClusterMember, type ClusterView, type SingletonHolder, type SingletonTask } from '../runtime.js';
-import { isQueenError } from '../../errors.js';
+import { SINGLETON_TASKS, type ClusterMember, type ClusterView, type LinkView, type SingletonHolder, type SingletonTask } from '../runtime.js';
+import { isQueenError, QueenError } from '../../errors.js';
 import type { PgDb } from './db.js';
 import { tsToMs } from './db.js';
 
@@ -54,6 +54,8 @@ export class DuplicateServerId extends Error {
 
 /** Rows forgotten after this long without a heartbeat, ms (dead nodes that never came back). */
 const FORGET_AFTER_MS = 3_600_000;
+/** SQLSTATE of a function the role may not call (pg_promote without the grant). */
+const INSUFFICIENT_PRIVILEGE = '42501';
 /** Offset changes below this are measurement noise and leave the process clock alone, ms. */
 const FOLLOW_JITTER_MS = 20;
 /** Heartbeats between two clean-ups of forgotten rows. */
@@ -153,6 +155,49 @@ export class PgMembership implements ClusterView {
 
   announce(address: string): void {
     this.address = address;
+  }
+
+  async link(): Promise<LinkView> {
+    const r = (await this.db.rows(`SELECT pg_is_in_recovery() AS standby`))[0]!;
+    if (r.standby as boolean) {
+      const w = (await this.db.rows(`
+        SELECT (SELECT sender_host || ':' || sender_port FROM pg_stat_wal_receiver LIMIT 1) AS source,
+               (SELECT status FROM pg_stat_wal_receiver LIMIT 1) AS status,
+               pg_last_wal_replay_lsn()::text AS lsn,
+               pg_is_wal_replay_paused() AS paused,
+               CASE WHEN pg_last_wal_receive_lsn() IS NOT DISTINCT FROM pg_last_wal_replay_lsn() THEN 0
+                    ELSE COALESCE(${tsToMs('(now() - pg_last_xact_replay_timestamp())')}, 0) END AS lag_ms`))[0]!;
+      const state = (w.paused as boolean) ? 'halted' : w.status === 'streaming' ? 'following' : 'waiting';
+      return {
+        role: 'standby', source: (w.source as string | null) ?? null, position: { lsn: (w.lsn as string | null) ?? null },
+        follower: { state, lagMs: Math.max(0, w.lag_ms as number), error: null },
+      };
+    }
+    const [pos, readers] = await Promise.all([
+      this.db.rows(`SELECT pg_current_wal_lsn()::text AS lsn`),
+      this.db.rows(`SELECT application_name AS name, replay_lsn::text AS after, state, ${tsToMs('(now() - reply_time)')} AS idle_ms FROM pg_stat_replication ORDER BY application_name`),
+    ]);
+    return {
+      role: this.promotions > 0 ? 'promoted' : 'primary', position: { lsn: (pos[0]?.lsn as string | null) ?? null },
+      readers: readers.map((x) => ({ name: x.name as string, after: (x.after as string | null) ?? null, idleMs: (x.idle_ms as number | null) ?? null, state: x.state as string })),
+    };
+  }
+
+  async promote(): Promise<LinkView> {
+    if (!this.db.standby && !(await this.db.rows('SELECT pg_is_in_recovery() AS r'))[0]!.r) throw new QueenError('invalid_request', 'the database is no standby: nothing to promote');
+    try {
+      const done = (await this.db.rows('SELECT pg_promote(true, 60) AS ok'))[0]!.ok as boolean;
+      if (!done) throw new QueenError('promote_unavailable', 'pg_promote did not finish within 60 s: check the database server');
+    } catch (e) {
+      if ((e as { code?: unknown }).code === INSUFFICIENT_PRIVILEGE) throw new QueenError('promote_unavailable');
+      throw e;
+    }
+    // Notice it now rather than at the next heartbeat.
+    this.lane.cancel('beat');
+    await this.beating;
+    await this.beat();
+    this.arm();
+    return this.link();
   }
 
   /** Live members as of the last heartbeat. */
