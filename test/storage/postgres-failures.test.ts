@@ -78,6 +78,29 @@ test('a read-only primary: writes answer 503 db_read_only with Retry-After, read
   }
 });
 
+test('a database that refuses connections: /health answers 503 within a few heartbeats, 200 again once it accepts them', async () => {
+  const db = await freshDatabase();
+  const nodes: BrokerHandle[] = [];
+  try {
+    const a = await startBroker({ env: { QUEEN_STORAGE: 'postgres', DATABASE_URL: db.url, ...FAST } });
+    nodes.push(a);
+    await admin(`ALTER DATABASE ${db.name} ALLOW_CONNECTIONS false`);
+    await reconnectAll(db.name);
+    const down = await waitFor(async () => {
+      const r = await call(a.url, 'GET', '/health');
+      return r.status === 503 ? r : undefined;
+    }, { what: '/health 503 while the database refuses connections' });
+    assert.equal(down.body.database, 'disconnected');
+    await admin(`ALTER DATABASE ${db.name} ALLOW_CONNECTIONS true`);
+    await waitFor(async () => (await call(a.url, 'GET', '/health')).status === 200, { what: '/health 200 again' });
+    assert.equal((await call(a.url, 'POST', '/api/v1/push', { items: [{ queue: 'back', payload: { n: 1 } }] })).status, 201);
+  } finally {
+    await admin(`ALTER DATABASE ${db.name} ALLOW_CONNECTIONS true`).catch(() => undefined);
+    await Promise.all(nodes.map((n) => n.kill()));
+    await db.drop();
+  }
+});
+
 const LIBFAKETIME = ['/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1', '/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1', '/usr/lib/faketime/libfaketime.so.1']
   .find((p) => fs.existsSync(p));
 

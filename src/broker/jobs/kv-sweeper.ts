@@ -78,8 +78,14 @@ export class KvSweeper {
       this.running = false;
     }
     if (this.stopped) return;
-    const next = await this.broker.backend.kv.nextExpiry();
-    if (next !== undefined) this.due(Math.max(next, this.clock.now() + retryAt));
+    try {
+      const next = await this.broker.backend.kv.nextExpiry();
+      if (next !== undefined) this.due(Math.max(next, this.clock.now() + retryAt));
+    } catch (e) {
+      // The store is unreachable: look again in a second (an unhandled rejection here would end the process).
+      if (!this.stopped) this.broker.log.warn({ err: e }, 'kv expiry sweep cannot read the next expiry; retrying in 1 s');
+      this.due(this.clock.now() + 1000);
+    }
     if (cluster) this.due(this.clock.now() + CLUSTER_POLL_MS);
   }
 

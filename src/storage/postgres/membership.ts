@@ -75,7 +75,7 @@ export class PgMembership implements ClusterView {
   /** False once another process took this row over (this one then holds nothing). */
   private own = true;
   private beats = 0;
-  /** Heartbeats that failed in a row (database unreachable). */
+  /** Heartbeats that failed in a row (database unreachable); two or more make `/health` answer 503. */
   failures = 0;
 
   /** This process's epoch (0 until it joined: a standby joins once promoted). */
@@ -285,6 +285,7 @@ export class PgMembership implements ClusterView {
       if (++this.beats % FORGET_EVERY_BEATS === 0 && !this.db.standby) {
         await this.db.rows(`DELETE FROM queen.cluster_nodes WHERE heartbeat_at < now() - make_interval(secs => $1::float8 / 1000)`, [FORGET_AFTER_MS]);
       }
+      if (this.failures > 0) this.log.info({ failures: this.failures }, 'the database answers again');
       this.failures = 0;
     } catch (e) {
       if (isQueenError(e) && e.code === 'db_read_only') {

@@ -60,8 +60,9 @@ export class PgRuntime implements StorageRuntime {
     while (this.backend.busyConnections > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
   }
 
+  /** False once closed, or while the database has not answered two heartbeats in a row (docs/cluster.md#failures). */
   healthy(): boolean {
-    return !this.closed;
+    return !this.closed && (this.cluster === undefined || this.cluster.failures < 2);
   }
 
   async close(): Promise<void> {
