@@ -43,9 +43,14 @@ test('membership: nodes, epochs per boot, a duplicate live QUEEN_SERVER_ID is fa
     const h = await health(a.url);
     assert.equal(h.engine, 'postgres');
     assert.deepEqual(h.cluster, { serverId: 'node-a', epoch: 1, nodes: 2, role: 'primary' });
-    const m = await membership(b.url);
+    // B's view, once both rows carry the bound HTTP ports (announced after the listeners opened).
+    const m = await waitFor(async () => {
+      const v = await membership(b.url);
+      const ok = v.members.length === 2 && v.members.every((x: any) => x.live && x.address.endsWith(`:${x.serverId === 'node-a' ? a.port : b.port}`));
+      return ok ? v : undefined;
+    }, { what: 'B lists both live nodes with their HTTP addresses' });
     assert.equal(m.serverId, 'node-b');
-    assert.deepEqual(m.members.map((x: any) => [x.serverId, x.live, x.address.endsWith(`:${x.serverId === 'node-a' ? a.port : b.port}`)]), [['node-a', true, true], ['node-b', true, true]]);
+    assert.deepEqual(m.members.map((x: any) => x.serverId), ['node-a', 'node-b']);
 
     // A third process under a live id: clear message, non-zero exit, never listening.
     const dup = await runBrokerExpectingExit({ ...env, QUEEN_SERVER_ID: 'node-a', LOG_LEVEL: 'info' });
@@ -61,10 +66,11 @@ test('membership: nodes, epochs per boot, a duplicate live QUEEN_SERVER_ID is fa
     nodes.push(a2);
     assert.equal((await health(a2.url)).cluster.epoch, 2);
 
-    // SIGKILL: the row goes stale; the others count it out after the TTL, and the id may start again.
+    // SIGKILL: its database session ends with it, so the others count it out at their next
+    // heartbeat (not after the TTL), and the id may start again at once.
     await b.kill();
-    await waitFor(async () => (await health(a2.url)).cluster?.nodes === 1, { what: 'node-b counted out after its TTL', timeoutMs: 10_000 });
-    b = await waitFor(async () => startBroker({ env: { ...env, QUEEN_SERVER_ID: 'node-b' } }).catch(() => undefined), { what: 'node-b restarts once its row is stale', timeoutMs: 15_000, intervalMs: 200 });
+    await waitFor(async () => (await health(a2.url)).cluster?.nodes === 1, { what: 'node-b counted out', timeoutMs: 10_000 });
+    b = await startBroker({ env: { ...env, QUEEN_SERVER_ID: 'node-b' } });
     nodes.push(b);
     assert.equal((await health(b.url)).cluster.epoch, 2);
 
@@ -143,6 +149,39 @@ test('singletons: on 3 nodes a due timer fires exactly once; the holder is kille
     assert.equal(await metric(survivor.url, 'queen_singleton_runs_total', 'task="timers"'), 0, 'the node that does not hold the job never ran it');
   } finally {
     await admin.end().catch(() => undefined);
+    await Promise.all(nodes.map((n) => n.kill()));
+    await db.drop();
+  }
+});
+
+test('singletons: a holder frozen with SIGSTOP (its session still open) loses its jobs after the TTL; thawed, it runs none of them', async () => {
+  const db = await freshDatabase();
+  const env = { QUEEN_STORAGE: 'postgres', DATABASE_URL: db.url, ...FAST };
+  const nodes: BrokerHandle[] = [];
+  let frozen: BrokerHandle | undefined;
+  try {
+    const first = await startBroker({ env: { ...env, QUEEN_SERVER_ID: 'f1' } });
+    nodes.push(first);
+    await waitFor(async () => (await membership(first.url)).singletons.filter((s: any) => s.here).length === 3, { what: 'f1 holds the three jobs' });
+    const second = await startBroker({ env: { ...env, QUEEN_SERVER_ID: 'f2' } });
+    nodes.push(second);
+    first.proc.kill('SIGSTOP');
+    frozen = first;
+    const t0 = Date.now();
+    await waitFor(async () => (await membership(second.url)).singletons.filter((s: any) => s.holder === 'f2' && s.here).length === 3,
+      { what: 'f2 takes the jobs once f1\'s leases ran out', timeoutMs: 10_000 });
+    const tookMs = Date.now() - t0;
+    assert.ok(tookMs >= 1000, `not before the lease could have run out (${tookMs} ms)`);
+    first.proc.kill('SIGCONT');
+    frozen = undefined;
+    // Thawed, f1 finds the leases held by f2: it holds nothing, and f2 keeps them.
+    await waitFor(async () => {
+      const m = await membership(first.url);
+      return m.singletons.length === 3 && m.singletons.every((s: any) => !s.here && s.holder === 'f2');
+    }, { what: 'f1 sees f2 holding every job and runs none' });
+    assert.equal((await membership(second.url)).singletons.filter((s: any) => s.here).length, 3);
+  } finally {
+    frozen?.proc.kill('SIGCONT');
     await Promise.all(nodes.map((n) => n.kill()));
     await db.drop();
   }

@@ -102,6 +102,7 @@ export class PgBackend implements QueueBackend {
       // A hot standby (docs/cluster.md#standby) takes no migration and no LISTEN until promoted.
       db.standby = (await db.rows('SELECT pg_is_in_recovery() AS r'))[0]!.r as boolean;
       await migrate(db.pool, undefined, db.standby);
+      if (opts.listenUrl !== undefined) db.sessionConfig = { connectionString: opts.listenUrl, ssl: opts.pool.ssl };
       if (opts.listen !== false) {
         const { max: _max, ...poolClient } = opts.pool;
         const client = opts.listenUrl !== undefined ? { connectionString: opts.listenUrl, ssl: opts.pool.ssl } : poolClient;

@@ -54,6 +54,8 @@ export type Row = QueryResultRow;
 export class PgDb {
   readonly pool: pg.Pool;
   private readonly listeners: ReadyListener[] = [];
+  /** Where a dedicated session connects (membership.ts): the pool's server, or `QUEEN_PG_LISTEN_URL`'s when set (a direct connection). */
+  sessionConfig: pg.ClientConfig;
   /** True while the database is a hot standby (`pg_is_in_recovery()`, polled by membership.ts). */
   standby = false;
   /** NOTIFYs sent in committed or rolled-back transactions (only committed ones are delivered). */
@@ -66,6 +68,8 @@ export class PgDb {
    */
   constructor(config: PoolConfig, readonly serverId: string, readonly clock: ClockSource = 'caller') {
     this.pool = new pg.Pool({ ...config, types: pgTypes });
+    const { max: _max, ...client } = config;
+    this.sessionConfig = client;
     this.pool.on('error', () => undefined); // an idle connection lost: the pool replaces it
   }
 

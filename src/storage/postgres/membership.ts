@@ -6,6 +6,10 @@
  *   `epoch + 1`; it refreshes `heartbeat_at = now()` (database clock) every heartbeat. A node whose
  *   heartbeat is older than the node TTL is dead. Joining under a server id whose row is live is
  *   refused ({@link DuplicateServerId}) when the id was chosen by the operator.
+ * - Each node writes its row and claims its leases on a dedicated session whose backend pid and
+ *   start time are recorded in the row: when the process ends, PostgreSQL ends the session, and the
+ *   other nodes count the node out and take its leases at their next heartbeat instead of after the
+ *   TTL. A node that is alive but silent (frozen, cut off) still loses them only after the TTL.
  * - The heartbeat also measures this process's clock against the database's and re-aims the clock
  *   the broker runs on ({@link MembershipOptions.follow}), so timers, KV expiry, lease checks and
  *   retention of a node whose clock is skewed still follow the database's time.
@@ -22,8 +26,8 @@ import type { OffsetClock } from '../../util/offset-clock.js';
 import type { SchedulerLane, Scheduler } from '../../util/scheduler.js';
 import { SINGLETON_TASKS, type ClusterMember, type ClusterView, type LinkView, type SingletonHolder, type SingletonTask } from '../runtime.js';
 import { isQueenError, QueenError } from '../../errors.js';
-import type { PgDb } from './db.js';
-import { tsToMs } from './db.js';
+import pg from 'pg';
+import { pgTypes, refusalOf, tsToMs, type PgDb, type Row } from './db.js';
 
 /** How a node joins (docs/cluster.md#membership). */
 export interface MembershipOptions {
@@ -58,6 +62,11 @@ const FORGET_AFTER_MS = 3_600_000;
 const INSUFFICIENT_PRIVILEGE = '42501';
 /** Offset changes below this are measurement noise and leave the process clock alone, ms. */
 const FOLLOW_JITTER_MS = 20;
+/** SQL: this session's start time (with its pid, it names the session uniquely). */
+const MY_SESSION_START = '(SELECT backend_start FROM pg_stat_activity WHERE pid = pg_backend_pid())';
+/** SQL: the recorded session of cluster_nodes row `n` still exists. */
+const SESSION_ALIVE = (n: string) =>
+  `EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.pid = ${n}.session_pid AND a.backend_start = ${n}.session_started_at)`;
 /** Heartbeats between two clean-ups of forgotten rows. */
 const FORGET_EVERY_BEATS = 100;
 
@@ -75,6 +84,7 @@ export class PgMembership implements ClusterView {
   /** False once another process took this row over (this one then holds nothing). */
   private own = true;
   private beats = 0;
+  private session: pg.Client | undefined;
   /** Heartbeats that failed in a row (database unreachable); two or more make `/health` answer 503. */
   failures = 0;
 
@@ -116,10 +126,11 @@ export class PgMembership implements ClusterView {
   /** Writes this process's row with the next epoch. @throws DuplicateServerId when `exclusive` and the id is live */
   private async upsert(exclusive: boolean): Promise<void> {
     const { serverId, nodeTtlMs } = this.opts;
-    const rows = await this.db.rows(`
-      INSERT INTO queen.cluster_nodes AS n (server_id, epoch, address) VALUES ($1, 1, $2)
-      ON CONFLICT (server_id) DO UPDATE SET epoch = n.epoch + 1, address = EXCLUDED.address, started_at = now(), heartbeat_at = now(), leaving = false
-       WHERE NOT $3::boolean OR n.leaving OR n.heartbeat_at <= now() - make_interval(secs => $4::float8 / 1000)
+    const rows = await this.onSession(`
+      INSERT INTO queen.cluster_nodes AS n (server_id, epoch, address, session_pid, session_started_at) VALUES ($1, 1, $2, pg_backend_pid(), ${MY_SESSION_START})
+      ON CONFLICT (server_id) DO UPDATE SET epoch = n.epoch + 1, address = EXCLUDED.address, started_at = now(), heartbeat_at = now(), leaving = false,
+                                            session_pid = EXCLUDED.session_pid, session_started_at = EXCLUDED.session_started_at
+       WHERE NOT $3::boolean OR n.leaving OR n.heartbeat_at <= now() - make_interval(secs => $4::float8 / 1000) OR NOT ${SESSION_ALIVE('n')}
       RETURNING epoch`, [serverId, this.address, exclusive, nodeTtlMs]);
     if (rows.length === 0) {
       const cur = (await this.db.rows('SELECT address, epoch FROM queen.cluster_nodes WHERE server_id = $1', [serverId]))[0];
@@ -127,6 +138,40 @@ export class PgMembership implements ClusterView {
     }
     this.epoch = rows[0]!.epoch as number;
     this.own = true;
+  }
+
+  /**
+   * A statement on this node's dedicated session (connected on first use). Its backend pid and start
+   * time are recorded in the row, so other nodes see at once when this process is gone (its
+   * session ends with it) instead of waiting for the TTL. Losing the session drops every lease
+   * held here at once.
+   */
+  private async onSession(sql: string, params: unknown[] = []): Promise<Row[]> {
+    let c = this.session;
+    if (!c) {
+      c = new pg.Client({ ...this.db.sessionConfig, types: pgTypes });
+      const lost = () => {
+        if (this.session !== c) return;
+        this.session = undefined;
+        this.heldUntil.clear();
+        void c!.end().catch(() => undefined);
+      };
+      c.on('error', lost);
+      c.on('end', lost);
+      try {
+        await c.connect();
+      } catch (e) {
+        c.removeAllListeners('end');
+        await c.end().catch(() => undefined);
+        throw refusalOf(e, this.db.standby);
+      }
+      this.session = c;
+    }
+    try {
+      return (await c.query(sql, params)).rows;
+    } catch (e) {
+      throw refusalOf(e, this.db.standby);
+    }
   }
 
   /** What the database lets this node do now (docs/cluster.md#failures). */
@@ -240,20 +285,22 @@ export class PgMembership implements ClusterView {
         this.heldUntil.clear();
       } else {
         if (this.epoch === 0 || !this.own) await this.upsert(false);
-        const mine = await this.db.rows(`UPDATE queen.cluster_nodes SET heartbeat_at = now(), address = $3 WHERE server_id = $1 AND epoch = $2 RETURNING 1`,
-          [serverId, this.epoch, this.address]);
+        const mine = await this.onSession(`UPDATE queen.cluster_nodes SET heartbeat_at = now(), address = $3, session_pid = pg_backend_pid(), session_started_at = ${MY_SESSION_START}
+                                              WHERE server_id = $1 AND epoch = $2 RETURNING 1`, [serverId, this.epoch, this.address]);
         this.readOnly = false;
         if (mine.length === 0) {
           if (this.own) this.log.error({ serverId, epoch: this.epoch }, 'this node\'s membership row was taken over by another process; it runs no cluster-wide job');
           this.own = false;
           this.heldUntil.clear();
         } else {
-          const got = await this.db.rows(`
+          // Claimable: the lease ran out, or it is this process's, or its holder's session is gone (the holder process ended).
+          const got = await this.onSession(`
             INSERT INTO queen.maintenance_leases AS l (task, holder, holder_epoch, lease_expires_at, fencing)
             SELECT t, $2, $3, now() + make_interval(secs => $4::float8 / 1000), 1 FROM unnest($1::text[]) AS t
             ON CONFLICT (task) DO UPDATE SET holder = EXCLUDED.holder, holder_epoch = EXCLUDED.holder_epoch, lease_expires_at = EXCLUDED.lease_expires_at,
               fencing = l.fencing + CASE WHEN l.holder = EXCLUDED.holder AND l.holder_epoch = EXCLUDED.holder_epoch THEN 0 ELSE 1 END
              WHERE l.lease_expires_at < now() OR (l.holder = EXCLUDED.holder AND l.holder_epoch = EXCLUDED.holder_epoch)
+                OR NOT EXISTS (SELECT 1 FROM queen.cluster_nodes h WHERE h.server_id = l.holder AND h.epoch = l.holder_epoch AND NOT h.leaving AND ${SESSION_ALIVE('h')})
             RETURNING task`, [[...SINGLETON_TASKS], serverId, this.epoch, nodeTtlMs]);
           const until = t0 + nodeTtlMs - heartbeatMs;
           const held = new Set(got.map((r) => r.task as SingletonTask));
@@ -269,8 +316,8 @@ export class PgMembership implements ClusterView {
       }
       const [members, holders] = await Promise.all([
         this.db.rows(`SELECT server_id, epoch, address, leaving, ${tsToMs('(now() - heartbeat_at)')} AS since_ms,
-                             (NOT leaving AND heartbeat_at > now() - make_interval(secs => $1::float8 / 1000)) AS live
-                        FROM queen.cluster_nodes ORDER BY server_id`, [nodeTtlMs]),
+                             (NOT leaving AND heartbeat_at > now() - make_interval(secs => $1::float8 / 1000) AND (pg_is_in_recovery() OR ${SESSION_ALIVE('n')})) AS live
+                        FROM queen.cluster_nodes n ORDER BY server_id`, [nodeTtlMs]),
         this.db.rows(`SELECT task, CASE WHEN lease_expires_at > now() THEN holder END AS holder, CASE WHEN lease_expires_at > now() THEN holder_epoch END AS epoch,
                              fencing, runs, ${tsToMs('last_run_at')} AS last_run_at FROM queen.maintenance_leases ORDER BY task`),
       ]);
@@ -309,10 +356,15 @@ export class PgMembership implements ClusterView {
     await this.beating;
     this.heldUntil.clear();
     try {
+      if (this.epoch === 0 || this.db.standby) return;
       await this.db.rows(`UPDATE queen.maintenance_leases SET lease_expires_at = '-infinity' WHERE holder = $1 AND holder_epoch = $2`, [this.opts.serverId, this.epoch]);
       await this.db.rows('UPDATE queen.cluster_nodes SET leaving = true WHERE server_id = $1 AND epoch = $2', [this.opts.serverId, this.epoch]);
     } catch (e) {
       this.log.warn({ err: e }, 'cannot leave the cluster cleanly; the row expires by itself');
+    } finally {
+      const c = this.session;
+      this.session = undefined;
+      await c?.end().catch(() => undefined);
     }
   }
 }

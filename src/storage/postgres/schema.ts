@@ -262,7 +262,9 @@ CREATE TABLE queen.cluster_nodes (
   address text NOT NULL DEFAULT '',
   started_at timestamptz NOT NULL DEFAULT now(),
   heartbeat_at timestamptz NOT NULL DEFAULT now(),
-  leaving boolean NOT NULL DEFAULT false
+  leaving boolean NOT NULL DEFAULT false,
+  session_pid integer,
+  session_started_at timestamptz
 );
 CREATE TABLE queen.maintenance_leases (
   task text COLLATE "C" PRIMARY KEY,
