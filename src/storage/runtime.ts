@@ -64,6 +64,8 @@ export interface ClusterView {
   readonly role: 'primary' | 'standby' | 'read_only';
   /** This node's clock minus the database's, ms, as of the last heartbeat. */
   readonly clockSkewMs: number;
+  /** On a standby, the replication follower as of the last heartbeat; undefined on a primary. */
+  readonly follower: { state: 'following' | 'waiting' | 'halted'; lagMs: number } | undefined;
   /** True while this node holds `task`'s lease with time to spare (checked before each run). */
   holds(task: SingletonTask): boolean;
   /** Records one run of `task` by this node (`runs`, `last_run_at`; `queen_singleton_runs_total`). */

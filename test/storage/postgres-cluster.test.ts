@@ -50,6 +50,10 @@ test('membership: nodes, epochs per boot, a duplicate live QUEEN_SERVER_ID is fa
       return ok ? v : undefined;
     }, { what: 'B lists both live nodes with their HTTP addresses' });
     assert.equal(m.serverId, 'node-b');
+    const raft = await call(b.url, 'GET', '/api/v1/system/raft/membership');
+    assert.equal(raft.status, 200);
+    assert.equal(raft.body.engine, 'postgres');
+    assert.deepEqual(raft.body.members.map((x: any) => [x.id, x.live, x.epoch]), [['node-a', true, 1], ['node-b', true, 1]]);
     assert.deepEqual(m.members.map((x: any) => x.serverId), ['node-a', 'node-b']);
 
     // A third process under a live id: clear message, non-zero exit, never listening.

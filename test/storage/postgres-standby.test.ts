@@ -67,6 +67,9 @@ test('standby: reads served, writes 503 standby; link shows role and lag; promot
     assert.equal(link.body.follower.state, 'following');
     assert.equal(typeof link.body.follower.lagMs, 'number');
     assert.match(link.body.position.lsn, /^[0-9A-F]+\/[0-9A-F]+$/);
+    await waitFor(async () => /^queen_link_follower_state\{state="following"\} 1$/m.test((await call(b.url, 'GET', '/metrics/prometheus')).text),
+      { what: 'queen_link_follower_state{state="following"} on the standby node' });
+    assert.match((await call(b.url, 'GET', '/metrics/prometheus')).text, /^queen_link_lag_seconds \d/m);
     const src = await call(a.url, 'GET', '/api/v1/system/link');
     assert.equal(src.body.role, 'primary');
     assert.equal(src.body.readers.length, 1, 'the source sees its one replica');

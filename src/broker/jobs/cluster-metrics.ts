@@ -24,6 +24,17 @@ export function registerClusterMetrics(registry: Registry, cluster: ClusterView)
     name: 'queen_singleton_held', help: 'Whether this node holds the cluster-wide job now (1) or not (0)', labelNames: ['task'], registers,
     collect() { for (const t of SINGLETON_TASKS) this.set({ task: t }, cluster.holds(t) ? 1 : 0); },
   });
+  new Gauge({
+    name: 'queen_link_lag_seconds', help: 'Replication lag of this node\'s standby database (0 on a primary), as of the last heartbeat', registers,
+    collect() { this.set((cluster.follower?.lagMs ?? 0) / 1000); },
+  });
+  new Gauge({
+    name: 'queen_link_follower_state', help: 'State of this node\'s standby database: 1 for the current state (none on a primary)', labelNames: ['state'], registers,
+    collect() {
+      this.reset();
+      if (cluster.follower) this.set({ state: cluster.follower.state }, 1);
+    },
+  });
   const seen = new Map<string, number>();
   new Counter({
     name: 'queen_singleton_runs_total', help: 'Runs of each cluster-wide job by this node', labelNames: ['task', 'server_id'], registers,

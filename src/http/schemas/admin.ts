@@ -167,6 +167,12 @@ export const adminSchemas = {
       readers: arr(obj({ name: str(), after: nullableStr, idleMs: { type: ['integer', 'null'] }, state: str() })),
     }, undefined, ['role', 'position']), 'Link'),
   },
+  'GET /api/v1/system/raft/membership': {
+    tags: ['system'], summary: 'The nodes sharing the database, read-only (docs/cluster.md#membership); empty on SQLite',
+    response: answers(obj({
+      engine: str(), members: arr(obj({ id: str(), http: str(), epoch: int, live: bool, lastSeenMs: int, leaving: bool })),
+    }, undefined, ['engine', 'members']), 'Members'),
+  },
   'POST /api/v1/system/link/promote': {
     tags: ['system'], summary: 'Promote the standby database (pg_promote); 409 promote_unavailable when the database role may not (docs/cluster.md#standby)',
     response: answers(obj({ role: str(), position: obj({ lsn: nullableStr }) }, undefined, ['role', 'position']), 'Promoted'),

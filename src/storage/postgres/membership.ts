@@ -94,6 +94,8 @@ export class PgMembership implements ClusterView {
   readOnly = false;
   /** This clock minus the database's, ms, as of the last heartbeat (half the round trip is the error). */
   clockSkewMs = 0;
+  /** The replication follower as of the last heartbeat (standby only), for `queen_link_*` metrics. */
+  follower: { state: 'following' | 'waiting' | 'halted'; lagMs: number } | undefined;
   /** Promotions noticed (standby → primary). */
   promotions = 0;
 
@@ -283,7 +285,10 @@ export class PgMembership implements ClusterView {
       const t0 = performance.now();
       if (this.db.standby) {
         this.heldUntil.clear();
+        const l = await this.link();
+        this.follower = l.role === 'standby' ? l.follower : undefined;
       } else {
+        this.follower = undefined;
         if (this.epoch === 0 || !this.own) await this.upsert(false);
         const mine = await this.onSession(`UPDATE queen.cluster_nodes SET heartbeat_at = now(), address = $3, session_pid = pg_backend_pid(), session_started_at = ${MY_SESSION_START}
                                               WHERE server_id = $1 AND epoch = $2 RETURNING 1`, [serverId, this.epoch, this.address]);
