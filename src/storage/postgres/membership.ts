@@ -170,7 +170,7 @@ export class PgMembership implements ClusterView {
       this.session = c;
     }
     try {
-      return (await c.query(sql, params)).rows;
+      return (await c.query<Row>(sql, params)).rows;
     } catch (e) {
       throw refusalOf(e, this.db.standby);
     }
