@@ -32,6 +32,12 @@ export interface ClusterConfig {
    * is older than this (database clock) is dead, and the singleton jobs it held pass to another node, ms.
    */
   nodeTtlMs: number;
+  /**
+   * `QUEEN_STANDBY` (PostgreSQL only, docs/cluster.md#standby): `auto` (default) follows
+   * `pg_is_in_recovery()`; `true` serves as a standby even on a primary (every write answers 503
+   * `standby`); `false` refuses to start on a hot standby.
+   */
+  standby: 'auto' | 'true' | 'false';
   /** Set variables Queen-TS ignores (Raft-only `QUEEN_RAFT_*`, `QUEEN_LINK_*`), sorted, for one boot warning. */
   ignored: string[];
 }
@@ -52,8 +58,11 @@ export function loadClusterConfig(env: Env): ClusterConfig {
   const heartbeatMs = int(env, 'QUEEN_CLUSTER_HEARTBEAT_MS', 1000, 50, 60_000);
   const nodeTtlMs = int(env, 'QUEEN_CLUSTER_NODE_TTL_MS', Math.max(5000, 2 * heartbeatMs), 100, 600_000);
   if (nodeTtlMs < 2 * heartbeatMs) throw new ConfigError(`QUEEN_CLUSTER_NODE_TTL_MS=${nodeTtlMs} must be at least twice QUEEN_CLUSTER_HEARTBEAT_MS=${heartbeatMs}`);
+  const standbyRaw = (env.QUEEN_STANDBY ?? '').trim().toLowerCase() || 'auto';
+  if (standbyRaw !== 'auto' && standbyRaw !== 'true' && standbyRaw !== 'false') throw new ConfigError(`QUEEN_STANDBY=${JSON.stringify(env.QUEEN_STANDBY)} is not one of auto, true, false`);
+  const standby = standbyRaw;
   const serverIdSet = (env.QUEEN_SERVER_ID?.trim() ?? '') !== '';
-  return { listen, token, serverId: env.QUEEN_SERVER_ID?.trim() || hostname(), serverIdSet, heartbeatMs, nodeTtlMs, ignored };
+  return { listen, token, serverId: env.QUEEN_SERVER_ID?.trim() || hostname(), serverIdSet, heartbeatMs, nodeTtlMs, standby, ignored };
 }
 
 /** True for a bind host that only this machine can reach (127.0.0.0/8, ::1, localhost). */

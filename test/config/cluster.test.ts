@@ -16,4 +16,7 @@ test('membership settings: defaults, bounds, the TTL covers two heartbeats, whet
   assert.throws(() => loadClusterConfig({ QUEEN_CLUSTER_HEARTBEAT_MS: '1000', QUEEN_CLUSTER_NODE_TTL_MS: '1500' }), (e: unknown) => e instanceof ConfigError && /at least twice/.test(e.message));
   assert.throws(() => loadClusterConfig({ QUEEN_CLUSTER_HEARTBEAT_MS: '10' }), ConfigError);
   assert.throws(() => loadClusterConfig({ QUEEN_CLUSTER_NODE_TTL_MS: 'soon' }), ConfigError);
+  assert.equal(d.standby, 'auto');
+  assert.equal(loadClusterConfig({ QUEEN_STANDBY: ' TRUE ' }).standby, 'true');
+  assert.throws(() => loadClusterConfig({ QUEEN_STANDBY: 'maybe' }), (e: unknown) => e instanceof ConfigError && /QUEEN_STANDBY/.test(e.message));
 });

@@ -101,6 +101,37 @@ test('a database that refuses connections: /health answers 503 within a few hear
   }
 });
 
+test('QUEEN_STANDBY=true on a primary: the node reads, answers writes 503 standby, cannot promote; a node in auto mode writes', async () => {
+  const db = await freshDatabase();
+  const nodes: BrokerHandle[] = [];
+  try {
+    const env = { QUEEN_STORAGE: 'postgres', DATABASE_URL: db.url, ...FAST };
+    const a = await startBroker({ env });
+    nodes.push(a);
+    assert.equal((await call(a.url, 'POST', '/api/v1/push', { items: [{ queue: 'forced', payload: { n: 1 } }] })).status, 201);
+    const s = await startBroker({ env: { ...env, QUEEN_STANDBY: 'true' } });
+    nodes.push(s);
+    assert.equal((await call(s.url, 'GET', '/health')).body.cluster.role, 'standby');
+    const push = await call(s.url, 'POST', '/api/v1/push', { items: [{ queue: 'forced', payload: { n: 2 } }] });
+    assert.equal(push.status, 503, push.text);
+    assert.equal(push.body.code, 'standby');
+    assert.equal(push.headers.get('retry-after'), '1');
+    const listing = await call(s.url, 'GET', '/api/v1/messages?queue=forced&limit=10');
+    assert.equal(listing.status, 200, listing.text);
+    assert.equal((listing.body.messages ?? listing.body).length, 1);
+    const link = await call(s.url, 'GET', '/api/v1/system/link');
+    assert.equal(link.body.role, 'standby');
+    assert.equal(link.body.follower.state, 'halted');
+    const promote = await call(s.url, 'POST', '/api/v1/system/link/promote');
+    assert.equal(promote.status, 409);
+    assert.equal(promote.body.code, 'promote_unavailable');
+    assert.equal((await call(a.url, 'POST', '/api/v1/push', { items: [{ queue: 'forced', payload: { n: 3 } }] })).status, 201, 'the other node writes');
+  } finally {
+    await Promise.all(nodes.map((n) => n.kill()));
+    await db.drop();
+  }
+});
+
 const LIBFAKETIME = ['/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1', '/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1', '/usr/lib/faketime/libfaketime.so.1']
   .find((p) => fs.existsSync(p));
 

@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import pg from 'pg';
-import { startBroker, type BrokerHandle } from '../helpers/broker.js';
+import { runBrokerExpectingExit, startBroker, type BrokerHandle } from '../helpers/broker.js';
 import { call } from '../helpers/http.js';
 import { pgServersUnavailable, startPrimary, startReplica, type PgServer } from '../helpers/pg-servers.js';
 import { waitFor } from '../helpers/wait.js';
@@ -41,6 +41,10 @@ test('standby: reads served, writes 503 standby; link shows role and lag; promot
     const c = await startBroker({ env: { ...env, QUEEN_SERVER_ID: 'standby-2' } });
     nodes.push(b, c);
 
+    // QUEEN_STANDBY=false refuses a hot standby at boot.
+    const refused = await runBrokerExpectingExit({ ...env, QUEEN_STANDBY: 'false' });
+    assert.equal(refused.code, 1, refused.output);
+    assert.match(refused.output, /fatal: .*hot standby .*QUEEN_STANDBY=false/);
     const h = await call(b.url, 'GET', '/health');
     assert.equal(h.status, 200);
     assert.equal(h.body.cluster.role, 'standby');

@@ -46,6 +46,11 @@ export interface PgBackendOptions {
    * each transaction, so processes with skewed clocks cannot overlap leases).
    */
   clock?: ClockSource | undefined;
+  /**
+   * `QUEEN_STANDBY` (docs/cluster.md#standby): `auto` follows `pg_is_in_recovery()`; `true` opens
+   * every pooled session read-only and answers writes as a standby; `false` refuses a hot standby.
+   */
+  standby?: 'auto' | 'true' | 'false' | undefined;
   /** Called with errors of the LISTEN connection (it reconnects by itself). */
   onListenError?: ((e: Error) => void) | undefined;
 }
@@ -96,18 +101,22 @@ export class PgBackend implements QueueBackend {
    * @throws the connection or migration error (the pool is closed again)
    */
   static async open(opts: PgBackendOptions): Promise<PgBackend> {
-    const db = new PgDb(opts.pool, opts.serverId ?? randomUUID(), opts.clock);
+    const forced = opts.standby === 'true';
+    const db = new PgDb(forced ? { ...opts.pool, options: `${opts.pool.options ?? ''} -c default_transaction_read_only=on`.trim() } : opts.pool, opts.serverId ?? randomUUID(), opts.clock);
+    db.forcedStandby = forced;
     let listener: WakeListener | undefined;
     try {
       // A hot standby (docs/cluster.md#standby) takes no migration and no LISTEN until promoted.
-      db.standby = (await db.rows('SELECT pg_is_in_recovery() AS r'))[0]!.r as boolean;
+      const inRecovery = (await db.rows('SELECT pg_is_in_recovery() AS r'))[0]!.r as boolean;
+      if (inRecovery && opts.standby === 'false') throw new Error('the database is a hot standby (pg_is_in_recovery) and QUEEN_STANDBY=false: point the broker at the primary, or set QUEEN_STANDBY=auto');
+      db.standby = forced || inRecovery;
       await migrate(db.pool, undefined, db.standby);
       if (opts.listenUrl !== undefined) db.sessionConfig = { connectionString: opts.listenUrl, ssl: opts.pool.ssl };
       if (opts.listen !== false) {
         const { max: _max, ...poolClient } = opts.pool;
         const client = opts.listenUrl !== undefined ? { connectionString: opts.listenUrl, ssl: opts.pool.ssl } : poolClient;
         listener = new WakeListener(client, db.serverId, (q, parts, at) => db.emit(q.tenant, q.queue, parts, at), opts.onListenError);
-        if (db.standby) listener.startLater();
+        if (inRecovery) listener.startLater();
         else await listener.start();
       }
     } catch (e) {

@@ -56,6 +56,8 @@ export class PgDb {
   private readonly listeners: ReadyListener[] = [];
   /** Where a dedicated session connects (membership.ts): the pool's server, or `QUEEN_PG_LISTEN_URL`'s when set (a direct connection). */
   sessionConfig: pg.ClientConfig;
+  /** `QUEEN_STANDBY=true`: serve as a standby whatever the database is (sessions are read-only). */
+  forcedStandby = false;
   /** True while the database is a hot standby (`pg_is_in_recovery()`, polled by membership.ts). */
   standby = false;
   /** NOTIFYs sent in committed or rolled-back transactions (only committed ones are delivered). */

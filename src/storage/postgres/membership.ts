@@ -206,6 +206,10 @@ export class PgMembership implements ClusterView {
 
   async link(): Promise<LinkView> {
     const r = (await this.db.rows(`SELECT pg_is_in_recovery() AS standby`))[0]!;
+    if (this.db.forcedStandby && !(r.standby as boolean)) {
+      const lsn = (await this.db.rows(`SELECT pg_current_wal_lsn()::text AS lsn`))[0]?.lsn as string | undefined;
+      return { role: 'standby', source: null, position: { lsn: lsn ?? null }, follower: { state: 'halted', lagMs: 0, error: 'QUEEN_STANDBY=true on a primary database: writes refused by configuration' } };
+    }
     if (r.standby as boolean) {
       const w = (await this.db.rows(`
         SELECT (SELECT sender_host || ':' || sender_port FROM pg_stat_wal_receiver LIMIT 1) AS source,
@@ -231,6 +235,7 @@ export class PgMembership implements ClusterView {
   }
 
   async promote(): Promise<LinkView> {
+    if (this.db.forcedStandby) throw new QueenError('promote_unavailable', 'QUEEN_STANDBY=true keeps this node a standby: restart it with QUEEN_STANDBY=auto');
     if (!this.db.standby && !(await this.db.rows('SELECT pg_is_in_recovery() AS r'))[0]!.r) throw new QueenError('invalid_request', 'the database is no standby: nothing to promote');
     try {
       const done = (await this.db.rows('SELECT pg_promote(true, 60) AS ok'))[0]!.ok as boolean;
@@ -277,7 +282,7 @@ export class PgMembership implements ClusterView {
       // Re-aim the process clock at the database's only when it drifted by more than the jitter of one round trip.
       if (follow && Math.abs(follow.offsetMs - this.clockSkewMs) > Math.max(FOLLOW_JITTER_MS, after - before)) follow.offsetMs = this.clockSkewMs;
       const wasStandby = this.db.standby;
-      this.db.standby = probe.standby as boolean;
+      this.db.standby = this.db.forcedStandby || (probe.standby as boolean);
       if (wasStandby && !this.db.standby) {
         this.promotions++;
         this.log.warn({ serverId }, 'the database was promoted: this node serves writes');
