@@ -294,8 +294,10 @@ export class PgMembership implements ClusterView {
         this.follower = l.role === 'standby' ? l.follower : undefined;
       } else {
         this.follower = undefined;
-        if (this.epoch === 0 || !this.own) await this.upsert(false);
-        const mine = await this.onSession(`UPDATE queen.cluster_nodes SET heartbeat_at = now(), address = $3, session_pid = pg_backend_pid(), session_started_at = ${MY_SESSION_START}
+        // Joins once promoted; a row another process took over is taken back only when the id is
+        // this process's own (`<host>-<pid>`): under a chosen QUEEN_SERVER_ID the newer process keeps it.
+        if (this.epoch === 0 || (!this.own && !this.opts.exclusive)) await this.upsert(false);
+        const mine = !this.own ? [] : await this.onSession(`UPDATE queen.cluster_nodes SET heartbeat_at = now(), address = $3, session_pid = pg_backend_pid(), session_started_at = ${MY_SESSION_START}
                                               WHERE server_id = $1 AND epoch = $2 RETURNING 1`, [serverId, this.epoch, this.address]);
         this.readOnly = false;
         if (mine.length === 0) {
