@@ -121,6 +121,7 @@ export const ERRORS = {
   csrf_rejected: { status: 403, message: 'cross-site request refused: the origin is not allowed' },
   oauth_state_mismatch: { status: 400, message: 'sign-in state does not match this browser' },
   oauth_refused: { status: 403, message: 'sign-in refused' },
+  promote_unavailable: { status: 409, message: 'this node cannot promote its database: promote PostgreSQL itself (pg_ctl promote, or your failover manager)' },
   not_deleting: { status: 409, message: 'the tenant is not in status deleting (use ?force=true)' },
   // 5xx: ours
   encryption_unavailable: {
@@ -129,6 +130,9 @@ export const ERRORS = {
   },
   payload_integrity_failed: { status: 500, message: 'cannot decrypt message: stored payload failed authentication' },
   shutting_down: { status: 503, message: 'broker is shutting down' },
+  // several nodes on PostgreSQL (docs/cluster.md#failures): answered with Retry-After: 1
+  db_read_only: { status: 503, message: 'the database refuses writes (read-only); writes resume when it accepts them again' },
+  standby: { status: 503, message: 'this cluster is a standby of another; writes are refused until it is promoted' },
   maintenance_mode: { status: 503, message: 'push maintenance is on' },
   spool_failed: { status: 500, message: 'push maintenance spool write failed' },
   storage_error: { status: 500, message: 'storage error' },

@@ -4,6 +4,7 @@
  * binds. SIGTERM/SIGINT: stop accepting, answer parked pops with 204, finish in-flight commits,
  * close the store, exit 0.
  */
+import { hostname } from 'node:os';
 import { ConfigError, loadConfig } from './config/index.js';
 import { initEncryption, initEncryptionOn } from './crypto/boot.js';
 import { Services } from './broker/services.js';
@@ -18,6 +19,7 @@ import { createLogger } from './observability/logger.js';
 import { prepareDataDir } from './storage/datadir.js';
 import { closeStore, openRuntime, openStore, type OpenedStore } from './storage/open.js';
 import { systemClock } from './util/clock.js';
+import { OffsetClock } from './util/offset-clock.js';
 
 function fatal(message: string): never {
   process.stderr.write(`fatal: ${message}\n`);
@@ -47,9 +49,15 @@ async function main(): Promise<void> {
     if (e instanceof ConfigError) fatal(e.message);
     throw e;
   });
-  const storage = await openRuntime(opened, config, codec, log, systemClock);
+  // On PostgreSQL this joins the membership table: a live node with the same QUEEN_SERVER_ID is fatal here, before any listener.
+  // On PostgreSQL the broker runs on the database's clock (docs/storage.md#time), measured each heartbeat.
+  const clock = opened.kind === 'postgres' ? new OffsetClock() : systemClock;
+  const storage = await openRuntime(opened, config, codec, log, clock).catch(async (e: unknown) => {
+    await closeStore(opened).catch(() => undefined);
+    fatal((e as Error).message);
+  });
   // One start order (broker, KV sweep, admin jobs, timers) and its reverse at shutdown (docs/operations.md#boot).
-  const services = new Services({ storage, config, codec, log, clock: systemClock });
+  const services = new Services({ storage, config, codec, log, clock });
   services.start();
   await services.loadEphemeral(); // declared ephemeral queues come back empty before the listener opens
   const app = await buildApp(config, services, log);
@@ -103,6 +111,7 @@ async function main(): Promise<void> {
     log.info(fronted ? 'single binary: proxy in-process on the public port' : 'single binary: proxy in-process on its own port; the broker router serves PORT (internal)');
     log.info({ port: proxyPort, tls: config.proxy.tls !== undefined }, 'public listener (hardened)');
   }
+  storage.cluster?.announce(`${host === '0.0.0.0' || host === '::' ? hostname() : h}:${port}`);
   log.info({ port, host, dataDir: config.dataDir, sync: config.sync }, 'queen-ts listening');
   // The Kafka port (docs/kafka.md), off unless QUEEN_KAFKA_EMBEDDED=true; a bind failure is fatal.
   // A front door of the services: closed before the domain stops and the store closes.

@@ -35,6 +35,7 @@ import { Timers } from './coordination/timers.js';
 import { EphemeralEngine } from './ephemeral/engine.js';
 import { registerEphemeralMetrics } from './ephemeral/metrics.js';
 import { AdminJobs } from './jobs/admin-jobs.js';
+import { registerClusterMetrics } from './jobs/cluster-metrics.js';
 import { PartitionLogs } from './messaging/log-read.js';
 import { KafkaSideTables } from './messaging/kafka-meta.js';
 
@@ -98,6 +99,7 @@ export class Services {
     this.kafkaMeta = new KafkaSideTables(this.broker.backend, this.clock);
     this.ephemeral = new EphemeralEngine(this.broker.backend, deps.config.ephemeral, this.clock);
     registerEphemeralMetrics(this.jobs.metrics.registry, this.ephemeral);
+    if (deps.storage.cluster) registerClusterMetrics(this.jobs.metrics.registry, deps.storage.cluster);
   }
 
   /** Re-creates declared ephemeral queues (empty) and reads the kill switch; call after {@link start}, before the listener opens. */

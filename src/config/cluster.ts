@@ -5,7 +5,7 @@
  * Raft-only variables Queen-TS reads nothing from (`QUEEN_RAFT_PEERS` and friends, `QUEEN_LINK_*`).
  */
 import { hostname } from 'node:os';
-import { ConfigError, type Env } from './env.js';
+import { ConfigError, int, type Env } from './env.js';
 import { parseHostPort, type HostPort } from './kafka.js';
 
 /** Names under `QUEEN_RAFT_` that Queen-TS reads; every other one is Raft-only and ignored. */
@@ -19,6 +19,25 @@ export interface ClusterConfig {
   token: string | undefined;
   /** This node's name (`QUEEN_SERVER_ID`, default the host name), shown by the node port's health. */
   serverId: string;
+  /**
+   * True when `QUEEN_SERVER_ID` was set: only then is a second live node with the same id refused at
+   * boot (docs/cluster.md#membership). Unset, the membership row is named `<host name>-<pid>`, so
+   * several processes on one host never collide.
+   */
+  serverIdSet: boolean;
+  /** `QUEEN_CLUSTER_HEARTBEAT_MS` (default 1000, 50…60000): how often a node refreshes its membership row and its singleton leases, ms. */
+  heartbeatMs: number;
+  /**
+   * `QUEEN_CLUSTER_NODE_TTL_MS` (default 5000, at least twice the heartbeat): a node whose heartbeat
+   * is older than this (database clock) is dead, and the singleton jobs it held pass to another node, ms.
+   */
+  nodeTtlMs: number;
+  /**
+   * `QUEEN_STANDBY` (PostgreSQL only, docs/cluster.md#standby): `auto` (default) follows
+   * `pg_is_in_recovery()`; `true` serves as a standby even on a primary (every write answers 503
+   * `standby`); `false` refuses to start on a hot standby.
+   */
+  standby: 'auto' | 'true' | 'false';
   /** Set variables Queen-TS ignores (Raft-only `QUEEN_RAFT_*`, `QUEEN_LINK_*`), sorted, for one boot warning. */
   ignored: string[];
 }
@@ -36,7 +55,14 @@ export function loadClusterConfig(env: Env): ClusterConfig {
   const ignored = Object.keys(env)
     .filter((k) => env[k] !== undefined && ((k.startsWith('QUEEN_RAFT_') && !READ_RAFT_NAMES.has(k)) || k.startsWith('QUEEN_LINK_')))
     .sort();
-  return { listen, token, serverId: env.QUEEN_SERVER_ID?.trim() || hostname(), ignored };
+  const heartbeatMs = int(env, 'QUEEN_CLUSTER_HEARTBEAT_MS', 1000, 50, 60_000);
+  const nodeTtlMs = int(env, 'QUEEN_CLUSTER_NODE_TTL_MS', Math.max(5000, 2 * heartbeatMs), 100, 600_000);
+  if (nodeTtlMs < 2 * heartbeatMs) throw new ConfigError(`QUEEN_CLUSTER_NODE_TTL_MS=${nodeTtlMs} must be at least twice QUEEN_CLUSTER_HEARTBEAT_MS=${heartbeatMs}`);
+  const standbyRaw = (env.QUEEN_STANDBY ?? '').trim().toLowerCase() || 'auto';
+  if (standbyRaw !== 'auto' && standbyRaw !== 'true' && standbyRaw !== 'false') throw new ConfigError(`QUEEN_STANDBY=${JSON.stringify(env.QUEEN_STANDBY)} is not one of auto, true, false`);
+  const standby = standbyRaw;
+  const serverIdSet = (env.QUEEN_SERVER_ID?.trim() ?? '') !== '';
+  return { listen, token, serverId: env.QUEEN_SERVER_ID?.trim() || hostname(), serverIdSet, heartbeatMs, nodeTtlMs, standby, ignored };
 }
 
 /** True for a bind host that only this machine can reach (127.0.0.0/8, ::1, localhost). */

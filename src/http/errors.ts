@@ -114,6 +114,9 @@ export function installNodeLevelAnswers(server: Server): void {
   });
 }
 
+/** Codes answered with `Retry-After: 1` (seconds): the refusal lasts until the database accepts writes again. */
+const RETRY_LATER: ReadonlySet<string> = new Set(['db_read_only', 'standby']);
+
 /** Installs the error and not-found handlers on `app`. */
 export function installErrorHandling(app: FastifyInstance): void {
   app.addHook('onRequest', async (request, reply) => {
@@ -122,6 +125,10 @@ export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     const qe = isQueenError(error) ? error : fromFastify(error);
     if (qe) {
+      if (RETRY_LATER.has(qe.code)) {
+        // The database refuses writes for now (docs/cluster.md#failures): the client retries, nothing is logged per request.
+        return reply.code(qe.status).header('retry-after', '1').type('application/json').send(qe.toJSON());
+      }
       if (qe.status >= 500) request.log.error({ code: qe.code }, qe.message);
       return reply.code(qe.status).type('application/json').send(qe.toJSON());
     }

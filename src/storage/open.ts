@@ -5,6 +5,7 @@
  * {@link StorageRuntime} the broker's services receive. Two steps, because boot checks the payload
  * encryption keys against the opened store before the codec exists (src/crypto/boot.ts).
  */
+import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
 import type { PayloadCodec } from '../model/codec.js';
@@ -15,6 +16,7 @@ import { PgBackend } from './postgres/backend.js';
 import { PgRuntime } from './postgres/runtime.js';
 import { SqliteRuntime } from './sqlite/runtime.js';
 import { SqliteStore } from './sqlite/store.js';
+import { OffsetClock } from '../util/offset-clock.js';
 
 /** A store opened but not yet serving: SQLite with its boot snapshot, or PostgreSQL. */
 export type OpenedStore =
@@ -33,6 +35,9 @@ export async function openStore(config: Config, log: Logger): Promise<OpenedStor
       const backend = await PgBackend.open({
         pool: { host: pg.host, port: pg.port, user: pg.user, database: pg.database, ssl: pg.ssl, max: pg.max, connectionString: pg.connectionString, password: pg.password },
         listenUrl: pg.listenUrl,
+        // Leases, visibility and message times follow PostgreSQL's clock (docs/storage.md#time): a node with a skewed clock changes nothing.
+        clock: 'database',
+        standby: config.cluster.standby,
         onListenError: (e) => log.warn({ err: e }, 'LISTEN connection lost; reconnecting'),
       });
       return { kind: 'postgres', backend };
@@ -49,9 +54,21 @@ export async function openStore(config: Config, log: Logger): Promise<OpenedStor
   return { kind: 'sqlite', store, snapshot: store.loadSnapshot() };
 }
 
-/** Builds the runtime the services receive over an opened store. */
+/**
+ * Builds the runtime the services receive over an opened store. On PostgreSQL the node joins the
+ * membership table (docs/cluster.md#membership) under `QUEEN_SERVER_ID`, or under
+ * `<host name>-<pid>` when that is unset; an {@link OffsetClock} `clock` is kept aimed at the database's clock.
+ * @throws DuplicateServerId (src/storage/postgres/membership.ts) when a live node has the same `QUEEN_SERVER_ID`
+ */
 export async function openRuntime(opened: OpenedStore, config: Config, codec: PayloadCodec, log: Logger, clock: Clock): Promise<StorageRuntime> {
-  if (opened.kind === 'postgres') return PgRuntime.open(opened.backend, codec, clock, log, config.storage.kind === 'postgres' ? config.storage.pg.recheckMs : undefined);
+  if (opened.kind === 'postgres') {
+    const c = config.cluster;
+    return PgRuntime.open(opened.backend, codec, clock, log, config.storage.kind === 'postgres' ? config.storage.pg.recheckMs : undefined, {
+      serverId: c.serverIdSet ? c.serverId : `${hostname()}-${process.pid}`, exclusive: c.serverIdSet,
+      address: `${hostname()}:${config.port}`, heartbeatMs: c.heartbeatMs, nodeTtlMs: c.nodeTtlMs,
+      follow: clock instanceof OffsetClock ? clock : undefined,
+    });
+  }
   return new SqliteRuntime(opened.store, config, codec, log, clock, opened.snapshot);
 }
 

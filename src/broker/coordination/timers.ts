@@ -29,6 +29,8 @@ const NEXT = 'next';
  * than overtake the spool) or after a failure could not even be recorded (no hot loop).
  */
 const RETRY_LATER_MS = 1_000;
+/** On several nodes, longest the loop goes without reading the earliest due time again, ms. */
+const CLUSTER_POLL_MS = 1_000;
 /** Decisions a batch of operations is made on at most (a refused unit means a timer it read changed meanwhile). */
 const UNIT_ATTEMPTS = 8;
 
@@ -139,6 +141,9 @@ export class Timers {
 
   /** Keeps the single timer armed for the earliest known deliverAt. */
   private arm(at: number | undefined): void {
+    // Several nodes (docs/cluster.md#singletons): timers scheduled through other nodes are not
+    // announced here, and the lease may move here, so look again at least every CLUSTER_POLL_MS.
+    if (this.broker.storage.cluster) at = Math.min(at ?? Infinity, this.broker.clock.now() + CLUSTER_POLL_MS);
     if (at === undefined || this.stopped || !this.started) return;
     if (this.firing) return; // the round in progress re-reads the next due time when it ends
     const armed = this.next.dueAt(NEXT);
@@ -183,9 +188,13 @@ export class Timers {
   private async round(): Promise<'idle' | 'more' | 'later'> {
     const broker = this.broker;
     const clock = broker.clock;
+    // One node of a cluster fires timers at a time (docs/cluster.md#singletons); the others look again later.
+    const cluster = broker.storage.cluster;
+    if (cluster && !cluster.holds('timers')) return 'idle';
     const now = clock.now();
     const due = await broker.backend.timers.due(now, FIRE_BATCH);
     if (due.length === 0) return 'idle';
+    cluster?.ran('timers');
     if (broker.pushesDiverted?.()) return 'later';
     let unrecorded = false;
     const fired: PushResult[] = [];

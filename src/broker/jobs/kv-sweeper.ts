@@ -10,6 +10,8 @@ import type { Broker } from '../broker.js';
 
 /** Rows deleted per unit of work. */
 const BATCH = 1000;
+/** On several nodes, longest between two looks at the earliest expiry, ms. */
+const CLUSTER_POLL_MS = 1_000;
 /** The sweep's one key in its scheduler lane. */
 const SWEEP = 'sweep';
 
@@ -31,7 +33,11 @@ export class KvSweeper {
   async start(): Promise<void> {
     this.stopped = false;
     const t = await this.broker.backend.kv.nextExpiry();
-    if (t === undefined || this.stopped) return;
+    if (this.stopped) return;
+    if (t === undefined) {
+      if (this.broker.storage.cluster) this.due(this.clock.now() + CLUSTER_POLL_MS);
+      return;
+    }
     // already due (the clock may have moved on while the read ran): sweep at once
     if (t <= this.clock.now()) await this.sweep();
     else this.due(t);
@@ -49,11 +55,19 @@ export class KvSweeper {
   async sweep(): Promise<void> {
     this.next.cancel(SWEEP);
     if (this.stopped || this.running) return;
+    // One node of a cluster prunes (docs/cluster.md#singletons); every node looks again each
+    // CLUSTER_POLL_MS, since expiries written through other nodes are not announced here.
+    const cluster = this.broker.storage.cluster;
+    if (cluster && !cluster.holds('kv-expiry')) {
+      this.due(this.clock.now() + CLUSTER_POLL_MS);
+      return;
+    }
     this.running = true;
     let retryAt = 10;
     try {
-      for (;;) {
+      for (let first = true; ; first = false) {
         const n = await this.broker.backend.kv.pruneExpired(this.clock.now(), BATCH);
+        if (first && n > 0) cluster?.ran('kv-expiry');
         this.pruned += n;
         if (n < BATCH || this.stopped) break;
       }
@@ -64,8 +78,15 @@ export class KvSweeper {
       this.running = false;
     }
     if (this.stopped) return;
-    const next = await this.broker.backend.kv.nextExpiry();
-    if (next !== undefined) this.due(Math.max(next, this.clock.now() + retryAt));
+    try {
+      const next = await this.broker.backend.kv.nextExpiry();
+      if (next !== undefined) this.due(Math.max(next, this.clock.now() + retryAt));
+    } catch (e) {
+      // The store is unreachable: look again in a second (an unhandled rejection here would end the process).
+      if (!this.stopped) this.broker.log.warn({ err: e }, 'kv expiry sweep cannot read the next expiry; retrying in 1 s');
+      this.due(this.clock.now() + 1000);
+    }
+    if (cluster) this.due(this.clock.now() + CLUSTER_POLL_MS);
   }
 
   /** Stops the timer (before the store closes). */

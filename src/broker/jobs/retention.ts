@@ -84,6 +84,10 @@ export class Retention {
     const lane = this.broker.scheduler.lane<string>('retention');
     lane.schedule('sweep', this.broker.clock.now() + this.broker.config.retentionIntervalMs, () => {
       this.scheduleNext();
+      // One node of a cluster sweeps per period (docs/cluster.md#singletons).
+      const cluster = this.broker.storage.cluster;
+      if (cluster && !cluster.holds('retention')) return;
+      cluster?.ran('retention');
       void this.sweep().catch((e: unknown) => this.broker.log.error({ err: e }, 'retention sweep failed'));
     });
   }

@@ -10,16 +10,28 @@ import type { Replies } from '../schemas/types.js';
 export const VERSION = '0.1.0';
 
 /** Fastify plugin registering the routes this module describes. */
-export async function healthRoutes(app: FastifyInstance, { broker, services, config }: RouteContext): Promise<void> {
-  const engine = config.storage.kind; // the backend this broker runs on: `sqlite` or `postgres`
+export async function healthRoutes(app: FastifyInstance, { broker, services }: RouteContext): Promise<void> {
   app.get<Replies<'GET /health'>>('/health', async (_req, reply) => {
     const ok = broker.healthy();
+    const c = broker.storage.cluster;
     return reply.code(ok ? 200 : 503).send({
-      status: ok ? 'healthy' : 'unhealthy', database: ok ? 'connected' : 'disconnected', engine, version: VERSION,
+      status: ok ? 'healthy' : 'unhealthy', database: !ok ? 'disconnected' : c?.role === 'read_only' ? 'read-only' : 'connected', engine: broker.storage.kind, version: VERSION,
+      ...(c ? { cluster: { serverId: c.serverId, epoch: c.epoch, nodes: c.members().filter((m) => m.live).length, role: c.role } } : {}),
     });
   });
 
-  app.get<Replies<'GET /status'>>('/status', async () => ({ status: 'ok', engine, ...services.frontDoorStatus() }));
+  app.get<Replies<'GET /status'>>('/status', async () => {
+    const c = broker.storage.cluster;
+    return {
+      status: 'ok', engine: broker.storage.kind, ...services.frontDoorStatus(),
+      ...(c ? {
+        membership: {
+          serverId: c.serverId, epoch: c.epoch, role: c.role, clockSkewMs: c.clockSkewMs, nodes: c.members().filter((m) => m.live).length, members: c.members().map((m) => ({ ...m })),
+          singletons: c.singletons().map((h) => ({ ...h, lastRunAt: h.lastRunAt === null ? null : new Date(h.lastRunAt).toISOString(), here: c.holds(h.task) })),
+        },
+      } : {}),
+    };
+  });
 
   app.get<Replies<'GET /metrics'>>('/metrics', async () => {
     const c = broker.counters;

@@ -39,6 +39,27 @@ export async function systemRoutes(app: FastifyInstance, { broker, ops }: OpsCon
     return { popMaintenanceMode: enabled, message: enabled ? 'Pop maintenance on: every pop answers 204' : 'Pop maintenance off' };
   });
 
+  // The replication link (docs/cluster.md#standby): PostgreSQL's own facts; on SQLite a lone primary.
+  app.get<Replies<'GET /api/v1/system/link'>>('/api/v1/system/link', async () => {
+    const c = broker.storage.cluster;
+    return c ? { ...(await c.link()) } : { role: 'primary', position: { lsn: null }, readers: [] };
+  });
+
+  // Membership as a read-only view in the shape of Queen's Raft membership (docs/cluster.md#membership).
+  app.get<Replies<'GET /api/v1/system/raft/membership'>>('/api/v1/system/raft/membership', async () => {
+    const c = broker.storage.cluster;
+    return {
+      engine: broker.storage.kind,
+      members: c ? c.members().map((m) => ({ id: m.serverId, http: m.address, epoch: m.epoch, live: m.live, lastSeenMs: m.lastSeenMs, leaving: m.leaving })) : [],
+    };
+  });
+
+  app.post<Replies<'POST /api/v1/system/link/promote'>>('/api/v1/system/link/promote', async () => {
+    const c = broker.storage.cluster;
+    if (!c) throw new QueenError('promote_unavailable', 'this broker runs on SQLite: there is no standby to promote');
+    return { ...(await c.promote()) };
+  });
+
   app.get<Replies<'GET /api/v1/system/shared-state'>>('/api/v1/system/shared-state', async () => ({
     enabled: false, reason: 'single broker process (embedded store)',
     maintenance_mode: m.pushEnabled, pop_maintenance_mode: broker.popMaintenanceEnabled,

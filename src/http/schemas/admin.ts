@@ -159,14 +159,43 @@ export const adminSchemas = {
   'POST /api/v1/system/maintenance': { tags: ['system'], summary: 'Push maintenance on/off', body: handBody(obj({ enabled: bool }, undefined, ['enabled'])), response: answers(obj({ maintenanceMode: bool }), 'New state') },
   'GET /api/v1/system/maintenance/pop': { tags: ['system'], summary: 'Pop maintenance state', response: answers(obj({ popMaintenanceMode: bool }), 'State') },
   'POST /api/v1/system/maintenance/pop': { tags: ['system'], summary: 'Pop maintenance on/off', body: handBody(obj({ enabled: bool }, undefined, ['enabled'])), response: answers(obj({ popMaintenanceMode: bool }), 'New state') },
+  'GET /api/v1/system/link': {
+    tags: ['system'], summary: 'The replication link: primary (with its readers) or standby (source, replay position, lag) (docs/cluster.md#standby)',
+    response: answers(obj({
+      role: str(), source: nullableStr, position: obj({ lsn: nullableStr }),
+      follower: obj({ state: str(), lagMs: int, error: nullableStr }),
+      readers: arr(obj({ name: str(), after: nullableStr, idleMs: { type: ['integer', 'null'] }, state: str() })),
+    }, undefined, ['role', 'position']), 'Link'),
+  },
+  'GET /api/v1/system/raft/membership': {
+    tags: ['system'], summary: 'The nodes sharing the database, read-only (docs/cluster.md#membership); empty on SQLite',
+    response: answers(obj({
+      engine: str(), members: arr(obj({ id: str(), http: str(), epoch: int, live: bool, lastSeenMs: int, leaving: bool })),
+    }, undefined, ['engine', 'members']), 'Members'),
+  },
+  'POST /api/v1/system/link/promote': {
+    tags: ['system'], summary: 'Promote the standby database (pg_promote); 409 promote_unavailable when the database role may not (docs/cluster.md#standby)',
+    response: answers(obj({ role: str(), position: obj({ lsn: nullableStr }) }, undefined, ['role', 'position']), 'Promoted'),
+  },
   'GET /api/v1/system/shared-state': { tags: ['system'], summary: 'Cluster shared state (single node)', response: answers(obj(), 'State') },
-  'GET /health': { tags: ['system'], summary: 'Health: 503 when storage is unreachable', response: answers(obj({ status: str(), database: str() }, undefined, ['status']), 'Healthy') },
+  'GET /health': {
+    tags: ['system'], summary: 'Health: 503 when storage is unreachable',
+    response: answers(obj({
+      status: str(), database: str(), engine: str(), version: str(),
+      cluster: obj({ serverId: str(), epoch: int, nodes: int, role: str() }, 'This node in the cluster (docs/cluster.md#membership); PostgreSQL only', ['serverId', 'epoch', 'nodes']),
+    }, undefined, ['status']), 'Healthy'),
+  },
   'GET /status': {
     tags: ['system'], summary: 'Engine, the Kafka port and the node port (when on)',
     response: answers(obj({
       status: str(), engine: str(),
       kafka: obj({ mode: str(), listen: str(), advertised: str(), connections: int }, 'The Kafka port (docs/kafka.md#configuration); absent when it is off', ['mode', 'listen', 'advertised', 'connections']),
       cluster: obj({ listen: str(), port: int, token: bool }, 'The node port (docs/cluster.md#the-node-port); absent when it is off', ['listen', 'port', 'token']),
+      membership: obj({
+        serverId: str(), epoch: int, role: str(), clockSkewMs: int, nodes: int,
+        members: arr(obj({ serverId: str(), epoch: int, address: str(), live: bool, lastSeenMs: int, leaving: bool })),
+        singletons: arr(obj({ task: str(), holder: nullableStr, epoch: { type: ['integer', 'null'] }, fencing: int, runs: int, lastRunAt: nullableStr, here: bool })),
+      }, 'The nodes sharing the database and who runs each cluster-wide job (docs/cluster.md#membership); PostgreSQL only', ['serverId', 'epoch', 'nodes', 'members', 'singletons']),
     }, undefined, ['status', 'engine']), 'Status'),
   },
   'GET /metrics': { tags: ['system'], summary: 'JSON counters', response: answers(obj({ uptime: num, requests: obj(), messages: obj() }), 'Counters') },

@@ -46,6 +46,11 @@ export interface PgBackendOptions {
    * each transaction, so processes with skewed clocks cannot overlap leases).
    */
   clock?: ClockSource | undefined;
+  /**
+   * `QUEEN_STANDBY` (docs/cluster.md#standby): `auto` follows `pg_is_in_recovery()`; `true` opens
+   * every pooled session read-only and answers writes as a standby; `false` refuses a hot standby.
+   */
+  standby?: 'auto' | 'true' | 'false' | undefined;
   /** Called with errors of the LISTEN connection (it reconnects by itself). */
   onListenError?: ((e: Error) => void) | undefined;
 }
@@ -78,7 +83,7 @@ export class PgBackend implements QueueBackend {
   private readonly pendingAppends: PendingAppend[] = [];
   private committing = false;
 
-  private constructor(private readonly db: PgDb, private readonly listener: WakeListener | undefined) {
+  private constructor(/** The pool and its transactions (membership.ts shares them). */ readonly db: PgDb, private readonly listener: WakeListener | undefined) {
     this.kv = kvStore(db);
     this.locks = lockStore(db);
     this.timers = timerStore(db);
@@ -96,15 +101,23 @@ export class PgBackend implements QueueBackend {
    * @throws the connection or migration error (the pool is closed again)
    */
   static async open(opts: PgBackendOptions): Promise<PgBackend> {
-    const db = new PgDb(opts.pool, opts.serverId ?? randomUUID(), opts.clock);
+    const forced = opts.standby === 'true';
+    const db = new PgDb(forced ? { ...opts.pool, options: `${opts.pool.options ?? ''} -c default_transaction_read_only=on`.trim() } : opts.pool, opts.serverId ?? randomUUID(), opts.clock);
+    db.forcedStandby = forced;
     let listener: WakeListener | undefined;
     try {
-      await migrate(db.pool);
+      // A hot standby (docs/cluster.md#standby) takes no migration and no LISTEN until promoted.
+      const inRecovery = (await db.rows('SELECT pg_is_in_recovery() AS r'))[0]!.r as boolean;
+      if (inRecovery && opts.standby === 'false') throw new Error('the database is a hot standby (pg_is_in_recovery) and QUEEN_STANDBY=false: point the broker at the primary, or set QUEEN_STANDBY=auto');
+      db.standby = forced || inRecovery;
+      await migrate(db.pool, undefined, db.standby);
+      if (opts.listenUrl !== undefined) db.sessionConfig = { connectionString: opts.listenUrl, ssl: opts.pool.ssl };
       if (opts.listen !== false) {
         const { max: _max, ...poolClient } = opts.pool;
         const client = opts.listenUrl !== undefined ? { connectionString: opts.listenUrl, ssl: opts.pool.ssl } : poolClient;
         listener = new WakeListener(client, db.serverId, (q, parts, at) => db.emit(q.tenant, q.queue, parts, at), opts.onListenError);
-        await listener.start();
+        if (inRecovery) listener.startLater();
+        else await listener.start();
       }
     } catch (e) {
       await listener?.stop();
@@ -112,6 +125,11 @@ export class PgBackend implements QueueBackend {
       throw e;
     }
     return new PgBackend(db, listener);
+  }
+
+  /** True while the LISTEN connection is up (false on a standby until promoted, or while reconnecting). */
+  get listening(): boolean {
+    return this.listener?.listening ?? false;
   }
 
   /** NOTIFYs sent, notifications received from other processes, and LISTEN reconnections so far (for `queen_notify_*` metrics). */

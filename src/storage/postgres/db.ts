@@ -8,7 +8,20 @@
 import pg from 'pg';
 import type { PoolClient, PoolConfig, QueryResultRow } from 'pg';
 import type { ReadyListener } from '../contract.js';
+import { QueenError } from '../../errors.js';
 import { mergeHints, notifyHints, type Hint } from './wake.js';
+
+/** SQLSTATE of a write refused by a read-only transaction (a read-only primary, or a hot standby). */
+const READ_ONLY_SQL_TRANSACTION = '25006';
+
+/**
+ * A write the database refused as read-only becomes `standby` (the database is a replica) or
+ * `db_read_only` (docs/cluster.md#failures); other errors pass unchanged.
+ */
+export function refusalOf(e: unknown, standby: boolean): unknown {
+  if ((e as { code?: unknown } | null)?.code !== READ_ONLY_SQL_TRANSACTION) return e;
+  return new QueenError(standby ? 'standby' : 'db_read_only', undefined, undefined);
+}
 
 const INT8_OID = 20;
 
@@ -41,6 +54,12 @@ export type Row = QueryResultRow;
 export class PgDb {
   readonly pool: pg.Pool;
   private readonly listeners: ReadyListener[] = [];
+  /** Where a dedicated session connects (membership.ts): the pool's server, or `QUEEN_PG_LISTEN_URL`'s when set (a direct connection). */
+  sessionConfig: pg.ClientConfig;
+  /** `QUEEN_STANDBY=true`: serve as a standby whatever the database is (sessions are read-only). */
+  forcedStandby = false;
+  /** True while the database is a hot standby (`pg_is_in_recovery()`, polled by membership.ts). */
+  standby = false;
   /** NOTIFYs sent in committed or rolled-back transactions (only committed ones are delivered). */
   notifySent = 0;
 
@@ -51,12 +70,18 @@ export class PgDb {
    */
   constructor(config: PoolConfig, readonly serverId: string, readonly clock: ClockSource = 'caller') {
     this.pool = new pg.Pool({ ...config, types: pgTypes });
+    const { max: _max, ...client } = config;
+    this.sessionConfig = client;
     this.pool.on('error', () => undefined); // an idle connection lost: the pool replaces it
   }
 
   /** One statement on any pooled connection. */
   async rows<T extends Row = Row>(sql: string, params: unknown[] = []): Promise<T[]> {
-    return (await this.pool.query<T>(sql, params)).rows;
+    try {
+      return (await this.pool.query<T>(sql, params)).rows;
+    } catch (e) {
+      throw refusalOf(e, this.standby);
+    }
   }
 
   /**
@@ -82,7 +107,7 @@ export class PgDb {
     } catch (e) {
       await client.query('ROLLBACK').catch(() => undefined);
       client.release();
-      throw e;
+      throw refusalOf(e, this.standby);
     }
     client.release();
     for (const h of t.hints) this.emit(h.tenant, h.queue, h.partitions, h.visibleAt);

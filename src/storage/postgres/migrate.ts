@@ -13,10 +13,18 @@ export const MIGRATION_LOCK_KEY = 0x717565656e;
 
 /**
  * Brings the `queen` schema to the newest version.
+ * @param standby the database is a hot standby: nothing is applied, the schema must already be current
  * @returns the versions applied by this call (empty when the database was current)
  * @throws the database error of a failed migration (nothing of it stays applied)
  */
-export async function migrate(pool: Pool, migrations: readonly Migration[] = MIGRATIONS): Promise<number[]> {
+export async function migrate(pool: Pool, migrations: readonly Migration[] = MIGRATIONS, standby = false): Promise<number[]> {
+  if (standby) {
+    // A hot standby replays its primary's schema and refuses DDL: check it is current, apply nothing.
+    const newest = Math.max(...migrations.map((m) => m.version));
+    const have = (await pool.query<{ v: number | null }>('SELECT max(version) AS v FROM queen.schema_migrations').catch(() => ({ rows: [{ v: null }] }))).rows[0]!.v;
+    if (have === null || have < newest) throw new Error(`the database is a standby whose schema is at version ${have ?? 'none'}, older than this broker's ${newest}: start a broker on the primary first`);
+    return [];
+  }
   const client = await pool.connect();
   try {
     await client.query('BEGIN');

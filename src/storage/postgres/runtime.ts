@@ -12,6 +12,7 @@ import { DEFAULT_TENANT } from '../contract.js';
 import type { LogReadStore } from '../log-read.js';
 import type { BootState, StorageRuntime } from '../runtime.js';
 import type { PgBackend } from './backend.js';
+import { PgMembership, type MembershipOptions } from './membership.js';
 
 /** Longest single timer the scheduler arms, ms (it re-arms beyond). */
 const SCHEDULER_MAX_DELAY_MS = 60_000;
@@ -21,6 +22,8 @@ export class PgRuntime implements StorageRuntime {
   readonly kind = 'postgres' as const;
   readonly scheduler: Scheduler;
   readonly logs: LogReadStore;
+  /** Membership and singleton leases (membership.ts); set by {@link open} when it joins. */
+  cluster: PgMembership | undefined;
   private closed = false;
 
   private constructor(readonly backend: PgBackend, readonly boot: BootState, readonly recheckMs: number, codec: PayloadCodec, clock: Clock, log: Logger) {
@@ -35,10 +38,16 @@ export class PgRuntime implements StorageRuntime {
    * Reads the boot state (settings, dead-letter depths of the default tenant) from `backend`.
    * @throws the driver's error when the database does not answer
    */
-  /** @param recheckMs longest a parked pop waits before it claims again, ms (`QUEEN_PG_RECHECK_MS`) */
-  static async open(backend: PgBackend, codec: PayloadCodec, clock: Clock, log: Logger, recheckMs = 1000): Promise<PgRuntime> {
+  /**
+   * @param recheckMs longest a parked pop waits before it claims again, ms (`QUEEN_PG_RECHECK_MS`)
+   * @param membership joins the cluster's membership table with these options (docs/cluster.md#membership); omitted, the node stays out of it
+   * @throws DuplicateServerId (membership.ts) when a live node already has the server id
+   */
+  static async open(backend: PgBackend, codec: PayloadCodec, clock: Clock, log: Logger, recheckMs = 1000, membership?: MembershipOptions): Promise<PgRuntime> {
     const [settings, dlqDepth, queues] = await Promise.all([backend.views.settings(), backend.views.dlqDepth(DEFAULT_TENANT), backend.admin.queues(DEFAULT_TENANT)]);
-    return new PgRuntime(backend, { settings, dlqDepth, queueNames: queues.map((q) => q.queue) }, recheckMs, codec, clock, log);
+    const rt = new PgRuntime(backend, { settings, dlqDepth, queueNames: queues.map((q) => q.queue) }, recheckMs, codec, clock, log);
+    if (membership) rt.cluster = await PgMembership.join(backend.db, membership, rt.scheduler, log);
+    return rt;
   }
 
   stopAccepting(): void {
@@ -51,12 +60,14 @@ export class PgRuntime implements StorageRuntime {
     while (this.backend.busyConnections > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
   }
 
+  /** False once closed, or while the database has not answered two heartbeats in a row (docs/cluster.md#failures). */
   healthy(): boolean {
-    return !this.closed;
+    return !this.closed && (this.cluster === undefined || this.cluster.failures < 2);
   }
 
   async close(): Promise<void> {
     this.closed = true;
+    await this.cluster?.leave();
     this.scheduler.clear();
     await this.backend.close();
   }

@@ -252,6 +252,33 @@ CREATE TABLE queen.kafka_groups (
   },
   {
     version: 6,
+    name: 'cluster membership and singleton leases',
+    // docs/cluster.md#membership, docs/cluster.md#singletons: one row per node (epoch per boot,
+    // heartbeat on the database clock) and one lease row per cluster-wide job.
+    sql: `
+CREATE TABLE queen.cluster_nodes (
+  server_id text COLLATE "C" PRIMARY KEY,
+  epoch bigint NOT NULL DEFAULT 1,
+  address text NOT NULL DEFAULT '',
+  started_at timestamptz NOT NULL DEFAULT now(),
+  heartbeat_at timestamptz NOT NULL DEFAULT now(),
+  leaving boolean NOT NULL DEFAULT false,
+  session_pid integer,
+  session_started_at timestamptz
+);
+CREATE TABLE queen.maintenance_leases (
+  task text COLLATE "C" PRIMARY KEY,
+  holder text COLLATE "C",
+  holder_epoch bigint,
+  lease_expires_at timestamptz NOT NULL DEFAULT '-infinity',
+  fencing bigint NOT NULL DEFAULT 0,
+  runs bigint NOT NULL DEFAULT 0,
+  last_run_at timestamptz
+);
+`,
+  },
+  {
+    version: 7,
     name: 'consumer watermarks carry updated_at',
     // The reference's queen.consumer_watermarks has updated_at (lib/schema/schema.sql); the official
     // JS client's test-v2/watermark.js writes it directly, so it exists and tells when the row last moved.

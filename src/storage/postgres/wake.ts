@@ -93,13 +93,32 @@ export class WakeListener {
     await this.connect();
   }
 
+  /**
+   * Keeps trying to LISTEN in the background with the reconnect back-off (a hot standby refuses
+   * LISTEN until it is promoted, docs/cluster.md#standby).
+   */
+  startLater(): void {
+    this.retry();
+  }
+
+  /** True while the LISTEN connection is up. */
+  get listening(): boolean {
+    return this.client !== undefined;
+  }
+
   private async connect(): Promise<void> {
     const c = new pg.Client(this.config);
     c.on('error', (e) => { this.onError(e); this.lost(c); });
     c.on('end', () => this.lost(c));
     c.on('notification', (n) => { if (n.channel === WAKE_CHANNEL && n.payload) this.handle(n.payload); });
-    await c.connect();
-    await c.query(`LISTEN ${WAKE_CHANNEL}`);
+    try {
+      await c.connect();
+      await c.query(`LISTEN ${WAKE_CHANNEL}`);
+    } catch (e) {
+      c.removeAllListeners('end');
+      await c.end().catch(() => undefined);
+      throw e;
+    }
     this.client = c;
     this.backoffMs = 250;
   }
