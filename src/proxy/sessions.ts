@@ -11,7 +11,8 @@
  *   `Invalid email or password.`.
  * - `POST /api/login` (JSON `{username, password}`, `username` the e-mail; the reference proxy's
  *   contract for its CLI): the same guard and check; success → `200 {success, user, token,
- *   token_type, expires_at}` with the cookie; failure → `401 {"error":"invalid credentials"}`.
+ *   token_type, expires_at}` with the cookie, and the token also in a `token` cookie (Path
+ *   `/api/login`, 60 s) where the reference CLI looks for it; failure → `401 {"error":"invalid credentials"}`.
  * - `POST /auth/logout`: deny-lists the session (and so every bearer minted from it), clears the
  *   cookie, `200 {"ok":true}` also when there was nothing to revoke.
  * - `GET /auth/me` (cookie only): identity, operator flags, acting cluster, selectable clusters;
@@ -265,6 +266,11 @@ export async function sessionRoutes(app: FastifyInstance, deps: SessionDeps): Pr
     if (email === '' || password === '') return refuse(reply, 'invalid_request', 'username and password required');
     const done = await signIn(req, reply, email, password, () => refuse(reply, 'unauthorized', 'invalid credentials'));
     if (!('user' in done)) return done;
+    if (config.sessions.cookieName !== 'token') {
+      // The reference CLI takes the JWT from a `token` cookie. Scoped to this route and short-lived,
+      // it is never sent where it could act as a credential (no route reads a cookie by that name).
+      reply.setCookie('token', done.token, { httpOnly: true, sameSite: 'strict', path: '/api/login', secure: overHttps(req, config), maxAge: 60 });
+    }
     const only = selectableClusters(done.user, state.store, config.operatorEnabled);
     return reply.header('cache-control', 'no-store').send({
       success: true, user: { username: done.user.email, id: done.user.id, role: only.length === 1 ? only[0]!.role : null },

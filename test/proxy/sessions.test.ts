@@ -92,6 +92,13 @@ describe('proxy sessions', () => {
     assert.ok(Date.parse(ok.body.expires_at) > Date.now());
     assert.equal(ok.headers.get('cache-control'), 'no-store');
     assert.match(ok.headers.getSetCookie().find((c) => c.startsWith('queen_session='))!, /HttpOnly/);
+    // The reference CLI reads the JWT from a `token` cookie: one scoped to this route only, never a credential.
+    const tokenCookie = ok.headers.getSetCookie().find((c) => c.startsWith('token='))!;
+    assert.equal(tokenCookie.split(';')[0], `token=${ok.body.token}`);
+    assert.match(tokenCookie, /; Path=\/api\/login(;|$)/);
+    assert.match(tokenCookie, /HttpOnly/);
+    assert.match(tokenCookie, /SameSite=Strict/);
+    assert.equal((await call(b.url, 'GET', '/api/v1/resources/queues', undefined, { cookie: `token=${ok.body.token}` })).status, 401, 'the `token` cookie is no credential');
     secrets.push(ok.body.token);
     assert.equal((await call(b.url, 'GET', '/api/v1/resources/queues', undefined, { authorization: `Bearer ${ok.body.token}` })).status, 200);
     for (const body of [{ username: email, password: 'wrong password!' }, { username: `ghost@${acme.slug}.test`, password: PASSWORD }]) {
@@ -106,7 +113,7 @@ describe('proxy sessions', () => {
       assert.equal(typeof r.body?.error, 'string', r.text);
       if (body !== 'not json') assert.equal(r.body.code, 'invalid_request');
     }
-    const cross = await post({ username: email, password: PASSWORD }, { cookie: ok.headers.getSetCookie()[0]!.split(';')[0]!, origin: 'https://evil.example' });
+    const cross = await post({ username: email, password: PASSWORD }, { cookie: ok.headers.getSetCookie().find((c) => c.startsWith('queen_session='))!.split(';')[0]!, origin: 'https://evil.example' });
     assert.equal(cross.status, 403, 'a cookie-carrying cross-site login is refused');
     assert.equal(cross.body.code, 'csrf_rejected');
   });
