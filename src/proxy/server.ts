@@ -8,7 +8,7 @@
  * 3. fixed routes: `/health` to the broker unauthenticated; a verified relay (`x-queen-eph-fwd` with
  *    the right `x-queen-raft-token`) to `/api/v1/ephemeral/…` to the broker router unchanged; `/metrics*` only with the control-plane
  *    token (else `404 not_found`); `/api/cp/*` with `x-queen-cp-token` (unset → 404, wrong → 401,
- *    then a 1 MiB body cap); `/auth/*` → the session routes (src/proxy/sessions.ts), after the
+ *    then a 1 MiB body cap); `/auth/*` and `POST /api/login` → the session routes (src/proxy/sessions.ts), after the
  *    cross-site origin check (`403 csrf_rejected`) for a state-changing request carrying the cookie;
  *    `/console`, `/api/console/*` → the console (src/proxy/console.ts), after the same origin check;
  * 4. data plane: classify (src/proxy/routes.ts; Blocked, and Operator while
@@ -187,7 +187,7 @@ export async function buildProxy(deps: ProxyDeps): Promise<{ app: FastifyInstanc
       if (length > CP_BODY_LIMIT) return refuse(reply, 'payload_too_large', 'control-plane request body over 1 MiB', { close: true });
       return; // the control-plane routes read the body (1 MiB cap)
     }
-    if (path.startsWith('/auth/')) {
+    if (path.startsWith('/auth/') || (path === '/api/login' && req.method === 'POST')) {
       const credential = sessionCredential(req, path, config);
       if (credential?.from === 'cookie' && changesState(req.method) && !originAllowed(req, config)) return refuse(reply, 'csrf_rejected');
       if (Number(req.headers['content-length'] ?? 0) > 16 * 1024) return refuse(reply, 'payload_too_large', 'request body over 16384 bytes', { close: true });

@@ -9,6 +9,10 @@
  *   (`429 rate_limited` + `Retry-After`, the same answer whatever the password), then bcrypt;
  *   success → `303` to the safe `next` (else `/`) with the cookie; failure → `401` page
  *   `Invalid email or password.`.
+ * - `POST /api/login` (JSON `{username, password}`, `username` the e-mail; the reference proxy's
+ *   contract for its CLI): the same guard and check; success → `200 {success, user, token,
+ *   token_type, expires_at}` with the cookie, and the token also in a `token` cookie (Path
+ *   `/api/login`, 60 s) where the reference CLI looks for it; failure → `401 {"error":"invalid credentials"}`.
  * - `POST /auth/logout`: deny-lists the session (and so every bearer minted from it), clears the
  *   cookie, `200 {"ok":true}` also when there was nothing to revoke.
  * - `GET /auth/me` (cookie only): identity, operator flags, acting cluster, selectable clusters;
@@ -215,18 +219,19 @@ export async function sessionRoutes(app: FastifyInstance, deps: SessionDeps): Pr
   app.get<{ Querystring: { next?: string; error?: string } }>('/auth/login', async (req, reply) =>
     html(reply, 200, loginPage({ next: safeNext(req.query.next), ...providers, ...(typeof req.query.error === 'string' && req.query.error === 'oauth' ? { error: 'Sign-in was refused.' } : {}) })));
 
-  app.post('/auth/login', { bodyLimit: 16 * 1024 }, async (req, reply) => {
-    const body = (typeof req.body === 'object' && req.body !== null ? req.body : {}) as Record<string, unknown>;
-    const email = typeof body.email === 'string' ? body.email : '';
-    const password = typeof body.password === 'string' ? body.password : '';
-    const next = safeNext(body.next);
+  /**
+   * The login guard, then bcrypt: the signed-in user and the minted session token, or a reply
+   * already sent (`429` guard, `401` through `fail`, `500` with no signer).
+   */
+  const signIn = async (req: FastifyRequest, reply: FastifyReply, email: string, password: string, fail: () => FastifyReply):
+    Promise<{ user: UserRow; token: string; exp: number } | FastifyReply> => {
     const ip = ipKey(clientIp(req.raw.socket.remoteAddress, req.headers['x-forwarded-for'], config.trustedProxies));
     const decision = guard.attempt(ip, email);
     if (!decision.ok) return refuse(reply, 'rate_limited', 'too many login attempts', { retryAfterS: decision.retryAfterS });
     const user = email !== '' && password !== '' && Buffer.byteLength(password) <= 1024 ? await state.checkPassword(email, password) : undefined;
     if (!user) {
       guard.failed(ip, email);
-      return html(reply, 401, loginPage({ next, error: 'Invalid email or password.', ...providers }));
+      return fail();
     }
     guard.succeeded(ip, email);
     let minted;
@@ -238,7 +243,39 @@ export async function sessionRoutes(app: FastifyInstance, deps: SessionDeps): Pr
     }
     req.log.info({ user: user.id }, 'proxy sign-in');
     setSessionCookie(req, reply, config, minted.token, config.sessions.ttlS);
+    return { user, token: minted.token, exp: minted.claims.exp };
+  };
+  const field = (body: unknown, name: string): string => {
+    const v = typeof body === 'object' && body !== null ? (body as Record<string, unknown>)[name] : undefined;
+    return typeof v === 'string' ? v : '';
+  };
+
+  app.post('/auth/login', { bodyLimit: 16 * 1024 }, async (req, reply) => {
+    const next = safeNext(field(req.body, 'next'));
+    const done = await signIn(req, reply, field(req.body, 'email'), field(req.body, 'password'),
+      () => html(reply, 401, loginPage({ next, error: 'Invalid email or password.', ...providers })));
+    if (!('user' in done)) return done;
     return reply.code(303).header('location', next).header('cache-control', 'no-store').send();
+  });
+
+  // The reference proxy's JSON login, which its CLI and login page call (queen-mq/queen:
+  // proxy/src/server.js, clients/client-cli/internal/auth/login.go): `{username, password}`.
+  app.post('/api/login', { bodyLimit: 16 * 1024 }, async (req, reply) => {
+    const email = field(req.body, 'username') || field(req.body, 'email');
+    const password = field(req.body, 'password');
+    if (email === '' || password === '') return refuse(reply, 'invalid_request', 'username and password required');
+    const done = await signIn(req, reply, email, password, () => refuse(reply, 'unauthorized', 'invalid credentials'));
+    if (!('user' in done)) return done;
+    if (config.sessions.cookieName !== 'token') {
+      // The reference CLI takes the JWT from a `token` cookie. Scoped to this route and short-lived,
+      // it is never sent where it could act as a credential (no route reads a cookie by that name).
+      reply.setCookie('token', done.token, { httpOnly: true, sameSite: 'strict', path: '/api/login', secure: overHttps(req, config), maxAge: 60 });
+    }
+    const only = selectableClusters(done.user, state.store, config.operatorEnabled);
+    return reply.header('cache-control', 'no-store').send({
+      success: true, user: { username: done.user.email, id: done.user.id, role: only.length === 1 ? only[0]!.role : null },
+      token: done.token, token_type: 'Bearer', expires_at: new Date(done.exp * 1000).toISOString(),
+    });
   });
 
   app.post('/auth/logout', async (req, reply) => {

@@ -4,9 +4,9 @@
  * $QUEEN_CONTEXT < --context < $QUEEN_SERVER/$QUEEN_TOKEN < flags, tokens never printed, every
  * exit code, the pasted-token login, completion. Mirrors the reference CLI's tests (queen-mq/queen:
  * clients/client-cli/tests/auth_test.go, internal/config/config_test.go,
- * internal/errors/exit_test.go). The proxy does not exist yet: the password login is checked
- * against a stand-in speaking the proxy's `/api/login` contract, as the reference's auth_test.go
- * does with its own stand-in.
+ * internal/errors/exit_test.go). Here the password login is checked against a stand-in speaking
+ * the reference proxy's `/api/login` contract (the `token` cookie), as the reference's
+ * auth_test.go does; test/cli/login-proxy.test.ts runs it through our embedded proxy.
  */
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';

@@ -81,6 +81,43 @@ describe('proxy sessions', () => {
     assert.equal(new Set(pages).size, 1, 'the failures are never told apart');
   });
 
+  test('POST /api/login (JSON, the reference CLI\'s route): token and cookie, a bearer for the data plane; 400/401 envelopes', async () => {
+    const post = (body: unknown, headers: Record<string, string> = {}) => call(b.url, 'POST', '/api/login', body, { 'x-forwarded-for': freshIp(), ...headers });
+    const ok = await post({ username: email, password: PASSWORD });
+    assert.equal(ok.status, 200, ok.text);
+    assert.equal(ok.body.success, true);
+    assert.deepEqual(ok.body.user, { username: email, id: ok.body.user.id, role: 'admin' });
+    assert.equal(ok.body.token_type, 'Bearer');
+    assert.match(ok.body.token, /^[\w-]+\.[\w-]+\.[\w-]+$/);
+    assert.ok(Date.parse(ok.body.expires_at) > Date.now());
+    assert.equal(ok.headers.get('cache-control'), 'no-store');
+    assert.match(ok.headers.getSetCookie().find((c) => c.startsWith('queen_session='))!, /HttpOnly/);
+    // The reference CLI reads the JWT from a `token` cookie: one scoped to this route only, never a credential.
+    const tokenCookie = ok.headers.getSetCookie().find((c) => c.startsWith('token='))!;
+    assert.equal(tokenCookie.split(';')[0], `token=${ok.body.token}`);
+    assert.match(tokenCookie, /; Path=\/api\/login(;|$)/);
+    assert.match(tokenCookie, /HttpOnly/);
+    assert.match(tokenCookie, /SameSite=Strict/);
+    assert.equal((await call(b.url, 'GET', '/api/v1/resources/queues', undefined, { cookie: `token=${ok.body.token}` })).status, 401, 'the `token` cookie is no credential');
+    secrets.push(ok.body.token);
+    assert.equal((await call(b.url, 'GET', '/api/v1/resources/queues', undefined, { authorization: `Bearer ${ok.body.token}` })).status, 200);
+    for (const body of [{ username: email, password: 'wrong password!' }, { username: `ghost@${acme.slug}.test`, password: PASSWORD }]) {
+      const r = await post(body);
+      assert.equal(r.status, 401);
+      assert.deepEqual(r.body, { error: 'invalid credentials', code: 'unauthorized' });
+      assert.equal(r.headers.getSetCookie().length, 0);
+    }
+    for (const body of [{ username: email }, { password: PASSWORD }, 'not json', {}]) {
+      const r = await post(body);
+      assert.equal(r.status, 400, JSON.stringify(body));
+      assert.equal(typeof r.body?.error, 'string', r.text);
+      if (body !== 'not json') assert.equal(r.body.code, 'invalid_request');
+    }
+    const cross = await post({ username: email, password: PASSWORD }, { cookie: ok.headers.getSetCookie().find((c) => c.startsWith('queen_session='))!.split(';')[0]!, origin: 'https://evil.example' });
+    assert.equal(cross.status, 403, 'a cookie-carrying cross-site login is refused');
+    assert.equal(cross.body.code, 'csrf_rejected');
+  });
+
   test('per-IP throttle: the 11th attempt within a minute → 429 rate_limited with Retry-After', async () => {
     const ip = freshIp();
     for (let i = 0; i < 10; i++) {

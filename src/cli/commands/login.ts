@@ -5,11 +5,11 @@
  *
  * - `token` (default): a pasted JWT (`--token`, or one line on stdin, not echoed on a terminal);
  * - `password`: `POST <server>/api/login {username, password}` on the Queen proxy, the JWT read
- *   from its `token` cookie (or a `token` field); `/auth/login` is tried when `/api/login` is 404.
- *   A 401 exits 3;
+ *   from its `token` cookie (the reference proxy) or its `token` field (ours). A 401 exits 3;
  * - `google`: prints the proxy's `/api/auth/google` URL and reads the pasted JWT.
  *
- * Neither the token nor the password is ever printed.
+ * `logout` forgets the token and, for a stored literal, asks the proxy to end its session
+ * (`POST /auth/logout`, best effort). Neither the token nor the password is ever printed.
  */
 import readline from 'node:readline';
 import type { Command } from 'commander';
@@ -76,26 +76,37 @@ function tokenFrom(res: Response, body: string): string | undefined {
 }
 
 /**
- * Password login through the proxy.
- * @throws CliError exit 3 on 401/403, exit 2 when unreachable or refused otherwise
+ * Password login through the proxy: `POST <server>/api/login` with JSON `{username, password}`,
+ * as the reference CLI does (queen-mq/queen: clients/client-cli/internal/auth/login.go); our
+ * proxy answers the same route (docs/proxy.md#sessions).
+ * @returns the session JWT, used afterwards as `Authorization: Bearer`
+ * @throws CliError exit 3 on 401/403, exit 2 when unreachable, refused otherwise or no token came back
  */
 export async function passwordLogin(server: string, username: string, password: string): Promise<string> {
-  for (const path of ['/api/login', '/auth/login']) {
-    let res: Response;
-    try {
-      res = await fetch(`${server}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username, password }), redirect: 'manual', signal: AbortSignal.timeout(30_000) });
-    } catch (e) {
-      throw serverError(`login: server unreachable (${server}): ${(e as { cause?: { code?: string } }).cause?.code ?? (e as Error).message}`);
-    }
-    const body = await res.text();
-    if (res.status === 404 && path === '/api/login') continue;
-    if (res.status === 401 || res.status === 403) throw authError('invalid credentials');
-    if (res.status >= 400) throw serverError(`login failed: HTTP ${res.status}`);
-    const token = tokenFrom(res, body);
-    if (!token) throw serverError('login succeeded but no token was returned');
-    return token;
+  let res: Response;
+  try {
+    res = await fetch(`${server}/api/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username, password }), redirect: 'manual', signal: AbortSignal.timeout(30_000) });
+  } catch (e) {
+    throw serverError(`login: server unreachable (${server}): ${(e as { cause?: { code?: string } }).cause?.code ?? (e as Error).message}`);
   }
-  throw serverError('login: the server has no login route (is this the Queen proxy?)');
+  const body = await res.text();
+  if (res.status === 401 || res.status === 403) throw authError('invalid credentials');
+  if (res.status === 404) throw serverError('login: the server has no /api/login route (is this the Queen proxy?)');
+  if (res.status >= 400) throw serverError(`login failed: HTTP ${res.status}`);
+  const token = tokenFrom(res, body);
+  if (!token) throw serverError('login succeeded but no token was returned');
+  return token;
+}
+
+/**
+ * Ends the session of a token the proxy minted (`POST <server>/auth/logout` with it as bearer,
+ * docs/proxy.md#sessions), best effort: any failure is ignored, as a server without sessions
+ * has nothing to end. Bounded by 5 s.
+ */
+async function endSession(server: string, token: string): Promise<void> {
+  try {
+    await fetch(`${server}/auth/logout`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, redirect: 'manual', signal: AbortSignal.timeout(5_000) });
+  } catch { /* unreachable or no such route: the token is forgotten locally anyway */ }
 }
 
 /** Obtains a token by `method` and stores it in context `name`. */
@@ -142,13 +153,16 @@ export function registerLogin(program: Command): void {
       }
     });
 
-  program.command('logout').description('Forget the token of the current (or --context) context').action((_o, cmd: Command) => {
+  program.command('logout').description('Forget the token of the current (or --context) context').action(async (_o, cmd: Command) => {
     const s = Session.of(cmd);
     const cfg = s.config();
     const name = s.g.context || process.env.QUEEN_CONTEXT || cfg['current-context'];
     if (!name) throw userError('no context selected');
     const ctx = findContext(cfg, name);
     if (!ctx) throw userError(`no such context "${name}"`);
+    const ref = ctx['token-ref'];
+    const server = (s.g.server ?? ctx.server ?? '').replace(/\/+$/, '');
+    if (ref?.startsWith('literal:') && /^https?:\/\//.test(server)) await endSession(server, ref.slice('literal:'.length));
     delete ctx['token-ref'];
     saveConfig(s.configFile, cfg);
     s.say(`logged out from ${name}`);
