@@ -145,11 +145,12 @@ describe('JWKS transport failures (each a fresh broker)', () => {
     await s.start();
     s.doc = goodDoc;
     setup(s);
-    const b = await spawnBroker({ JWT_ENABLED: 'true', JWT_ALGORITHM: 'RS256', JWT_JWKS_URL: s.url, ...env });
+    let b: SpawnedBroker | undefined;
     try {
+      b = await spawnBroker({ JWT_ENABLED: 'true', JWT_ALGORITHM: 'RS256', JWT_JWKS_URL: s.url, ...env });
       await body(b, s);
     } finally {
-      await b.stop();
+      await b?.stop();
       await s.close();
     }
   }

@@ -99,6 +99,30 @@ export function tempDir(prefix = 'queen-test-'): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
 }
 
+/**
+ * Every broker process this test process started and has not yet seen exit. When the test process
+ * exits, or the runner ends it with SIGTERM, the survivors are killed, so a test that lost a handle
+ * never leaves a broker running on the machine.
+ */
+const liveBrokers = new Set<ChildProcess>();
+const killLiveBrokers = (): void => {
+  for (const proc of liveBrokers) proc.kill('SIGKILL');
+};
+process.once('exit', killLiveBrokers);
+// The runner ends a file that overran its timeout with SIGTERM, which skips 'exit' handlers.
+process.once('SIGTERM', () => {
+  killLiveBrokers();
+  process.exit(143);
+});
+
+/** Spawns a broker process and tracks it until it exits (see `liveBrokers`). */
+function spawnTracked(main: string, env: NodeJS.ProcessEnv): ChildProcess {
+  const proc = spawn(process.execPath, [main], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  liveBrokers.add(proc);
+  proc.once('exit', () => liveBrokers.delete(proc));
+  return proc;
+}
+
 /** The message of the broker's listening log line (src/main.ts), which carries the bound `port`. */
 export const LISTENING_MSG = 'queen-ts listening';
 
@@ -121,17 +145,14 @@ export async function startBroker(opts: StartOptions = {}): Promise<BrokerHandle
   }
   const dataDir = opts.dataDir ?? path.join(tempDir(), 'data');
   const storage = await storageEnv(dataDir, opts.env);
-  const proc = spawn(process.execPath, [opts.main ?? MAIN], {
-    env: {
-      PATH: process.env.PATH ?? '',
-      PORT: String(opts.port ?? 0),
-      QUEEN_BIND_ADDR: '127.0.0.1',
-      QUEEN_DATA_DIR: dataDir,
-      LOG_LEVEL: level,
-      ...storage,
-      ...opts.env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  const proc = spawnTracked(opts.main ?? MAIN, {
+    PATH: process.env.PATH ?? '',
+    PORT: String(opts.port ?? 0),
+    QUEEN_BIND_ADDR: '127.0.0.1',
+    QUEEN_DATA_DIR: dataDir,
+    LOG_LEVEL: level,
+    ...storage,
+    ...opts.env,
   });
   let out = '';
   let stdoutTail = ''; // the incomplete last line of stdout (chunks split lines anywhere)
@@ -212,10 +233,7 @@ export async function runBrokerExpectingExit(env: Record<string, string>, timeou
   // PORT=0: a broker that boots by mistake binds a port of its own instead of racing for one.
   const dataDir = env.QUEEN_DATA_DIR ?? path.join(tempDir(), 'data');
   const storage = await storageEnv(dataDir, env);
-  const proc = spawn(process.execPath, [MAIN], {
-    env: { PATH: process.env.PATH ?? '', PORT: '0', QUEEN_BIND_ADDR: '127.0.0.1', QUEEN_DATA_DIR: dataDir, LOG_LEVEL: 'warn', ...storage, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const proc = spawnTracked(MAIN, { PATH: process.env.PATH ?? '', PORT: '0', QUEEN_BIND_ADDR: '127.0.0.1', QUEEN_DATA_DIR: dataDir, LOG_LEVEL: 'warn', ...storage, ...env });
   let out = '';
   proc.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   proc.stderr!.on('data', (d: Buffer) => (out += d.toString()));

@@ -13,6 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { CompactSign, exportJWK, SignJWT, type JWK } from 'jose';
 import { MAIN, startBroker } from './broker.js';
+import { within } from './wait.js';
 
 // ---------------------------------------------------------------------------------------------
 // keys and tokens
@@ -59,12 +60,14 @@ export function hsKey(secret: string): Uint8Array {
  * `alg` may be any JWS alg jose can sign with.
  */
 export async function mint(alg: string, key: SigningKey, claims: Record<string, unknown>, header: Record<string, unknown> = {}): Promise<string> {
-  return new SignJWT(claims).setProtectedHeader({ ...header, alg }).sign(key);
+  // jose signs through WebCrypto on the thread pool; bounded so a stuck signature names itself.
+  return within(new SignJWT(claims).setProtectedHeader({ ...header, alg }).sign(key), 20_000, `signing a ${alg} token`);
 }
+
 
 /** A compact JWS over arbitrary payload bytes (for non-object payloads). */
 export async function signRaw(alg: string, key: SigningKey, payload: string, header: Record<string, unknown> = {}): Promise<string> {
-  return new CompactSign(new TextEncoder().encode(payload)).setProtectedHeader({ ...header, alg }).sign(key);
+  return within(new CompactSign(new TextEncoder().encode(payload)).setProtectedHeader({ ...header, alg }).sign(key), 20_000, `signing a raw ${alg} payload`);
 }
 
 /** base64url of a JSON value or string. */

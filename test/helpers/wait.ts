@@ -116,3 +116,19 @@ export async function afterLeasesGrantedBefore(url: string, leaseSeconds = 1): P
     return r.status === 200;
   }, { what: `a ${leaseSeconds} s sentinel lease to expire and redeliver`, timeoutMs: 15_000 });
 }
+
+/**
+ * `work`, or a rejection naming `what` once `ms` have passed without it settling: for awaits that
+ * have no bound of their own, so that a test fails with a name instead of waiting for the runner's
+ * file timeout.
+ * @throws Error `<what> did not complete within <ms> ms`
+ */
+export async function within<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what} did not complete within ${ms} ms`)), ms)));
+  try {
+    return await Promise.race([work, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

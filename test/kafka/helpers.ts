@@ -6,6 +6,7 @@
 import net from 'node:net';
 import { startBroker, type BrokerHandle, type StartOptions } from '../helpers/broker.js';
 import { uniqueName } from '../helpers/http.js';
+import { within } from '../helpers/wait.js';
 
 export interface KafkaBroker extends BrokerHandle {
   kafkaPort: number;
@@ -67,13 +68,10 @@ export async function produceThenConsume(kafka: import('kafkajs').Kafka, topic: 
   await consumer.connect();
   try {
     await consumer.subscribe({ topic, fromBeginning: true });
-    let timer: NodeJS.Timeout | undefined;
-    return await Promise.race([
-      new Promise<string>((resolve) => {
-        void consumer.run({ eachMessage: async ({ message }) => resolve(message.value!.toString()) });
-      }),
-      new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no record on ${topic} within ${timeoutMs} ms`)), timeoutMs))),
-    ]).finally(() => clearTimeout(timer));
+    const first = new Promise<string>((resolve) => {
+      void consumer.run({ eachMessage: async ({ message }) => resolve(message.value!.toString()) });
+    });
+    return await within(first, timeoutMs, `a record on ${topic}`);
   } finally {
     await consumer.disconnect();
   }
