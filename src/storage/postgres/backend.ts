@@ -19,7 +19,8 @@ import type { PayloadCodec } from '../../model/codec.js';
 import { UnitRefused } from '../refused.js';
 import { adminStore } from './admin.js';
 import { clockOf, PgDb, q, type ClockSource } from './db.js';
-import { appendIn, claimIn, commitIn, cursorView, touchPartition } from './log-ops.js';
+import { appendIn, claimIn, commitIn, cursorView, EMPTY_SCAN_SQL, touchPartition } from './log-ops.js';
+import { claimFast, commitFast } from './hot-path.js';
 import { migrate } from './migrate.js';
 import { leaseHeld, readAckTargets, readPopTargets } from './reads.js';
 import { pgStreamsStore } from './streams.js';
@@ -75,6 +76,8 @@ export class PgBackend implements QueueBackend {
   readonly views: ViewsSubStore;
   /** Appends gathered into transactions so far (group commit). */
   readonly groupStats = { batches: 0, appends: 0 };
+  /** Claims and cursor commits taken by the hot path (hot-path.ts) and by the general code, so far. */
+  readonly hotStats = { claimFast: 0, claimGeneral: 0, commitFast: 0, commitGeneral: 0 };
   private readonly pendingAppends: PendingAppend[] = [];
   private committing = false;
 
@@ -201,11 +204,23 @@ export class PgBackend implements QueueBackend {
     }
   }
 
-  claim(req: ClaimRequest): Promise<ClaimedBatch[]> {
+  /** The common claim takes the hot path (hot-path.ts); the rest, and what it leaves, the general one. */
+  async claim(req: ClaimRequest): Promise<ClaimedBatch[]> {
+    const fast = await claimFast(this.db, req, async (queueId, now) => {
+      await this.db.pool.query({ name: 'queen_empty_scan', text: EMPTY_SCAN_SQL, values: [queueId, req.queue.queue, req.group, now] });
+    });
+    if (fast) {
+      this.hotStats.claimFast++;
+      return fast;
+    }
+    this.hotStats.claimGeneral++;
     return this.db.tx((t) => claimIn(t, req));
   }
 
   async commitCursor(req: CursorCommit): Promise<CommitResult> {
+    const fast = await commitFast(this.db, req);
+    this.hotStats[fast ? 'commitFast' : 'commitGeneral']++;
+    if (fast) return fast;
     try {
       return await this.db.tx((t) => commitIn(t, req, 0));
     } catch (e) {
@@ -242,6 +257,12 @@ export class PgBackend implements QueueBackend {
     if (ops.length > 0 && ops.every((o) => o.op === 'append' && o.request.refuseDuplicates !== true)) {
       // A plain push: its appends join the group commit, still all in one transaction.
       return { committed: true, results: await this.appendTogether(ops.map((o) => (o as Extract<UnitOp, { op: 'append' }>).request)) };
+    }
+    if (ops.length === 1 && ops[0]!.op === 'commit') {
+      // One cursor move (the common ack): one statement when it holds, else the general unit below.
+      const fast = await commitFast(this.db, ops[0]!.request);
+      this.hotStats[fast ? 'commitFast' : 'commitGeneral']++;
+      if (fast) return { committed: true, results: [fast] };
     }
     try {
       const results = await this.db.tx(async (t) => {

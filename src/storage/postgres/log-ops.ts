@@ -139,6 +139,10 @@ export function candidateSql(pinned: boolean): string {
      LIMIT $5`;
 }
 
+/** Moves a group's watermark on a queue to an empty scan's time. Params: $1 queue id, $2 queue name, $3 group, $4 scan time (epoch ms). */
+export const EMPTY_SCAN_SQL = `INSERT INTO queen.consumer_watermarks (queue_id, queue_name, consumer_group, last_empty_scan_at) VALUES ($1, $2, $3, ${msToTs('$4')})
+  ON CONFLICT (queue_id, consumer_group) DO UPDATE SET last_empty_scan_at = GREATEST(queen.consumer_watermarks.last_empty_scan_at, EXCLUDED.last_empty_scan_at)`;
+
 /** Marks a partition active at `now` (a rewind, a release with a rest): unpinned claims look at it again. */
 export async function touchPartition(t: Tx, partitionId: string, now: number): Promise<void> {
   await exec(t, 'UPDATE queen.partitions SET last_activity_ms = GREATEST(last_activity_ms, $2) WHERE id = $1', [partitionId, now]);
@@ -188,9 +192,7 @@ export async function claimIn(t: Tx, callerReq: ClaimRequest): Promise<ClaimedBa
     pinned ? req.partition : wm === undefined ? Number.MIN_SAFE_INTEGER : wm - WATERMARK_MARGIN_MS];
   const candidates = await q(t, candidateSql(pinned), params);
   if (!pinned && candidates.length === 0) {
-    await exec(t, `INSERT INTO queen.consumer_watermarks (queue_id, queue_name, consumer_group, last_empty_scan_at) VALUES ($1, $2, $3, ${msToTs('$4')})
-                   ON CONFLICT (queue_id, consumer_group) DO UPDATE SET last_empty_scan_at = GREATEST(queen.consumer_watermarks.last_empty_scan_at, EXCLUDED.last_empty_scan_at)`,
-    [queueId, req.queue.queue, req.group, req.now]);
+    await exec(t, EMPTY_SCAN_SQL, [queueId, req.queue.queue, req.group, req.now]);
   }
   const out: ClaimedBatch[] = [];
   let budget = req.batch;
