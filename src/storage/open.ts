@@ -33,6 +33,7 @@ export async function openStore(config: Config, log: Logger): Promise<OpenedStor
       const backend = await PgBackend.open({
         pool: { host: pg.host, port: pg.port, user: pg.user, database: pg.database, ssl: pg.ssl, max: pg.max, connectionString: pg.connectionString, password: pg.password },
         listenUrl: pg.listenUrl,
+        notifyMode: pg.notifyMode,
         onListenError: (e) => log.warn({ err: e }, 'LISTEN connection lost; reconnecting'),
       });
       return { kind: 'postgres', backend };

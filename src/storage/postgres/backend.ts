@@ -18,9 +18,10 @@ import type { LogReadStore } from '../log-read.js';
 import type { PayloadCodec } from '../../model/codec.js';
 import { UnitRefused } from '../refused.js';
 import { adminStore } from './admin.js';
-import { clockOf, PgDb, q, type ClockSource } from './db.js';
+import { clockOf, PgDb, q, type ClockSource, type NotifyMode } from './db.js';
 import { appendIn, claimIn, commitIn, cursorView, EMPTY_SCAN_SQL, touchPartition } from './log-ops.js';
-import { claimFast, commitFast } from './hot-path.js';
+import { claimFast, commitFast, ScanPositions } from './hot-path.js';
+import { appendBatch } from './append-batch.js';
 import { migrate } from './migrate.js';
 import { leaseHeld, readAckTargets, readPopTargets } from './reads.js';
 import { pgStreamsStore } from './streams.js';
@@ -47,6 +48,8 @@ export interface PgBackendOptions {
    * each transaction, so processes with skewed clocks cannot overlap leases).
    */
   clock?: ClockSource | undefined;
+  /** When wake-up hints are NOTIFYed (db.ts `NotifyMode`; default `after`). */
+  notifyMode?: NotifyMode | undefined;
   /** Called with errors of the LISTEN connection (it reconnects by itself). */
   onListenError?: ((e: Error) => void) | undefined;
 }
@@ -79,6 +82,8 @@ export class PgBackend implements QueueBackend {
   /** Claims and cursor commits taken by the hot path (hot-path.ts) and by the general code, so far. */
   readonly hotStats = { claimFast: 0, claimGeneral: 0, commitFast: 0, commitGeneral: 0 };
   private readonly pendingAppends: PendingAppend[] = [];
+  /** Where this node's claims stopped walking each (queue, group) (hot-path.ts). */
+  private readonly positions = new ScanPositions();
   private committing = false;
 
   private constructor(private readonly db: PgDb, private readonly listener: WakeListener | undefined) {
@@ -99,7 +104,7 @@ export class PgBackend implements QueueBackend {
    * @throws the connection or migration error (the pool is closed again)
    */
   static async open(opts: PgBackendOptions): Promise<PgBackend> {
-    const db = new PgDb(opts.pool, opts.serverId ?? randomUUID(), opts.clock);
+    const db = new PgDb(opts.pool, opts.serverId ?? randomUUID(), opts.clock, opts.notifyMode);
     let listener: WakeListener | undefined;
     try {
       await migrate(db.pool);
@@ -129,9 +134,10 @@ export class PgBackend implements QueueBackend {
   /**
    * Group commit across requests (design B4): appends that arrive while a batch is committing are
    * gathered into the next transaction (at most {@link MAX_GROUP} per batch), ordered by partition
-   * key (stable, so one partition keeps arrival order) so that batches of several processes lock
-   * partition rows in one order. A batch that fails is retried one append per transaction, so
-   * one bad request fails alone.
+   * key (stable, so one partition keeps arrival order), and written in a fixed number of statements
+   * (append-batch.ts: every partition row locked in one statement, in ascending id order, so batches
+   * of several processes lock in one order). A batch that fails is retried one append per
+   * transaction, so one bad request fails alone.
    */
   append(req: AppendRequest): Promise<AppendResult> {
     return this.appendTogether([req]).then((r) => r[0]!);
@@ -175,9 +181,9 @@ export class PgBackend implements QueueBackend {
       }
       const answers = batch.map((b) => new Array<AppendResult>(b.reqs.length));
       await this.db.tx(async (t) => {
-        for (const run of runs) {
-          const first = run[0]!.req;
-          const merged = await appendIn(t, { ...first, items: run.flatMap((p) => p.req.items), now: Math.max(...run.map((p) => p.req.now)) }, 0);
+        const results = await appendBatch(t, runs.map((run) => ({ ...run[0]!.req, items: run.flatMap((p) => p.req.items), now: Math.max(...run.map((p) => p.req.now)) })));
+        for (const [ri, run] of runs.entries()) {
+          const merged = results[ri]!;
           let k = 0;
           for (const p of run) {
             const outcomes = merged.outcomes.slice(k, k + p.req.items.length);
@@ -206,7 +212,7 @@ export class PgBackend implements QueueBackend {
 
   /** The common claim takes the hot path (hot-path.ts); the rest, and what it leaves, the general one. */
   async claim(req: ClaimRequest): Promise<ClaimedBatch[]> {
-    const fast = await claimFast(this.db, req, async (queueId, now) => {
+    const fast = await claimFast(this.db, req, this.positions, async (queueId, now) => {
       await this.db.pool.query({ name: 'queen_empty_scan', text: EMPTY_SCAN_SQL, values: [queueId, req.queue.queue, req.group, now] });
     });
     if (fast) {

@@ -27,38 +27,54 @@ import { encodeHints, WAKE_CHANNEL } from './wake.js';
 /** SQL: the operation's time in epoch ms: the caller's (`$n`), or the database's `now()` when `$n` is null. */
 const nowMs = (param: string) => `COALESCE(${param}::bigint, ${tsToMs('now()')})`;
 
+/** The largest `bigint`: a position before every pk of one activity time. */
+const PK_MAX = '9223372036854775807';
+
 /**
  * The claim's first statement: the queue, the group's subscription and watermark, and the
- * candidates (the query of log-ops.ts `candidateSql`, reading only partitions active since the
- * watermark plus the group's expired leases). One row with a null `id` when there is no candidate;
- * no row when the queue or the group's subscription is missing.
- * Params: $1 tenant, $2 group, $3 queue, $4 now (ms, or null: database clock), $5 limit, $6 pinned partition (or null).
+ * candidates: partitions with something beyond the group's cursor and no live lease, walked in
+ * (activity, pk) order from a start position (`partitions_scan`, stopping at `$5` found: the cost
+ * is the rows skipped, not the partitions of the queue), never below the watermark less its margin,
+ * plus the group's expired leases on the queue (`consumers_expiry`); pinned, the one partition.
+ * One row with a null `id` when there is no candidate; no row when the queue or the group's
+ * subscription is missing. Candidates come in scan order, then the expired leases (`src` 1).
+ * Params: $1 tenant, $2 group, $3 queue, $4 now (ms, or null: database clock), $5 limit, $6 pinned
+ * partition (or null), $7 and $8 the start position (activity ms, pk; exclusive).
  */
 const CANDIDATES = `
   WITH h AS (
     SELECT q.id AS queue_id, CASE WHEN s.mode = 'from' THEN s.from_time_ms END AS from_time,
-           ${tsToMs('w.last_empty_scan_at')} AS wm, ${nowMs('$4')} AS now_ms
+           COALESCE(${tsToMs('w.last_empty_scan_at')} - ${WATERMARK_MARGIN_MS}, ${Number.MIN_SAFE_INTEGER}) AS floor, ${nowMs('$4')} AS now_ms
       FROM queen.queues q
       JOIN queen.subscriptions s ON s.queue_id = q.id AND s.consumer_group = $2
       LEFT JOIN queen.consumer_watermarks w ON w.queue_id = q.id AND w.consumer_group = $2
      WHERE q.tenant_id = $1 AND q.name = $3)
-  SELECT h.queue_id, h.now_ms, h.from_time, k.id, k.pk, k.name, k.next_offset, k.first_offset, k.last_message_at_ms, k.has_cursor
+  SELECT h.queue_id, h.now_ms, h.from_time, k.*
     FROM h LEFT JOIN LATERAL (
-      SELECT p.id, p.pk, p.name, p.next_offset, p.first_offset, p.last_message_at_ms, c.partition_id IS NOT NULL AS has_cursor
-        FROM (SELECT * FROM queen.partitions WHERE queue_id = h.queue_id AND $6::text IS NOT NULL AND name = $6::text
-              UNION ALL
-              SELECT * FROM queen.partitions WHERE queue_id = h.queue_id AND $6::text IS NULL
-                 AND last_activity_ms >= COALESCE(h.wm - ${WATERMARK_MARGIN_MS}, ${Number.MIN_SAFE_INTEGER})
-              UNION
-              SELECT p.* FROM queen.consumers e JOIN queen.partitions p ON p.id = e.partition_id
-               WHERE $6::text IS NULL AND e.consumer_group = $2 AND e.lease_id IS NOT NULL AND e.lease_expires_at_ms <= h.now_ms
-                 AND p.queue_id = h.queue_id) p
-        LEFT JOIN queen.consumers c ON c.partition_id = p.id AND c.consumer_group = $2
-       WHERE p.next_offset > GREATEST(COALESCE(c.next_offset, p.first_offset), p.first_offset)
-         AND (c.partition_id IS NOT NULL OR h.from_time IS NULL OR p.last_message_at_ms > h.from_time)
-         AND (c.lease_expires_at_ms IS NULL OR c.lease_expires_at_ms <= h.now_ms)
-       ORDER BY p.last_message_at_ms, p.pk
-       LIMIT $5) k ON true`;
+      (SELECT 0 AS src, p.id, p.pk, p.name, p.next_offset, p.first_offset, p.last_message_at_ms, p.last_activity_ms, c.partition_id IS NOT NULL AS has_cursor
+         FROM queen.partitions p
+         LEFT JOIN queen.consumers c ON c.partition_id = p.id AND c.consumer_group = $2
+        WHERE p.queue_id = h.queue_id AND $6::text IS NULL
+          AND (p.last_activity_ms, p.pk) > (GREATEST($7::bigint, h.floor - 1), CASE WHEN $7::bigint >= h.floor THEN $8::bigint ELSE ${PK_MAX} END)
+          AND p.next_offset > GREATEST(COALESCE(c.next_offset, p.first_offset), p.first_offset)
+          AND (c.partition_id IS NOT NULL OR h.from_time IS NULL OR p.last_message_at_ms > h.from_time)
+          AND (c.lease_expires_at_ms IS NULL OR c.lease_expires_at_ms <= h.now_ms)
+        ORDER BY p.last_activity_ms, p.pk
+        LIMIT $5)
+      UNION ALL
+      (SELECT 1, p.id, p.pk, p.name, p.next_offset, p.first_offset, p.last_message_at_ms, p.last_activity_ms, true
+         FROM queen.consumers c JOIN queen.partitions p ON p.id = c.partition_id
+        WHERE $6::text IS NULL AND c.consumer_group = $2 AND c.lease_id IS NOT NULL AND c.lease_expires_at_ms <= h.now_ms
+          AND p.queue_id = h.queue_id AND p.next_offset > GREATEST(c.next_offset, p.first_offset)
+        LIMIT $5)
+      UNION ALL
+      (SELECT 0, p.id, p.pk, p.name, p.next_offset, p.first_offset, p.last_message_at_ms, p.last_activity_ms, c.partition_id IS NOT NULL
+         FROM queen.partitions p
+         LEFT JOIN queen.consumers c ON c.partition_id = p.id AND c.consumer_group = $2
+        WHERE p.queue_id = h.queue_id AND p.name = $6::text
+          AND p.next_offset > GREATEST(COALESCE(c.next_offset, p.first_offset), p.first_offset)
+          AND (c.partition_id IS NOT NULL OR h.from_time IS NULL OR p.last_message_at_ms > h.from_time)
+          AND (c.lease_expires_at_ms IS NULL OR c.lease_expires_at_ms <= h.now_ms))) k ON true`;
 
 /**
  * The claim's second statement: locks up to `$4` of the candidate cursors (in candidate order,
@@ -104,37 +120,89 @@ const GRANT = `
   SELECT took.*, g.delivery_count FROM took JOIN granted g ON g.partition_id = took.partition_id
    ORDER BY took.ord, took."offset"`;
 
-/** The first candidates of a claim, or undefined when the general code must decide it. */
-interface Candidates {
-  queueId: string;
-  now: number;
-  rows: Row[];
+/** Where a walk over a queue's partitions in (activity, pk) order stands. */
+export interface ScanPosition {
+  activity: number;
+  pk: number;
+}
+
+const START: ScanPosition = { activity: Number.MIN_SAFE_INTEGER, pk: 0 };
+
+/** Per (tenant, queue, group), where this node's last claim stopped its walk; bounded in size. */
+export class ScanPositions {
+  private readonly map = new Map<string, ScanPosition>();
+
+  constructor(private readonly max = 10_000) {}
+
+  get(key: string): ScanPosition | undefined {
+    return this.map.get(key);
+  }
+
+  set(key: string, pos: ScanPosition): void {
+    this.map.delete(key);
+    this.map.set(key, pos);
+    if (this.map.size > this.max) this.map.delete(this.map.keys().next().value!);
+  }
+
+  delete(key: string): void {
+    this.map.delete(key);
+  }
 }
 
 /**
- * The common claim in two statements, three on a cursor's first touch (see the module comment);
+ * The common claim in two statements, three on a cursor's first touch, one more when the walk
+ * from this node's position wraps around (see the module comment);
  * undefined when the general code must take it: conflation, delay or window options, no
  * registered subscription, or a first touch under a timed subscription.
  * @param onEmptyScan called (before returning) when an unpinned scan found no candidate, to move the watermark
  */
-export async function claimFast(db: PgDb, req: ClaimRequest, onEmptyScan: (queueId: string, now: number) => Promise<void>): Promise<ClaimedBatch[] | undefined> {
+export async function claimFast(db: PgDb, req: ClaimRequest, positions: ScanPositions,
+  onEmptyScan: (queueId: string, now: number) => Promise<void>): Promise<ClaimedBatch[] | undefined> {
   if (req.conflation || req.delayMs > 0 || req.windowMs > 0) return undefined;
   const callerNow = db.clock === 'database' ? null : req.now;
   const pinned = req.partition ?? null;
-  const head = await db.pool.query({
+  const posKey = JSON.stringify([req.queue.tenant, req.queue.queue, req.group]);
+  const limit = req.maxPartitions + 16;
+  const scan = async (from: ScanPosition) => db.pool.query({
     name: 'queen_claim_candidates', text: CANDIDATES,
-    values: [req.queue.tenant, req.group, req.queue.queue, callerNow, req.maxPartitions + 16, pinned],
+    values: [req.queue.tenant, req.group, req.queue.queue, callerNow, limit, pinned, from.activity, from.pk],
   });
-  const first = head.rows[0] as Row | undefined;
-  if (!first) return undefined; // queue or subscription missing: the general code registers or answers
-  const c: Candidates = { queueId: first.queue_id as string, now: first.now_ms as number, rows: head.rows.filter((r) => r.id !== null) as Row[] };
-  if (c.rows.length === 0) {
-    if (pinned === null) await onEmptyScan(c.queueId, c.now);
+  const from = pinned === null ? positions.get(posKey) ?? START : START;
+  let head = await scan(from);
+  let first = head.rows[0] as Row | undefined;
+  if (!first) {
+    // First contact of the group with the queue: its subscription registered from the seed (no
+    // cursor rows: they are materialised on first touch), then the walk as usual.
+    const s = req.seed;
+    await db.pool.query({
+      name: 'queen_claim_subscribe',
+      text: `INSERT INTO queen.subscriptions (queue_id, consumer_group, mode, from_time_ms, label, conflation, created_at_ms)
+             SELECT id, $3, $4, $5, $6, $7, $8 FROM queen.queues WHERE tenant_id = $1 AND name = $2 ON CONFLICT DO NOTHING`,
+      values: [req.queue.tenant, req.queue.queue, req.group, s.mode, s.mode === 'from' ? s.fromTime : null,
+        s.mode === 'from' ? s.label ?? 'timestamp' : 'all', req.conflation, req.now],
+    });
+    head = await scan(from);
+    first = head.rows[0] as Row | undefined;
+    if (!first) return undefined; // no such queue: the general code answers
+  }
+  const found = (rows: Row[]) => rows.filter((r) => r.id !== null);
+  if (from !== START && found(head.rows).filter((r) => r.src === 0).length < req.maxPartitions) {
+    // The walk reached the end of the queue before it found enough: the rest is before where it started.
+    head = await scan(START);
+    first = head.rows[0] as Row | undefined;
+    if (!first) return undefined;
+  }
+  const seen = new Set<string>();
+  const rows = found(head.rows).filter((r) => !seen.has(r.id as string) && seen.add(r.id as string));
+  const queueId = first.queue_id as string;
+  if (rows.length === 0) {
+    positions.delete(posKey);
+    if (pinned === null) await onEmptyScan(queueId, first.now_ms as number);
     return [];
   }
   // Cursors materialised on first touch for the partitions this claim is about to take: at the
   // log start when the group reads everything (a timed start point is the general code's).
-  const fresh = c.rows.slice(0, req.maxPartitions).filter((r) => !(r.has_cursor as boolean));
+  const fresh = rows.slice(0, req.maxPartitions).filter((r) => !(r.has_cursor as boolean));
   if (fresh.length > 0) {
     if (first.from_time !== null) return undefined;
     await db.pool.query({
@@ -146,9 +214,9 @@ export async function claimFast(db: PgDb, req: ClaimRequest, onEmptyScan: (queue
   }
   const got = await db.pool.query({
     name: 'queen_claim_grant', text: GRANT,
-    values: [c.rows.map((r) => r.id as string), req.group, callerNow, req.maxPartitions, req.batch, req.leaseId, req.leaseMs],
+    values: [rows.map((r) => r.id as string), req.group, callerNow, req.maxPartitions, req.batch, req.leaseId, req.leaseMs],
   });
-  const byId = new Map(c.rows.map((r) => [r.id as string, r]));
+  const byId = new Map(rows.map((r) => [r.id as string, r]));
   const out: ClaimedBatch[] = [];
   for (const m of got.rows as Row[]) {
     const pid = m.partition_id as string;
@@ -160,9 +228,17 @@ export async function claimFast(db: PgDb, req: ClaimRequest, onEmptyScan: (queue
     const pk = byId.get(pid)!.pk as number;
     batch.messages.push(messageOf(pk, m));
   }
-  // More work than this claim took: the next waiter is told (a hint, after the commit).
   const taken = new Set(out.map((b) => b.partitionId));
-  const rest = c.rows.find((r) => !taken.has(r.id as string));
+  if (pinned === null) {
+    // The next claim of this node walks on from before the first candidate left here (a position
+    // is only where to look first: a partition behind it is found when the walk wraps around).
+    const scanned = rows.filter((r) => r.src === 0);
+    const left = scanned.findIndex((r) => !taken.has(r.id as string));
+    const stop = left === -1 ? scanned[scanned.length - 1] : left > 0 ? scanned[left - 1] : undefined;
+    if (stop) positions.set(posKey, { activity: stop.last_activity_ms as number, pk: stop.pk as number });
+  }
+  // More work than this claim took: the next waiter is told (a hint, after the commit).
+  const rest = rows.find((r) => !taken.has(r.id as string));
   if (rest && (out.length >= req.maxPartitions || got.rows.length >= req.batch)) {
     db.announce([{ tenant: req.queue.tenant, queue: req.queue.queue, partitions: [rest.name as string], visibleAt: null }]);
   }

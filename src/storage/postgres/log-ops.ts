@@ -119,7 +119,7 @@ export const WATERMARK_MARGIN_MS = 120_000;
  * $2 group, $3 now (ms), $4 the subscription's fromTime (null for `all`), $5 limit, $6 the pinned
  * partition's name, or else the activity floor (the watermark less the margin; MIN_SAFE_INTEGER
  * before the first empty scan). Unpinned, it reads only partitions active since the floor
- * (`partitions_recent`) plus the group's expired leases (`consumers_expiry`): O(recent activity).
+ * (`partitions_scan`) plus the group's expired leases (`consumers_expiry`): O(recent activity).
  */
 export function candidateSql(pinned: boolean): string {
   const source = pinned

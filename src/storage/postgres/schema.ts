@@ -250,4 +250,15 @@ CREATE TABLE queen.kafka_groups (
 );
 `,
   },
+  {
+    version: 7,
+    name: 'claim scan in activity order',
+    // The hot claim (hot-path.ts) walks a queue's partitions in (activity, pk) order from where the
+    // node's previous claim stopped, and stops at the first eligible ones: its cost is what it skips,
+    // not the number of partitions. The index serves the activity-range reads partitions_recent did.
+    sql: `
+CREATE INDEX partitions_scan ON queen.partitions (queue_id, last_activity_ms, pk);
+DROP INDEX queen.partitions_recent;
+`,
+  },
 ];
