@@ -171,7 +171,7 @@ export async function claimFast(db: PgDb, req: ClaimRequest, positions: ScanPosi
   let head = await scan(from);
   let first = head.rows[0] as Row | undefined;
   if (!first) {
-    // First contact of the group with the queue: its subscription registered from the seed (no
+    // First contact of the group with the queue: its subscription registered from the request's start point (no
     // cursor rows: they are materialised on first touch), then the walk as usual.
     const s = req.seed;
     await db.pool.query({
@@ -186,14 +186,14 @@ export async function claimFast(db: PgDb, req: ClaimRequest, positions: ScanPosi
     if (!first) return undefined; // no such queue: the general code answers
   }
   const found = (rows: Row[]) => rows.filter((r) => r.id !== null);
-  if (from !== START && found(head.rows).filter((r) => r.src === 0).length < req.maxPartitions) {
+  if (from !== START && found(head.rows as Row[]).filter((r) => r.src === 0).length < req.maxPartitions) {
     // The walk reached the end of the queue before it found enough: the rest is before where it started.
     head = await scan(START);
     first = head.rows[0] as Row | undefined;
     if (!first) return undefined;
   }
   const seen = new Set<string>();
-  const rows = found(head.rows).filter((r) => !seen.has(r.id as string) && seen.add(r.id as string));
+  const rows = found(head.rows as Row[]).filter((r) => !seen.has(r.id as string) && seen.add(r.id as string));
   const queueId = first.queue_id as string;
   if (rows.length === 0) {
     positions.delete(posKey);
