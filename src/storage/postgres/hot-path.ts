@@ -155,9 +155,10 @@ export class ScanPositions {
  * undefined when the general code must take it: conflation, delay or window options, no
  * registered subscription, or a first touch under a timed subscription.
  * @param onEmptyScan called (before returning) when an unpinned scan found no candidate, to move the watermark
+ * @param again this is the second look of a claim whose candidates were all taken meanwhile
  */
 export async function claimFast(db: PgDb, req: ClaimRequest, positions: ScanPositions,
-  onEmptyScan: (queueId: string, now: number) => Promise<void>): Promise<ClaimedBatch[] | undefined> {
+  onEmptyScan: (queueId: string, now: number) => Promise<void>, again = false): Promise<ClaimedBatch[] | undefined> {
   if (req.conflation || req.delayMs > 0 || req.windowMs > 0) return undefined;
   const callerNow = db.clock === 'database' ? null : req.now;
   const pinned = req.partition ?? null;
@@ -227,6 +228,11 @@ export async function claimFast(db: PgDb, req: ClaimRequest, positions: ScanPosi
     }
     const pk = byId.get(pid)!.pk as number;
     batch.messages.push(messageOf(pk, m));
+  }
+  if (out.length === 0 && !again) {
+    // Every candidate was taken by concurrent claims since the scan: look once more, over the whole queue.
+    positions.delete(posKey);
+    return claimFast(db, req, positions, onEmptyScan, true);
   }
   const taken = new Set(out.map((b) => b.partitionId));
   if (pinned === null) {
