@@ -212,9 +212,10 @@ export class PgBackend implements QueueBackend {
 
   /** The common claim takes the hot path (hot-path.ts); the rest, and what it leaves, the general one. */
   async claim(req: ClaimRequest): Promise<ClaimedBatch[]> {
-    const fast = await claimFast(this.db, req, this.positions, async (queueId, now) => {
+    const key = JSON.stringify([req.queue.tenant, req.queue.queue, req.group]);
+    const fast = await this.positions.during(key, () => claimFast(this.db, req, this.positions, async (queueId, now) => {
       await this.db.pool.query({ name: 'queen_empty_scan', text: EMPTY_SCAN_SQL, values: [queueId, req.queue.queue, req.group, now] });
-    });
+    }));
     if (fast) {
       this.hotStats.claimFast++;
       return fast;

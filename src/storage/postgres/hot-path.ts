@@ -78,7 +78,7 @@ const CANDIDATES = `
 
 /**
  * The claim's second statement: locks up to `$4` of the candidate cursors (in candidate order,
- * `SKIP LOCKED`, lease free), reads up to `$5` messages across them from each cursor on, and
+ * `SKIP LOCKED`, lease free, still behind their partition's head), reads up to `$5` messages across them from each cursor on, and
  * grants the lease (or, for auto-ack, moves the cursor) where the lease is still free. One row per
  * message granted, in candidate then offset order.
  * Params: $1 candidate partition ids (uuid[], in order), $2 group, $3 now (ms, or null), $4 most
@@ -89,8 +89,9 @@ const GRANT = `
   cand AS (SELECT x.id, x.ord FROM unnest($1::uuid[]) WITH ORDINALITY AS x(id, ord)),
   locked AS MATERIALIZED (
     SELECT c.partition_id, c.next_offset, cand.ord
-      FROM queen.consumers c JOIN cand ON c.partition_id = cand.id
+      FROM queen.consumers c JOIN cand ON c.partition_id = cand.id JOIN queen.partitions p ON p.id = c.partition_id
      WHERE c.consumer_group = $2 AND (c.lease_expires_at_ms IS NULL OR c.lease_expires_at_ms <= (SELECT now_ms FROM t))
+       AND p.next_offset > GREATEST(c.next_offset, p.first_offset)
      ORDER BY cand.ord
      FOR UPDATE OF c SKIP LOCKED
      LIMIT $4),
@@ -146,6 +147,25 @@ export class ScanPositions {
 
   delete(key: string): void {
     this.map.delete(key);
+  }
+
+  private readonly inFlight = new Map<string, number>();
+
+  /** Claims of `key` running now. */
+  running(key: string): number {
+    return this.inFlight.get(key) ?? 0;
+  }
+
+  /** Counts `fn` as a running claim of `key` while it runs. */
+  async during<T>(key: string, fn: () => Promise<T>): Promise<T> {
+    this.inFlight.set(key, this.running(key) + 1);
+    try {
+      return await fn();
+    } finally {
+      const n = this.running(key) - 1;
+      if (n > 0) this.inFlight.set(key, n);
+      else this.inFlight.delete(key);
+    }
   }
 }
 
@@ -203,7 +223,14 @@ export async function claimFast(db: PgDb, req: ClaimRequest, positions: ScanPosi
   }
   // Cursors materialised on first touch for the partitions this claim is about to take: at the
   // log start when the group reads everything (a timed start point is the general code's).
-  const fresh = rows.slice(0, req.maxPartitions).filter((r) => !(r.has_cursor as boolean));
+  // On a second look (concurrent first touches took the first ones), at random among the
+  // candidates, so that concurrent claims spread over the queue instead of meeting again.
+  // Claims of this (queue, group) running on this node at once each get their own: as many first
+  // touches as there are claimers, so they do not all meet on the first candidate.
+  const share = req.maxPartitions * Math.max(1, positions.running(posKey));
+  const fresh = again
+    ? rows.filter((r) => !(r.has_cursor as boolean)).map((r) => ({ r, k: Math.random() })).sort((x, y) => x.k - y.k).slice(0, req.maxPartitions).map((x) => x.r)
+    : rows.slice(0, share).filter((r) => !(r.has_cursor as boolean));
   if (fresh.length > 0) {
     if (first.from_time !== null) return undefined;
     await db.pool.query({
