@@ -20,6 +20,10 @@
  * 100,000 partitions against one of 10 on fresh brokers, with RSS per idle partition
  * (bench/partitions.ts).
  *
+ * PostgreSQL rows (`postgres`, bench/pg-rows.ts): the same push and pop+ack shapes on the
+ * PostgreSQL backend next to the SQLite rows, the wake-up latency across two nodes, 1 node against
+ * 2 on one database, and 100 against 100,000 partitions; skipped with a line when no server answers.
+ *
  * Env: BENCH_SECONDS (default 5) per autocannon run; BENCH_ONLY=name,name to pick shapes.
  */
 import autocannon from 'autocannon';
@@ -39,6 +43,7 @@ import { benchProxy } from './proxy.js';
 import { benchKafkaConsume, benchKafkaProduce } from './kafka.js';
 import { benchPartitions, rssBytes } from './partitions.js';
 import { benchBullMQ, benchRabbitConsume, benchRabbitPublish } from './reference-mq.js';
+import { benchPostgres } from './pg-rows.js';
 import type { Row } from './row.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -302,6 +307,8 @@ async function main(): Promise<void> {
     await plain.stop();
   }
 
+  if (want('postgres')) rows.push(...await benchPostgres(rows, PAYLOAD, SECONDS));
+
   if (want('reference')) {
     /** `ours` as a multiple of the reference row, in the reference row's note. */
     const against = (ref: Row, ours: string) => {
@@ -395,7 +402,8 @@ async function main(): Promise<void> {
 
   const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
   console.log(`\nQueen-TS bench: ${os.cpus().length} × ${cpu}, Node ${process.version}, payload ${PAYLOAD_BYTES} B JSON, ` +
-    `${SECONDS} s per autocannon run, SQLite WAL synchronous=FULL (fsync per group commit), loopback.\n`);
+    `${SECONDS} s per autocannon run, SQLite WAL synchronous=FULL (fsync per group commit), PostgreSQL rows on the local server ` +
+    '(synchronous_commit=on), loopback.\n');
   console.log('| shape | messages | batch | concurrency | msg/s | req/s | p50 ms | p99 ms | note |');
   console.log('|---|---:|---:|---:|---:|---:|---:|---:|---|');
   for (const r of rows) {

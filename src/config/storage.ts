@@ -7,7 +7,7 @@
  * (and a URL, which may carry one) never prints: they are non-enumerable, so neither `inspect`
  * nor `JSON.stringify` shows them, and no error message echoes them.
  */
-import { bool, ConfigError, int, str, type Env } from './env.js';
+import { bool, ConfigError, int, oneOf, str, type Env } from './env.js';
 
 /** How to reach PostgreSQL; the shape node-postgres' pool takes. */
 export interface PgConnectionConfig {
@@ -30,6 +30,12 @@ export interface PgConnectionConfig {
    * the bound on what a lost LISTEN/NOTIFY hint costs (docs/storage.md#postgresql-backend).
    */
   recheckMs: number;
+  /**
+   * `QUEEN_NOTIFY_MODE` (default `after`): wake-up hints NOTIFYed right after COMMIT in a statement
+   * of their own, gathered, or (`commit`) inside the transaction that made the change
+   * (docs/storage.md#postgresql-backend).
+   */
+  notifyMode: 'after' | 'commit';
 }
 
 export type StorageConfig = { kind: 'sqlite' } | { kind: 'postgres'; pg: PgConnectionConfig };
@@ -78,6 +84,7 @@ export function loadStorageConfig(env: Env): StorageConfig {
     ssl: useSsl ? { rejectUnauthorized } : false,
     max: int(env, 'DB_POOL_SIZE', 20, 1, 10_000),
     recheckMs: int(env, 'QUEEN_PG_RECHECK_MS', 1000, 10, 3_600_000),
+    notifyMode: oneOf(env, 'QUEEN_NOTIFY_MODE', ['after', 'commit'] as const, 'after'),
   };
   hidden(pg, 'password', env.PG_PASSWORD);
   hidden(pg, 'connectionString', pgUrl(env, 'DATABASE_URL'));

@@ -38,6 +38,7 @@ export async function openStore(config: Config, log: Logger): Promise<OpenedStor
         // Leases, visibility and message times follow PostgreSQL's clock (docs/storage.md#time): a node with a skewed clock changes nothing.
         clock: 'database',
         standby: config.cluster.standby,
+        notifyMode: pg.notifyMode,
         onListenError: (e) => log.warn({ err: e }, 'LISTEN connection lost; reconnecting'),
       });
       return { kind: 'postgres', backend };

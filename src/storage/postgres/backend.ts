@@ -18,8 +18,10 @@ import type { LogReadStore } from '../log-read.js';
 import type { PayloadCodec } from '../../model/codec.js';
 import { UnitRefused } from '../refused.js';
 import { adminStore } from './admin.js';
-import { clockOf, PgDb, q, type ClockSource } from './db.js';
-import { appendIn, claimIn, commitIn, cursorView, touchPartition } from './log-ops.js';
+import { clockOf, PgDb, q, type ClockSource, type NotifyMode } from './db.js';
+import { appendIn, claimIn, commitIn, cursorView, EMPTY_SCAN_SQL, touchPartition } from './log-ops.js';
+import { claimFast, commitFast, ScanPositions } from './hot-path.js';
+import { appendBatch } from './append-batch.js';
 import { migrate } from './migrate.js';
 import { leaseHeld, readAckTargets, readPopTargets } from './reads.js';
 import { pgStreamsStore } from './streams.js';
@@ -51,6 +53,8 @@ export interface PgBackendOptions {
    * every pooled session read-only and answers writes as a standby; `false` refuses a hot standby.
    */
   standby?: 'auto' | 'true' | 'false' | undefined;
+  /** When wake-up hints are NOTIFYed (db.ts `NotifyMode`; default `after`). */
+  notifyMode?: NotifyMode | undefined;
   /** Called with errors of the LISTEN connection (it reconnects by itself). */
   onListenError?: ((e: Error) => void) | undefined;
 }
@@ -80,7 +84,11 @@ export class PgBackend implements QueueBackend {
   readonly views: ViewsSubStore;
   /** Appends gathered into transactions so far (group commit). */
   readonly groupStats = { batches: 0, appends: 0 };
+  /** Claims and cursor commits taken by the hot path (hot-path.ts) and by the general code, so far. */
+  readonly hotStats = { claimFast: 0, claimGeneral: 0, commitFast: 0, commitGeneral: 0 };
   private readonly pendingAppends: PendingAppend[] = [];
+  /** Where this node's claims stopped walking each (queue, group) (hot-path.ts). */
+  private readonly positions = new ScanPositions();
   private committing = false;
 
   private constructor(/** The pool and its transactions (membership.ts shares them). */ readonly db: PgDb, private readonly listener: WakeListener | undefined) {
@@ -102,7 +110,7 @@ export class PgBackend implements QueueBackend {
    */
   static async open(opts: PgBackendOptions): Promise<PgBackend> {
     const forced = opts.standby === 'true';
-    const db = new PgDb(forced ? { ...opts.pool, options: `${opts.pool.options ?? ''} -c default_transaction_read_only=on`.trim() } : opts.pool, opts.serverId ?? randomUUID(), opts.clock);
+    const db = new PgDb(forced ? { ...opts.pool, options: `${opts.pool.options ?? ''} -c default_transaction_read_only=on`.trim() } : opts.pool, opts.serverId ?? randomUUID(), opts.clock, opts.notifyMode);
     db.forcedStandby = forced;
     let listener: WakeListener | undefined;
     try {
@@ -144,9 +152,10 @@ export class PgBackend implements QueueBackend {
   /**
    * Group commit across requests (design B4): appends that arrive while a batch is committing are
    * gathered into the next transaction (at most {@link MAX_GROUP} per batch), ordered by partition
-   * key (stable, so one partition keeps arrival order) so that batches of several processes lock
-   * partition rows in one order. A batch that fails is retried one append per transaction, so
-   * one bad request fails alone.
+   * key (stable, so one partition keeps arrival order), and written in a fixed number of statements
+   * (append-batch.ts: every partition row locked in one statement, in ascending id order, so batches
+   * of several processes lock in one order). A batch that fails is retried one append per
+   * transaction, so one bad request fails alone.
    */
   append(req: AppendRequest): Promise<AppendResult> {
     return this.appendTogether([req]).then((r) => r[0]!);
@@ -190,9 +199,9 @@ export class PgBackend implements QueueBackend {
       }
       const answers = batch.map((b) => new Array<AppendResult>(b.reqs.length));
       await this.db.tx(async (t) => {
-        for (const run of runs) {
-          const first = run[0]!.req;
-          const merged = await appendIn(t, { ...first, items: run.flatMap((p) => p.req.items), now: Math.max(...run.map((p) => p.req.now)) }, 0);
+        const results = await appendBatch(t, runs.map((run) => ({ ...run[0]!.req, items: run.flatMap((p) => p.req.items), now: Math.max(...run.map((p) => p.req.now)) })));
+        for (const [ri, run] of runs.entries()) {
+          const merged = results[ri]!;
           let k = 0;
           for (const p of run) {
             const outcomes = merged.outcomes.slice(k, k + p.req.items.length);
@@ -219,11 +228,24 @@ export class PgBackend implements QueueBackend {
     }
   }
 
-  claim(req: ClaimRequest): Promise<ClaimedBatch[]> {
+  /** The common claim takes the hot path (hot-path.ts); the rest, and what it leaves, the general one. */
+  async claim(req: ClaimRequest): Promise<ClaimedBatch[]> {
+    const key = JSON.stringify([req.queue.tenant, req.queue.queue, req.group]);
+    const fast = await this.positions.during(key, () => claimFast(this.db, req, this.positions, async (queueId, now) => {
+      await this.db.pool.query({ name: 'queen_empty_scan', text: EMPTY_SCAN_SQL, values: [queueId, req.queue.queue, req.group, now] });
+    }));
+    if (fast) {
+      this.hotStats.claimFast++;
+      return fast;
+    }
+    this.hotStats.claimGeneral++;
     return this.db.tx((t) => claimIn(t, req));
   }
 
   async commitCursor(req: CursorCommit): Promise<CommitResult> {
+    const fast = await commitFast(this.db, req);
+    this.hotStats[fast ? 'commitFast' : 'commitGeneral']++;
+    if (fast) return fast;
     try {
       return await this.db.tx((t) => commitIn(t, req, 0));
     } catch (e) {
@@ -260,6 +282,12 @@ export class PgBackend implements QueueBackend {
     if (ops.length > 0 && ops.every((o) => o.op === 'append' && o.request.refuseDuplicates !== true)) {
       // A plain push: its appends join the group commit, still all in one transaction.
       return { committed: true, results: await this.appendTogether(ops.map((o) => (o as Extract<UnitOp, { op: 'append' }>).request)) };
+    }
+    if (ops.length === 1 && ops[0]!.op === 'commit') {
+      // One cursor move (the common ack): one statement when it holds, else the general unit below.
+      const fast = await commitFast(this.db, ops[0]!.request);
+      this.hotStats[fast ? 'commitFast' : 'commitGeneral']++;
+      if (fast) return { committed: true, results: [fast] };
     }
     try {
       const results = await this.db.tx(async (t) => {

@@ -9,7 +9,7 @@ import pg from 'pg';
 import type { PoolClient, PoolConfig, QueryResultRow } from 'pg';
 import type { ReadyListener } from '../contract.js';
 import { QueenError } from '../../errors.js';
-import { mergeHints, notifyHints, type Hint } from './wake.js';
+import { encodeHints, mergeHints, notifyHints, WAKE_CHANNEL, type Hint } from './wake.js';
 
 /** SQLSTATE of a write refused by a read-only transaction (a read-only primary, or a hot standby). */
 const READ_ONLY_SQL_TRANSACTION = '25006';
@@ -47,6 +47,17 @@ export function clockOf(t: Tx, callerNow: number): number {
   return t.now ?? callerNow;
 }
 
+/**
+ * When wake-up hints are NOTIFYed (`QUEEN_NOTIFY_MODE`): `after` (default) in a statement of their
+ * own right after COMMIT, gathered across transactions (one NOTIFY statement per batch); `commit`
+ * inside the transaction that made the change. PostgreSQL serialises the commits of NOTIFYing
+ * transactions on one lock held through their WAL flush, so `commit` caps every writer at one fsync
+ * at a time; `after` holds that lock only for the short NOTIFY statement, and a crash between the two
+ * loses only the hint (waiters re-check within a second). Both deliver a hint only after the change
+ * is durable.
+ */
+export type NotifyMode = 'after' | 'commit';
+
 /** A row as returned by the driver. */
 export type Row = QueryResultRow;
 
@@ -67,8 +78,13 @@ export class PgDb {
    * @param config node-postgres pool options
    * @param serverId names this process in NOTIFY payloads
    * @param clock `database`: every transaction reads `now()` once and lease and visibility times follow it
+   * @param notifyMode when hints are NOTIFYed (see {@link NotifyMode})
    */
-  constructor(config: PoolConfig, readonly serverId: string, readonly clock: ClockSource = 'caller') {
+  /** Hints committed but not NOTIFYed yet (mode `after`). */
+  private outbox: Hint[] = [];
+  private sending: Promise<void> | undefined;
+
+  constructor(config: PoolConfig, readonly serverId: string, readonly clock: ClockSource = 'caller', readonly notifyMode: NotifyMode = 'after') {
     this.pool = new pg.Pool({ ...config, types: pgTypes });
     const { max: _max, ...client } = config;
     this.sessionConfig = client;
@@ -101,7 +117,7 @@ export class PgDb {
       }
       result = await fn(t);
       const hints = mergeHints(t.hints);
-      if (hints.length > 0) this.notifySent += await notifyHints(client, this.serverId, hints);
+      if (hints.length > 0 && this.notifyMode === 'commit') this.notifySent += await notifyHints(client, this.serverId, hints);
       await client.query('COMMIT');
       t.hints = hints;
     } catch (e) {
@@ -110,8 +126,32 @@ export class PgDb {
       throw refusalOf(e, this.standby);
     }
     client.release();
-    for (const h of t.hints) this.emit(h.tenant, h.queue, h.partitions, h.visibleAt);
+    if (this.notifyMode === 'commit') for (const h of t.hints) this.emit(h.tenant, h.queue, h.partitions, h.visibleAt);
+    else this.announce(t.hints);
     return result;
+  }
+
+  /**
+   * Announces hints about changes already committed: to the local listeners now, and to other
+   * processes by NOTIFY, not awaited: hints that arrive while one NOTIFY statement is in flight go
+   * out together in the next (a lost hint costs a waiter its re-check, never a message).
+   */
+  announce(hints: Hint[]): void {
+    if (hints.length === 0) return;
+    for (const h of hints) this.emit(h.tenant, h.queue, h.partitions, h.visibleAt);
+    this.outbox.push(...hints);
+    this.pumpNotify();
+  }
+
+  private pumpNotify(): void {
+    if (this.sending || this.outbox.length === 0) return;
+    const payloads = encodeHints(this.serverId, mergeHints(this.outbox.splice(0)));
+    this.sending = this.pool.query({ name: 'queen_notify', text: 'SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p', values: [WAKE_CHANNEL, payloads] })
+      .then(() => { this.notifySent += payloads.length; }, () => undefined)
+      .finally(() => {
+        this.sending = undefined;
+        this.pumpNotify();
+      });
   }
 
   /** Registers a local ready listener. */
@@ -131,8 +171,9 @@ export class PgDb {
   }
 
   /** Closes every pooled connection. */
-  close(): Promise<void> {
-    return this.pool.end();
+  async close(): Promise<void> {
+    while (this.sending) await this.sending;
+    await this.pool.end();
   }
 }
 

@@ -119,7 +119,7 @@ export const WATERMARK_MARGIN_MS = 120_000;
  * $2 group, $3 now (ms), $4 the subscription's fromTime (null for `all`), $5 limit, $6 the pinned
  * partition's name, or else the activity floor (the watermark less the margin; MIN_SAFE_INTEGER
  * before the first empty scan). Unpinned, it reads only partitions active since the floor
- * (`partitions_recent`) plus the group's expired leases (`consumers_expiry`): O(recent activity).
+ * (`partitions_scan`) plus the group's expired leases (`consumers_expiry`): O(recent activity).
  */
 export function candidateSql(pinned: boolean): string {
   const source = pinned
@@ -138,6 +138,11 @@ export function candidateSql(pinned: boolean): string {
      ORDER BY p.last_message_at_ms, p.pk
      LIMIT $5`;
 }
+
+/** Moves a group's watermark on a queue to an empty scan's time. Params: $1 queue id, $2 queue name, $3 group, $4 scan time (epoch ms). */
+export const EMPTY_SCAN_SQL = `INSERT INTO queen.consumer_watermarks (queue_id, queue_name, consumer_group, last_empty_scan_at, updated_at) VALUES ($1, $2, $3, ${msToTs('$4')}, ${msToTs('$4')})
+  ON CONFLICT (queue_id, consumer_group) DO UPDATE SET last_empty_scan_at = GREATEST(queen.consumer_watermarks.last_empty_scan_at, EXCLUDED.last_empty_scan_at),
+    updated_at = EXCLUDED.updated_at`;
 
 /** Marks a partition active at `now` (a rewind, a release with a rest): unpinned claims look at it again. */
 export async function touchPartition(t: Tx, partitionId: string, now: number): Promise<void> {
@@ -188,10 +193,7 @@ export async function claimIn(t: Tx, callerReq: ClaimRequest): Promise<ClaimedBa
     pinned ? req.partition : wm === undefined ? Number.MIN_SAFE_INTEGER : wm - WATERMARK_MARGIN_MS];
   const candidates = await q(t, candidateSql(pinned), params);
   if (!pinned && candidates.length === 0) {
-    await exec(t, `INSERT INTO queen.consumer_watermarks (queue_id, queue_name, consumer_group, last_empty_scan_at, updated_at) VALUES ($1, $2, $3, ${msToTs('$4')}, ${msToTs('$4')})
-                   ON CONFLICT (queue_id, consumer_group) DO UPDATE SET last_empty_scan_at = GREATEST(queen.consumer_watermarks.last_empty_scan_at, EXCLUDED.last_empty_scan_at),
-                     updated_at = EXCLUDED.updated_at`,
-    [queueId, req.queue.queue, req.group, req.now]);
+    await exec(t, EMPTY_SCAN_SQL, [queueId, req.queue.queue, req.group, req.now]);
   }
   const out: ClaimedBatch[] = [];
   let budget = req.batch;

@@ -287,4 +287,15 @@ ALTER TABLE queen.consumer_watermarks ADD COLUMN updated_at timestamptz NOT NULL
 UPDATE queen.consumer_watermarks SET updated_at = last_empty_scan_at;
 `,
   },
+  {
+    version: 8,
+    name: 'claim scan in activity order',
+    // The hot claim (hot-path.ts) walks a queue's partitions in (activity, pk) order from where the
+    // node's previous claim stopped, and stops at the first eligible ones: its cost is what it skips,
+    // not the number of partitions. The index serves the activity-range reads partitions_recent did.
+    sql: `
+CREATE INDEX partitions_scan ON queen.partitions (queue_id, last_activity_ms, pk);
+DROP INDEX queen.partitions_recent;
+`,
+  },
 ];
