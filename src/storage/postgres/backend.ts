@@ -232,7 +232,7 @@ export class PgBackend implements QueueBackend {
   async claim(req: ClaimRequest): Promise<ClaimedBatch[]> {
     const key = JSON.stringify([req.queue.tenant, req.queue.queue, req.group]);
     const fast = await this.positions.during(key, () => claimFast(this.db, req, this.positions, async (queueId, now) => {
-      await this.db.pool.query({ name: 'queen_empty_scan', text: EMPTY_SCAN_SQL, values: [queueId, req.queue.queue, req.group, now] });
+      await this.db.named({ name: 'queen_empty_scan', text: EMPTY_SCAN_SQL, values: [queueId, req.queue.queue, req.group, now] });
     }));
     if (fast) {
       this.hotStats.claimFast++;

@@ -91,6 +91,19 @@ export class PgDb {
     this.pool.on('error', () => undefined); // an idle connection lost: the pool replaces it
   }
 
+  /**
+   * One named (prepared) statement on any pooled connection, outside a transaction: the hot paths'
+   * single statements (hot-path.ts). A read-only refusal becomes `standby` or `db_read_only` as in
+   * {@link PgDb.tx}.
+   */
+  async named<T extends Row = Row>(query: { name: string; text: string; values: unknown[] }): Promise<pg.QueryResult<T>> {
+    try {
+      return await this.pool.query<T>(query);
+    } catch (e) {
+      throw refusalOf(e, this.standby);
+    }
+  }
+
   /** One statement on any pooled connection. */
   async rows<T extends Row = Row>(sql: string, params: unknown[] = []): Promise<T[]> {
     try {

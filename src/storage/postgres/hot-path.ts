@@ -184,7 +184,7 @@ export async function claimFast(db: PgDb, req: ClaimRequest, positions: ScanPosi
   const pinned = req.partition ?? null;
   const posKey = JSON.stringify([req.queue.tenant, req.queue.queue, req.group]);
   const limit = req.maxPartitions + 16;
-  const scan = async (from: ScanPosition) => db.pool.query({
+  const scan = async (from: ScanPosition) => db.named({
     name: 'queen_claim_candidates', text: CANDIDATES,
     values: [req.queue.tenant, req.group, req.queue.queue, callerNow, limit, pinned, from.activity, from.pk],
   });
@@ -195,7 +195,7 @@ export async function claimFast(db: PgDb, req: ClaimRequest, positions: ScanPosi
     // First contact of the group with the queue: its subscription registered from the request's start point (no
     // cursor rows: they are materialised on first touch), then the walk as usual.
     const s = req.seed;
-    await db.pool.query({
+    await db.named({
       name: 'queen_claim_subscribe',
       text: `INSERT INTO queen.subscriptions (queue_id, consumer_group, mode, from_time_ms, label, conflation, created_at_ms)
              SELECT id, $3, $4, $5, $6, $7, $8 FROM queen.queues WHERE tenant_id = $1 AND name = $2 ON CONFLICT DO NOTHING`,
@@ -233,14 +233,14 @@ export async function claimFast(db: PgDb, req: ClaimRequest, positions: ScanPosi
     : rows.slice(0, share).filter((r) => !(r.has_cursor as boolean));
   if (fresh.length > 0) {
     if (first.from_time !== null) return undefined;
-    await db.pool.query({
+    await db.named({
       name: 'queen_claim_cursors',
       text: `INSERT INTO queen.consumers (partition_id, consumer_group, next_offset)
              SELECT x.id, $2, x.o FROM unnest($1::uuid[], $3::bigint[]) AS x(id, o) ON CONFLICT DO NOTHING`,
       values: [fresh.map((r) => r.id as string), req.group, fresh.map((r) => r.first_offset as number)],
     });
   }
-  const got = await db.pool.query({
+  const got = await db.named({
     name: 'queen_claim_grant', text: GRANT,
     values: [rows.map((r) => r.id as string), req.group, callerNow, req.maxPartitions, req.batch, req.leaseId, req.leaseMs],
   });
@@ -326,7 +326,7 @@ export async function commitFast(db: PgDb, c: CursorCommit): Promise<CommitResul
   const hint = { tenant, queue, partitions: [partition], visibleAt: null };
   const payloads = db.notifyMode === 'commit' ? encodeHints(db.serverId, [hint]) : [null];
   if (payloads.length !== 1) return undefined;
-  const r = await db.pool.query({
+  const r = await db.named({
     name: 'queen_ack_commit', text: COMMIT,
     values: [tenant, queue, partition, group, c.leaseId, db.clock === 'database' ? null : c.now, c.ifCommittedOffset ?? null,
       c.committedOffset, c.retryCount, c.release, payloads[0]],
