@@ -9,11 +9,7 @@ import { ConfigError, loadConfig } from './config/index.js';
 import { initEncryption, initEncryptionOn } from './crypto/boot.js';
 import { Services } from './broker/services.js';
 import { buildApp } from './http/app.js';
-import { buildProxy } from './proxy/server.js';
-import { ProxyState } from './auth/proxy/state.js';
-import { SqliteProxyStore } from './storage/sqlite/proxy.js';
-import { KafkaServer } from './kafka/server.js';
-import { NodePort } from './cluster/server.js';
+import type { FastifyInstance } from 'fastify';
 import { trackConnections } from './http/connections.js';
 import { createLogger } from './observability/logger.js';
 import { prepareDataDir } from './storage/datadir.js';
@@ -65,10 +61,17 @@ async function main(): Promise<void> {
   const h = host.includes(':') ? `[${host}]` : host;
   // The embedded proxy (docs/proxy.md#layouts): it fronts PORT, or serves QUEEN_PROXY_PORT while
   // the broker router serves PORT; either way it reaches the broker router in process.
-  const proxyStore = config.proxy ? SqliteProxyStore.open(config.dataDir) : undefined;
-  let proxy: Awaited<ReturnType<typeof buildProxy>>['app'] | undefined;
-  if (config.proxy && proxyStore) {
-    const state = new ProxyState(proxyStore, systemClock, config.proxy.keyEnv);
+  // The optional front doors (proxy, Kafka port, node port) are loaded only when configured: a
+  // broker without them boots without their modules (OAuth, bcrypt, Kafka codecs).
+  let proxyStore: { close(): void } | undefined;
+  let proxy: FastifyInstance | undefined;
+  if (config.proxy) {
+    const [{ buildProxy }, { ProxyState }, { SqliteProxyStore }] = await Promise.all([
+      import('./proxy/server.js'), import('./auth/proxy/state.js'), import('./storage/sqlite/proxy.js'),
+    ]);
+    const store = SqliteProxyStore.open(config.dataDir);
+    proxyStore = store;
+    const state = new ProxyState(store, systemClock, config.proxy.keyEnv);
     const b = config.proxy.bootstrap;
     if (b) {
       const r = state.bootstrap({ tenant: b.slug, plan: b.plan, email: b.email, api_key: b.apiKey }, false);
@@ -115,11 +118,17 @@ async function main(): Promise<void> {
   log.info({ port, host, dataDir: config.dataDir, sync: config.sync }, 'queen-ts listening');
   // The Kafka port (docs/kafka.md), off unless QUEEN_KAFKA_EMBEDDED=true; a bind failure is fatal.
   // A front door of the services: closed before the domain stops and the store closes.
-  if (config.kafka) await services.openFrontDoor(new KafkaServer(services, config.kafka, config.jwt, log)).catch((e: unknown) => fatal((e as Error).message));
+  if (config.kafka) {
+    const { KafkaServer } = await import('./kafka/server.js');
+    await services.openFrontDoor(new KafkaServer(services, config.kafka, config.jwt, log)).catch((e: unknown) => fatal((e as Error).message));
+  }
   // The node port (docs/cluster.md#the-node-port), off unless QUEEN_RAFT_LISTEN is set; a bind failure is fatal.
   const cluster = config.cluster;
   if (cluster.ignored.length > 0) log.warn({ variables: cluster.ignored }, `Raft-only variables are ignored (Queen-TS nodes share one PostgreSQL, docs/cluster.md): ${cluster.ignored.join(', ')}`);
-  if (cluster.listen) await services.openFrontDoor(new NodePort({ ...cluster, listen: cluster.listen }, log)).catch((e: unknown) => fatal((e as Error).message));
+  if (cluster.listen) {
+    const { NodePort } = await import('./cluster/server.js');
+    await services.openFrontDoor(new NodePort({ ...cluster, listen: cluster.listen }, log)).catch((e: unknown) => fatal((e as Error).message));
+  }
 
   // A log line must never stop the shutdown (e.g. stdout became a closed pipe).
   const say = (fn: () => void) => { try { fn(); } catch { /* logging is best effort here */ } };

@@ -10,7 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import type { AppendOutcome, AppendRequest, AppendResult } from '../contract.js';
 import { exec, msToTs, payloadBytes, q, type Row, type Tx } from './db.js';
-import { appendIn, ensureQueue } from './log-ops.js';
+import { appendIn, ensureQueue, storedWithin, type StoredDuplicate } from './log-ops.js';
 
 const LOCK = `
   SELECT p.id, p.queue_id, p.name, p.next_offset, p.last_message_at_ms
@@ -61,14 +61,8 @@ export async function appendBatch(t: Tx, reqs: AppendRequest[]): Promise<AppendR
     let head = p.next_offset as number;
     const start = head;
     const createdAt = Math.max(req.now, (p.last_message_at_ms as number | null) ?? 0);
-    const stored = new Map<string, { offset: number; messageId: string }>();
-    if (req.dedupWindowMs > 0 && req.items.length > 0) {
-      const hits = await q(t, `SELECT DISTINCT ON (transaction_id) transaction_id, "offset", id FROM queen.messages
-                                WHERE partition_id = $1 AND transaction_id = ANY($2::text[]) AND created_at >= ${msToTs('$3')}
-                                ORDER BY transaction_id, "offset" DESC`, [partitionId, req.items.map((i) => i.transactionId), req.now - req.dedupWindowMs]);
-      for (const h of hits) stored.set(h.transaction_id as string, { offset: h.offset as number, messageId: h.id as string });
-    }
-    const seen = new Map<string, { offset: number; messageId: string }>();
+    const stored = await storedWithin(t, partitionId, req);
+    const seen = new Map<string, StoredDuplicate>();
     const outcomes: AppendOutcome[] = req.items.map((it) => {
       if (req.dedupWindowMs > 0) {
         const dup = seen.get(it.transactionId) ?? stored.get(it.transactionId);

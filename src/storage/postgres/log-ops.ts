@@ -54,6 +54,24 @@ export async function ensureQueue(t: Tx, tenant: string, name: string, now: numb
   return (await q(t, 'SELECT id FROM queen.queues WHERE tenant_id = $1 AND name = $2', [tenant, name]))[0]!.id as string;
 }
 
+/** Where an earlier append stored a message of the same `transactionId`. */
+export interface StoredDuplicate { offset: number; messageId: string }
+
+/**
+ * The messages of `partitionId` stored within `req.dedupWindowMs` (ms) before `req.now` whose
+ * `transactionId` one of `req.items` repeats, by transaction id (the newest of each); empty when
+ * the queue has no dedup window.
+ */
+export async function storedWithin(t: Tx, partitionId: string, req: Pick<AppendRequest, 'dedupWindowMs' | 'items' | 'now'>): Promise<Map<string, StoredDuplicate>> {
+  const stored = new Map<string, StoredDuplicate>();
+  if (req.dedupWindowMs <= 0 || req.items.length === 0) return stored;
+  const hits = await q(t, `SELECT DISTINCT ON (transaction_id) transaction_id, "offset", id FROM queen.messages
+                            WHERE partition_id = $1 AND transaction_id = ANY($2::text[]) AND created_at >= ${msToTs('$3')}
+                            ORDER BY transaction_id, "offset" DESC`, [partitionId, req.items.map((i) => i.transactionId), req.now - req.dedupWindowMs]);
+  for (const h of hits) stored.set(h.transaction_id as string, { offset: h.offset as number, messageId: h.id as string });
+  return stored;
+}
+
 /** The contract's append (see the module comment). */
 export async function appendIn(t: Tx, callerReq: AppendRequest, index: number): Promise<AppendResult> {
   const req = { ...callerReq, now: clockOf(t, callerReq.now) };
@@ -71,14 +89,8 @@ export async function appendIn(t: Tx, callerReq: AppendRequest, index: number): 
   let head = p.next_offset as number;
   const start = head;
   const createdAt = Math.max(req.now, (p.last_message_at_ms as number | null) ?? 0);
-  const stored = new Map<string, { offset: number; messageId: string }>();
-  if (req.dedupWindowMs > 0 && req.items.length > 0) {
-    const hits = await q(t, `SELECT DISTINCT ON (transaction_id) transaction_id, "offset", id FROM queen.messages
-                              WHERE partition_id = $1 AND transaction_id = ANY($2::text[]) AND created_at >= ${msToTs('$3')}
-                              ORDER BY transaction_id, "offset" DESC`, [partitionId, req.items.map((i) => i.transactionId), req.now - req.dedupWindowMs]);
-    for (const h of hits) stored.set(h.transaction_id as string, { offset: h.offset as number, messageId: h.id as string });
-  }
-  const seen = new Map<string, { offset: number; messageId: string }>();
+  const stored = await storedWithin(t, partitionId, req);
+  const seen = new Map<string, StoredDuplicate>();
   const cols = { offset: [] as number[], id: [] as string[], txn: [] as string[], trace: [] as (string | null)[], sub: [] as (string | null)[], payload: [] as Buffer[], enc: [] as boolean[] };
   const outcomes: AppendOutcome[] = req.items.map((it, k) => {
     if (req.dedupWindowMs > 0) {
