@@ -157,7 +157,10 @@ test('tokens: claims, verification pinned to the signer, exp required, issuer, a
 
 test('safe next: a path on this site, else /', () => {
   for (const ok of ['/', '/console', '/console/keys?x=1#y']) assert.equal(safeNext(ok), ok);
-  for (const bad of ['//evil', '/\\evil', 'https://evil', 'evil', '', '/a\nb', `/${'a'.repeat(2048)}`, 5, undefined]) assert.equal(safeNext(bad), '/');
+  for (const bad of ['//evil', '/\\evil', 'https://evil', 'evil', '', '/a\nb', `/${'a'.repeat(2048)}`, 5, undefined, '/\ud800']) assert.equal(safeNext(bad), '/');
+  // Location takes bytes up to 0xFF only: spaces and non-ASCII come back percent-encoded (UTF-8), a `%` stays.
+  assert.equal(safeNext('/console/中文?q=é&r=%20 x'), '/console/%E4%B8%AD%E6%96%87?q=%C3%A9&r=%20%20x');
+  assert.equal(safeNext('/\u3000/evil.example'), '/%E3%80%80/evil.example');
 });
 
 test('role matrix: admin, producer, consumer, viewer against each route class', () => {
