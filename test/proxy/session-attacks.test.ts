@@ -186,6 +186,12 @@ describe('proxy sessions under attack', () => {
       assert.equal(d.status, 401, `${what} as a bearer`);
       assert.equal((await send(b.url, 'GET', '/api/console/clusters', undefined, { cookie: `queen_session=${token}` })).status, 401, `${what} on the console`);
     }
+    // Malformed cookie headers: 401, never a 500.
+    for (const cookie of ['queen_session=%', 'queen_session=%E0%A4%A', 'queen_session="a.b.c"', `queen_session=${'a'.repeat(8000)}`, 'queen_session', '=queen_session=x', `queen_session=${control.replace('.', '%2E')}x`]) {
+      const r = await send(b.url, 'GET', '/auth/me', undefined, { cookie });
+      assert.equal(r.status, 401, `${cookie.slice(0, 40)}: ${r.text}`);
+      assert.equal((await send(b.url, 'GET', '/api/console/clusters', undefined, { cookie })).status, 401, cookie.slice(0, 40));
+    }
     // A real session of the other broker (its own secret) on this one.
     const otherTenant = await bootstrap(other.url, uniqueName('oth').toLowerCase());
     secrets.push(otherTenant.key);
