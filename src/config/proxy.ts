@@ -144,6 +144,20 @@ function loadSessions(env: Env): SessionConfig {
   const githubId = secret(env, 'GITHUB_CLIENT_ID');
   const githubSecret = secret(env, 'GITHUB_CLIENT_SECRET');
   const trimSlash = (u: string) => u.replace(/\/+$/, '');
+  // An origin as browsers send it in `Origin`: scheme and host lower-cased, the default port dropped
+  // (WHATWG URL serialisation), so `https://Q.example:443/` matches `Origin: https://q.example`.
+  const webOrigin = (raw: string): string => {
+    let u: URL | undefined;
+    try {
+      u = new URL(trimSlash(raw));
+    } catch {
+      u = undefined;
+    }
+    if (!u || (u.protocol !== 'http:' && u.protocol !== 'https:') || u.pathname !== '/' || u.search !== '' || u.hash !== '' || u.username !== '' || u.password !== '') {
+      throw new ConfigError(`QUEEN_PROXY_PUBLIC_ORIGIN: ${JSON.stringify(raw)} is not an origin (http[s]://host[:port], no path)`);
+    }
+    return u.origin;
+  };
   return {
     signer: loadSigner(env),
     issuer: str(env, 'QUEEN_PROXY_JWT_ISS', 'queen-proxy'),
@@ -151,7 +165,7 @@ function loadSessions(env: Env): SessionConfig {
     ttlS: int(env, 'QUEEN_PROXY_JWT_TTL_S', 86_400, 60, 365 * 86_400),
     cookieName: str(env, 'QUEEN_PROXY_COOKIE_NAME', 'queen_session'),
     cookieDomain: secret(env, 'QUEEN_PROXY_COOKIE_DOMAIN'),
-    publicOrigins: list('QUEEN_PROXY_PUBLIC_ORIGIN').map(trimSlash),
+    publicOrigins: list('QUEEN_PROXY_PUBLIC_ORIGIN').map(webOrigin),
     defaultRole: roleOk ? roleRaw as Role : 'viewer',
     defaultRoleInvalid: !roleOk,
     guard: {

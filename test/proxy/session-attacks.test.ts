@@ -71,6 +71,8 @@ describe('proxy sessions under attack', () => {
         // The per-account door closes after 3 failures and stays closed for the whole file.
         QUEEN_LOGIN_ACCOUNT_FREE_FAILURES: '3', QUEEN_LOGIN_IP_FREE_FAILURES: '1000', QUEEN_LOGIN_THROTTLE_ATTEMPTS: '1000',
         QUEEN_LOGIN_BACKOFF_BASE_MS: '600000', QUEEN_LOGIN_LOCKOUT_MAX_MS: '900000',
+        // Written the way an operator might: case, default port, trailing slash.
+        QUEEN_PROXY_PUBLIC_ORIGIN: 'https://Queen.Example:443/',
       }),
       // No trusted proxy: X-Forwarded-For must change nothing; 3 attempts per minute per address.
       startProxied({ QUEEN_PROXY_JWT_SECRET: OTHER_SECRET, QUEEN_LOGIN_THROTTLE_ATTEMPTS: '3' }),
@@ -139,6 +141,8 @@ describe('proxy sessions under attack', () => {
       assert.deepEqual([r.status, r.body?.code], [403, 'csrf_rejected'], JSON.stringify(h));
     }
     assert.equal((await push({ referer: `${b.url}/console?x=1#y` })).status, 201, 'no Origin, a same-origin Referer');
+    assert.equal((await push({ origin: 'https://queen.example' })).status, 201, 'the configured public origin, as a browser sends it');
+    assert.equal((await push({ origin: 'https://queen.example:8443' })).status, 403, 'not on another port');
     const keys = `/api/console/clusters/${acme.slug}/keys`;
     for (const h of [{ origin: 'http://evil.example' }, { origin: 'null' }, {}] as Record<string, string>[]) {
       const r = await send(b.url, 'POST', keys, { name: 'csrf', scopes: ['produce'] }, { cookie, ...h });

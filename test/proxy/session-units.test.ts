@@ -199,4 +199,10 @@ test('configuration: defaults, QUEEN_PROXY_DEFAULT_ROLE fallback, guard knobs, p
   assert.equal(set.sessions.oauth.provisionTenant, 'acme');
   assert.equal(set.sessions.guard.backoffBaseMs, 250);
   assert.deepEqual(set.sessions.publicOrigins, ['https://q.example']);
+  // Compared with the browser's Origin exactly: normalised as browsers serialise it, and a non-origin is fatal.
+  const cased = loadProxyConfig({ QUEEN_PROXY_EMBEDDED: 'true', QUEEN_PROXY_PUBLIC_ORIGIN: 'https://Q.Example:443/, http://LOCALHOST:6711' }, 6632)!;
+  assert.deepEqual(cased.sessions.publicOrigins, ['https://q.example', 'http://localhost:6711']);
+  for (const bad of ['q.example', 'https://q.example/console', 'ftp://q.example', 'https://q.example?x=1', 'https://u:p@q.example']) {
+    assert.throws(() => loadProxyConfig({ QUEEN_PROXY_EMBEDDED: 'true', QUEEN_PROXY_PUBLIC_ORIGIN: bad }, 6632), /QUEEN_PROXY_PUBLIC_ORIGIN: .* is not an origin/, bad);
+  }
 });
