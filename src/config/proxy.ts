@@ -242,6 +242,18 @@ export function loadTenancyConfig(env: Env): TenancyConfig {
 }
 
 /**
+ * `QUEEN_PROXY_BOOTSTRAP_PASSWORD`: unset or empty = none; else 8 to 72 bytes, the rule of
+ * `POST /api/cp/users` (bcrypt reads only the first 72 bytes, so a longer password would accept any
+ * password sharing them). The message never holds the value.
+ * @throws ConfigError outside 8–72 bytes
+ */
+function bootstrapPassword(raw: string | undefined): string | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  if (raw.length < 8 || Buffer.byteLength(raw) > 72) throw new ConfigError(`QUEEN_PROXY_BOOTSTRAP_PASSWORD must be 8 to 72 bytes (got ${Buffer.byteLength(raw)})`);
+  return raw;
+}
+
+/**
  * The embedded proxy's settings, undefined unless `QUEEN_PROXY_EMBEDDED=true`.
  * @param port the broker's `PORT`, to tell the two layouts apart
  * @throws ConfigError on a bad value or bad TLS material
@@ -276,7 +288,7 @@ export function loadProxyConfig(env: Env, port: number): ProxyConfig | undefined
       plan: str(env, 'QUEEN_PROXY_BOOTSTRAP_PLAN', 'dev'),
       apiKey: secret(env, 'QUEEN_PROXY_BOOTSTRAP_API_KEY'),
     },
-    bootstrapPassword: env.QUEEN_PROXY_BOOTSTRAP_PASSWORD === undefined || env.QUEEN_PROXY_BOOTSTRAP_PASSWORD === '' ? undefined : env.QUEEN_PROXY_BOOTSTRAP_PASSWORD,
+    bootstrapPassword: bootstrapPassword(env.QUEEN_PROXY_BOOTSTRAP_PASSWORD),
     sessions: loadSessions(env),
   };
 }

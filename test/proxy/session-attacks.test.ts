@@ -10,7 +10,7 @@ import http from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { SignJWT } from 'jose';
 import { after, before, describe, test } from 'node:test';
-import type { BrokerHandle } from '../helpers/broker.js';
+import { runBrokerExpectingExit, type BrokerHandle } from '../helpers/broker.js';
 import { uniqueName } from '../helpers/http.js';
 import { bootstrap, startProxied, type Tenant } from './helpers.js';
 import { freshIp, login, person, postLogin, SESSION_ENV } from './session-helpers.js';
@@ -350,4 +350,15 @@ describe('proxy sessions under attack', () => {
       assert.equal(out.includes(encodeURIComponent(PASSWORD)), false, 'the form-encoded password');
     }
   });
+});
+
+test('QUEEN_PROXY_BOOTSTRAP_PASSWORD outside 8–72 bytes is fatal at boot (bcrypt reads 72 bytes: a longer one would let any password with its first 72 bytes in), and never printed', async () => {
+  for (const password of ['short', `${'p'.repeat(72)}-tail-bcrypt-never-reads`]) {
+    const r = await runBrokerExpectingExit({
+      QUEEN_PROXY_EMBEDDED: 'true', QUEEN_PROXY_JWT_SECRET: SESSION_ENV.QUEEN_PROXY_JWT_SECRET!, QUEEN_PROXY_BOOTSTRAP_TENANT: 'boot', QUEEN_PROXY_BOOTSTRAP_PASSWORD: password,
+    });
+    assert.notEqual(r.code, 0, r.output);
+    assert.match(r.output, /QUEEN_PROXY_BOOTSTRAP_PASSWORD must be 8 to 72 bytes/);
+    assert.equal(r.output.includes(password), false, 'the password is not printed');
+  }
 });
