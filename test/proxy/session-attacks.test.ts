@@ -3,7 +3,7 @@
  * (docs/proxy.md#sessions, #login-guard, #console): open redirects through `next`, cross-site
  * variants, tampered session tokens, huge and malformed login bodies, login-guard evasion, the
  * timing of unknown e-mails against wrong passwords, a viewer's destructive calls, the console
- * without a session, and the logs of the run holding no secret.
+ * without a session, the logs of the run holding no secret, and the bootstrap password's length rule.
  */
 import assert from 'node:assert/strict';
 import http from 'node:http';
