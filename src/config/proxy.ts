@@ -144,6 +144,20 @@ function loadSessions(env: Env): SessionConfig {
   const githubId = secret(env, 'GITHUB_CLIENT_ID');
   const githubSecret = secret(env, 'GITHUB_CLIENT_SECRET');
   const trimSlash = (u: string) => u.replace(/\/+$/, '');
+  // An origin as browsers send it in `Origin`: scheme and host lower-cased, the default port dropped
+  // (WHATWG URL serialisation), so `https://Q.example:443/` matches `Origin: https://q.example`.
+  const webOrigin = (raw: string): string => {
+    let u: URL | undefined;
+    try {
+      u = new URL(trimSlash(raw));
+    } catch {
+      u = undefined;
+    }
+    if (!u || (u.protocol !== 'http:' && u.protocol !== 'https:') || u.pathname !== '/' || u.search !== '' || u.hash !== '' || u.username !== '' || u.password !== '') {
+      throw new ConfigError(`QUEEN_PROXY_PUBLIC_ORIGIN: ${JSON.stringify(raw)} is not an origin (http[s]://host[:port], no path)`);
+    }
+    return u.origin;
+  };
   return {
     signer: loadSigner(env),
     issuer: str(env, 'QUEEN_PROXY_JWT_ISS', 'queen-proxy'),
@@ -151,7 +165,7 @@ function loadSessions(env: Env): SessionConfig {
     ttlS: int(env, 'QUEEN_PROXY_JWT_TTL_S', 86_400, 60, 365 * 86_400),
     cookieName: str(env, 'QUEEN_PROXY_COOKIE_NAME', 'queen_session'),
     cookieDomain: secret(env, 'QUEEN_PROXY_COOKIE_DOMAIN'),
-    publicOrigins: list('QUEEN_PROXY_PUBLIC_ORIGIN').map(trimSlash),
+    publicOrigins: list('QUEEN_PROXY_PUBLIC_ORIGIN').map(webOrigin),
     defaultRole: roleOk ? roleRaw as Role : 'viewer',
     defaultRoleInvalid: !roleOk,
     guard: {
@@ -228,6 +242,18 @@ export function loadTenancyConfig(env: Env): TenancyConfig {
 }
 
 /**
+ * `QUEEN_PROXY_BOOTSTRAP_PASSWORD`: unset or empty = none; else 8 to 72 bytes, the rule of
+ * `POST /api/cp/users` (bcrypt reads only the first 72 bytes, so a longer password would accept any
+ * password sharing them). The message never holds the value.
+ * @throws ConfigError outside 8–72 bytes
+ */
+function bootstrapPassword(raw: string | undefined): string | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  if (raw.length < 8 || Buffer.byteLength(raw) > 72) throw new ConfigError(`QUEEN_PROXY_BOOTSTRAP_PASSWORD must be 8 to 72 bytes (got ${Buffer.byteLength(raw)})`);
+  return raw;
+}
+
+/**
  * The embedded proxy's settings, undefined unless `QUEEN_PROXY_EMBEDDED=true`.
  * @param port the broker's `PORT`, to tell the two layouts apart
  * @throws ConfigError on a bad value or bad TLS material
@@ -262,7 +288,7 @@ export function loadProxyConfig(env: Env, port: number): ProxyConfig | undefined
       plan: str(env, 'QUEEN_PROXY_BOOTSTRAP_PLAN', 'dev'),
       apiKey: secret(env, 'QUEEN_PROXY_BOOTSTRAP_API_KEY'),
     },
-    bootstrapPassword: env.QUEEN_PROXY_BOOTSTRAP_PASSWORD === undefined || env.QUEEN_PROXY_BOOTSTRAP_PASSWORD === '' ? undefined : env.QUEEN_PROXY_BOOTSTRAP_PASSWORD,
+    bootstrapPassword: bootstrapPassword(env.QUEEN_PROXY_BOOTSTRAP_PASSWORD),
     sessions: loadSessions(env),
   };
 }

@@ -134,9 +134,14 @@ export async function buildProxy(deps: ProxyDeps): Promise<{ app: FastifyInstanc
       done(new QueenError('invalid', `invalid JSON body: ${(e as Error).message}`), undefined);
     }
   });
-  app.setErrorHandler((error: Error & { code?: string; statusCode?: number; validation?: unknown }, _req, reply) => {
+  app.setErrorHandler((error: Error & { code?: string; statusCode?: number; validation?: unknown }, req, reply) => {
     if (error instanceof QueenError) return refuse(reply, error.code, error.message);
-    if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return refuse(reply, 'payload_too_large', 'control-plane request body over 1 MiB', { close: true });
+    if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+      // A body without Content-Length (chunked) over the route's cap, found while reading it.
+      const limit = req.routeOptions.bodyLimit ?? CP_BODY_LIMIT;
+      const text = limit === CP_BODY_LIMIT && req.url.startsWith('/api/cp') ? 'control-plane request body over 1 MiB' : `request body over ${limit} bytes`;
+      return refuse(reply, 'payload_too_large', text, { close: true });
+    }
     if (error.validation) return refuse(reply, 'invalid', error.message);
     if (error.statusCode !== undefined && error.statusCode < 500) return refuse(reply, 'invalid', error.message, { status: error.statusCode });
     log.error({ err: error }, 'proxy request failed');

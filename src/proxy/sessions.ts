@@ -114,12 +114,18 @@ export function sessionCredential(req: FastifyRequest, path: string, config: Pro
 
 /**
  * A safe `next`: a path on this site (one leading `/`, no `//` or `/\` start, no scheme, no control
- * characters, at most 2 KiB), else `/`.
+ * characters, no lone surrogate, at most 2 KiB), else `/`. Spaces and non-ASCII characters come back
+ * percent-encoded (UTF-8), so the path can stand in a `Location` header, which takes bytes up to
+ * 0xFF only (Node refuses anything else with `ERR_INVALID_CHAR`).
  */
 export function safeNext(next: unknown): string {
   if (typeof next !== 'string' || next.length > 2048 || !next.startsWith('/')) return '/';
   if (next.startsWith('//') || next.includes('\\') || [...next].some((c) => c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f)) return '/';
-  return next;
+  try {
+    return next.replace(/[^\x21-\x7e]/gu, (c) => encodeURIComponent(c));
+  } catch {
+    return '/'; // a lone surrogate (encodeURIComponent throws URIError)
+  }
 }
 
 const esc = (s: string) => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', '\'': '&#39;' })[c]!);

@@ -157,7 +157,10 @@ test('tokens: claims, verification pinned to the signer, exp required, issuer, a
 
 test('safe next: a path on this site, else /', () => {
   for (const ok of ['/', '/console', '/console/keys?x=1#y']) assert.equal(safeNext(ok), ok);
-  for (const bad of ['//evil', '/\\evil', 'https://evil', 'evil', '', '/a\nb', `/${'a'.repeat(2048)}`, 5, undefined]) assert.equal(safeNext(bad), '/');
+  for (const bad of ['//evil', '/\\evil', 'https://evil', 'evil', '', '/a\nb', `/${'a'.repeat(2048)}`, 5, undefined, '/\ud800']) assert.equal(safeNext(bad), '/');
+  // Location takes bytes up to 0xFF only: spaces and non-ASCII come back percent-encoded (UTF-8), a `%` stays.
+  assert.equal(safeNext('/console/中文?q=é&r=%20 x'), '/console/%E4%B8%AD%E6%96%87?q=%C3%A9&r=%20%20x');
+  assert.equal(safeNext('/\u3000/evil.example'), '/%E3%80%80/evil.example');
 });
 
 test('role matrix: admin, producer, consumer, viewer against each route class', () => {
@@ -196,4 +199,10 @@ test('configuration: defaults, QUEEN_PROXY_DEFAULT_ROLE fallback, guard knobs, p
   assert.equal(set.sessions.oauth.provisionTenant, 'acme');
   assert.equal(set.sessions.guard.backoffBaseMs, 250);
   assert.deepEqual(set.sessions.publicOrigins, ['https://q.example']);
+  // Compared with the browser's Origin exactly: normalised as browsers serialise it, and a non-origin is fatal.
+  const cased = loadProxyConfig({ QUEEN_PROXY_EMBEDDED: 'true', QUEEN_PROXY_PUBLIC_ORIGIN: 'https://Q.Example:443/, http://LOCALHOST:6711' }, 6632)!;
+  assert.deepEqual(cased.sessions.publicOrigins, ['https://q.example', 'http://localhost:6711']);
+  for (const bad of ['q.example', 'https://q.example/console', 'ftp://q.example', 'https://q.example?x=1', 'https://u:p@q.example']) {
+    assert.throws(() => loadProxyConfig({ QUEEN_PROXY_EMBEDDED: 'true', QUEEN_PROXY_PUBLIC_ORIGIN: bad }, 6632), /QUEEN_PROXY_PUBLIC_ORIGIN: .* is not an origin/, bad);
+  }
 });
