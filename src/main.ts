@@ -63,6 +63,11 @@ async function main(): Promise<void> {
   // the broker router serves PORT; either way it reaches the broker router in process.
   // The optional front doors (proxy, Kafka port, node port) are loaded only when configured: a
   // broker without them boots without their modules (OAuth, bcrypt, Kafka codecs).
+  // Loaded before the listening line, so that they open in the same turn as before it.
+  const [kafkaPort, nodePort] = await Promise.all([
+    config.kafka ? import('./kafka/server.js') : undefined,
+    config.cluster.listen ? import('./cluster/server.js') : undefined,
+  ]);
   let proxyStore: { close(): void } | undefined;
   let proxy: FastifyInstance | undefined;
   if (config.proxy) {
@@ -118,17 +123,11 @@ async function main(): Promise<void> {
   log.info({ port, host, dataDir: config.dataDir, sync: config.sync }, 'queen-ts listening');
   // The Kafka port (docs/kafka.md), off unless QUEEN_KAFKA_EMBEDDED=true; a bind failure is fatal.
   // A front door of the services: closed before the domain stops and the store closes.
-  if (config.kafka) {
-    const { KafkaServer } = await import('./kafka/server.js');
-    await services.openFrontDoor(new KafkaServer(services, config.kafka, config.jwt, log)).catch((e: unknown) => fatal((e as Error).message));
-  }
+  if (config.kafka && kafkaPort) await services.openFrontDoor(new kafkaPort.KafkaServer(services, config.kafka, config.jwt, log)).catch((e: unknown) => fatal((e as Error).message));
   // The node port (docs/cluster.md#the-node-port), off unless QUEEN_RAFT_LISTEN is set; a bind failure is fatal.
   const cluster = config.cluster;
   if (cluster.ignored.length > 0) log.warn({ variables: cluster.ignored }, `Raft-only variables are ignored (Queen-TS nodes share one PostgreSQL, docs/cluster.md): ${cluster.ignored.join(', ')}`);
-  if (cluster.listen) {
-    const { NodePort } = await import('./cluster/server.js');
-    await services.openFrontDoor(new NodePort({ ...cluster, listen: cluster.listen }, log)).catch((e: unknown) => fatal((e as Error).message));
-  }
+  if (cluster.listen && nodePort) await services.openFrontDoor(new nodePort.NodePort({ ...cluster, listen: cluster.listen }, log)).catch((e: unknown) => fatal((e as Error).message));
 
   // A log line must never stop the shutdown (e.g. stdout became a closed pipe).
   const say = (fn: () => void) => { try { fn(); } catch { /* logging is best effort here */ } };

@@ -228,7 +228,7 @@ describe('JWKS transport failures (each a fresh broker)', () => {
   });
   it('JWT_JWKS_TIMEOUT_MS bounds the fetch', async () => {
     // The endpoint would answer a good document after 60 s: a broker that waited for it would not
-    // boot within startBroker's 15 s, and one that got it would log a successful pre-fetch.
+    // boot within startBroker's 30 s, and one that got it would log a successful pre-fetch.
     await withBroker((s) => {
       s.responder = (_q, res) => {
         const t = setTimeout(() => res.end(JSON.stringify(goodDoc)), 60_000);

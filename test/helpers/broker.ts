@@ -135,8 +135,9 @@ const QUIET_LEVELS = new Set(['warn', 'error', 'fatal', 'silent']);
  * processes) and the bound port is read from the `queen-ts listening` line on stdout (JSON, or the
  * `LOG_FORMAT=pretty` form with an indented `port:` line). The
  * broker runs at `LOG_LEVEL=info` unless `opts.env` says otherwise.
- * @throws Error with the process output when it exits or is not healthy within 15 s, or when
- *   `opts.env.LOG_LEVEL` would hide the listening line and no `opts.port` is given
+ * @throws Error with the process output when it exits or is not healthy within 30 s (a bound
+ *   against hangs: a boot takes well under a second on an idle machine, seconds on a loaded one),
+ *   or when `opts.env.LOG_LEVEL` would hide the listening line and no `opts.port` is given
  */
 export async function startBroker(opts: StartOptions = {}): Promise<BrokerHandle> {
   const level = opts.env?.LOG_LEVEL ?? 'info';
@@ -184,11 +185,11 @@ export async function startBroker(opts: StartOptions = {}): Promise<BrokerHandle
     throw new Error(`${why}:\n${out}`);
   };
   let deadlineTimer: NodeJS.Timeout | undefined;
-  const timedOut = new Promise<'timeout'>((r) => (deadlineTimer = setTimeout(() => r('timeout'), 15_000)));
+  const timedOut = new Promise<'timeout'>((r) => (deadlineTimer = setTimeout(() => r('timeout'), 30_000)));
   try {
     const first = await Promise.race([listening, exited.then(() => 'exited' as const), timedOut]);
     if (first === 'exited') throw new Error(`broker exited with ${exitCode ?? `signal ${exitSignal}`} before it was listening:\n${out}`);
-    if (first === 'timeout') fail('broker did not log its listening line in 15 s');
+    if (first === 'timeout') fail('broker did not log its listening line in 30 s');
     const port = first as number;
     if (opts.port !== undefined && port !== opts.port) fail(`broker listens on ${port}, not on the requested ${opts.port}`);
     const url = `http://127.0.0.1:${port}`;
