@@ -26,6 +26,16 @@ export class Meter {
     labelNames: ['tenant', 'code', 'enforced'] as const, registers: [this.registry],
   });
 
+  private readonly timeouts = new Counter({
+    name: 'queen_proxy_upstream_timeouts_total', help: 'Forwarded requests the broker did not answer within the proxy budget (answered 504), by tenant',
+    labelNames: ['tenant'] as const, registers: [this.registry],
+  });
+
+  /** Records a `504 upstream_timeout` of tenant `tenant`. */
+  upstreamTimeout(tenant: string): void {
+    this.timeouts.inc({ tenant });
+  }
+
   /** Records one request of `clusterId` (tenant `tenant`) with its outcome (`forwarded` or a refusal code). */
   request(clusterId: string, tenant: string, outcome: string, at: number): void {
     const u = this.byCluster.get(clusterId) ?? { requests: 0, refused: 0, last_request_at_ms: null };

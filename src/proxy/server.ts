@@ -18,7 +18,9 @@
  *    route refused to anyone but a live operator answers the same 404) → cluster status (`403 cluster_suspended`) →
  *    plan feature (`403 feature_gated`) → push blocked (`403 push_blocked`) → scopes (`403
  *    forbidden`) → cluster rate (`429 rate_limited`, or logged and counted in shadow mode) → body
- *    cap (`413 payload_too_large`) → the broker router, in process (src/proxy/forward.ts).
+ *    cap (`413 payload_too_large`) → the broker router, in process (src/proxy/forward.ts), within an
+ *    upstream budget (a long-poll pop's own timeout plus a margin; else `QUEEN_PROXY_REQUEST_TIMEOUT_MS`)
+ *    after which the proxy answers `504 upstream_timeout`.
  *
  * Never logs a key, token, hash or cookie value.
  */
@@ -37,7 +39,7 @@ import type { Clock } from '../util/clock.js';
 import { sameSecret } from '../util/secret.js';
 import { controlPlaneRoutes } from './cp.js';
 import { refuse } from './envelope.js';
-import { prepareForBroker, type BrokerRouter } from './forward.js';
+import { armUpstreamBudget, prepareForBroker, upstreamBudgetMs, type BrokerRouter } from './forward.js';
 import { Buckets, clientIp, ipKey } from './limits.js';
 import { Meter } from './meter.js';
 import { consoleRoutes } from './console.js';
@@ -153,6 +155,12 @@ export async function buildProxy(deps: ProxyDeps): Promise<{ app: FastifyInstanc
   const forward = (req: FastifyRequest, reply: FastifyReply, tenant: string | undefined): void => {
     prepareForBroker(req.raw, tenant);
     reply.hijack();
+    const q = req.url.indexOf('?');
+    const budget = upstreamBudgetMs(req.method, routerPath(req.url), new URLSearchParams(q === -1 ? '' : req.url.slice(q + 1)), config);
+    armUpstreamBudget(req.raw, reply.raw, budget, clock, () => {
+      meter.upstreamTimeout(tenant ?? 'none');
+      log.warn({ method: req.method, path: routerPath(req.url), budget_ms: budget, code: 'upstream_timeout' }, 'proxy: the broker did not answer within the budget');
+    });
     router(req.raw, reply.raw);
   };
 
