@@ -7,6 +7,7 @@
  * `x-queen-request-id`.
  */
 import { randomUUID } from 'node:crypto';
+import inject from 'light-my-request';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { UPSTREAM_ABORT } from '../model/in-process.js';
 import { PROXY_TENANT } from '../model/tenancy.js';
@@ -74,4 +75,33 @@ export function armUpstreamBudget(req: IncomingMessage, res: ServerResponse, bud
     res.end(body);
   }, budgetMs);
   res.once('close', () => clock.clearTimer(timer));
+}
+
+/** A broker answer to an in-process call: status and parsed JSON body (undefined when empty or not JSON). */
+export interface BrokerAnswer {
+  status: number;
+  body: unknown;
+}
+
+/** Calls the broker router in process as tenant `tenant` (no socket): `method url` with an optional JSON body. */
+export type BrokerCall = (tenant: string, method: 'GET' | 'POST' | 'DELETE', url: string, body?: unknown) => Promise<BrokerAnswer>;
+
+/**
+ * A {@link BrokerCall} over `router`: the request is made in memory (light-my-request, the library
+ * behind Fastify's `inject`) and stamped like a forwarded one, so the router acts for `tenant`.
+ */
+export function brokerCaller(router: BrokerRouter): BrokerCall {
+  return async (tenant, method, url, body) => {
+    const r = await inject((req, res) => {
+      prepareForBroker(req, tenant);
+      router(req, res);
+    }, { method, url, headers: { 'content-type': 'application/json' }, ...(body !== undefined ? { payload: JSON.stringify(body) } : {}) });
+    let parsed: unknown;
+    try {
+      parsed = r.body === '' ? undefined : JSON.parse(r.body);
+    } catch {
+      parsed = undefined;
+    }
+    return { status: r.statusCode, body: parsed };
+  };
 }

@@ -39,7 +39,7 @@ import type { Clock } from '../util/clock.js';
 import { sameSecret } from '../util/secret.js';
 import { controlPlaneRoutes } from './cp.js';
 import { refuse } from './envelope.js';
-import { armUpstreamBudget, prepareForBroker, upstreamBudgetMs, type BrokerRouter } from './forward.js';
+import { armUpstreamBudget, brokerCaller, prepareForBroker, upstreamBudgetMs, type BrokerRouter } from './forward.js';
 import { Buckets, clientIp, ipKey } from './limits.js';
 import { Meter } from './meter.js';
 import { consoleRoutes } from './console.js';
@@ -295,7 +295,7 @@ export async function buildProxy(deps: ProxyDeps): Promise<{ app: FastifyInstanc
     forward(req, reply, cluster.brokerTenantUuid);
   };
 
-  await app.register(controlPlaneRoutes, { state, meter });
+  await app.register(controlPlaneRoutes, { state, meter, broker: brokerCaller(router) });
   await app.register(sessionRoutes, { config, state, tokens, clock });
   await app.register(oauthRoutes, { config, state, tokens });
   await app.register(consoleRoutes, { config, state, tokens });
