@@ -45,13 +45,18 @@ export interface UpstreamBudgets {
 /** Paths of the pops that can park (`wait=true`): queue, partition, discovery, ephemeral. */
 const LONG_POLL = /^\/api\/v1\/(pop(\/queue\/[^/]+(\/partition\/[^/]+)?)?|ephemeral\/pop)$/;
 
+/** True for a pop that may park: `GET` of a pop route with `wait=true`. */
+export function isLongPoll(method: string, path: string, query: URLSearchParams): boolean {
+  return method === 'GET' && LONG_POLL.test(path) && query.get('wait') === 'true';
+}
+
 /**
  * How long the broker may take to start answering `method path?query`, in ms (docs/proxy.md#forwarding):
  * a long-poll pop (`wait=true`) gets `min(its timeout or 30 s, longpollMaxMs) + longpollMarginMs`,
  * so its own timeout is never cut below the cap; any other request `requestTimeoutMs`.
  */
 export function upstreamBudgetMs(method: string, path: string, query: URLSearchParams, b: UpstreamBudgets): number {
-  if (method !== 'GET' || !LONG_POLL.test(path) || query.get('wait') !== 'true') return b.requestTimeoutMs;
+  if (!isLongPoll(method, path, query)) return b.requestTimeoutMs;
   const t = Number(query.get('timeout') ?? '');
   const own = query.get('timeout') !== null && query.get('timeout') !== '' && Number.isFinite(t) && t >= 0 ? t : 30_000;
   return Math.min(own, b.longpollMaxMs) + b.longpollMarginMs;
