@@ -43,10 +43,12 @@ export class Quotas {
     const n = this.parked.get(cluster) ?? 0;
     if (max !== undefined && n >= max) this.over(tenant, slug, 'max_parked_pops', `the plan allows ${max} parked long-polls at once`);
     this.parked.set(cluster, n + 1);
+    this.meter.parked(tenant, 1);
     let given = false;
     return () => {
       if (given) return;
       given = true;
+      this.meter.parked(tenant, -1);
       const left = (this.parked.get(cluster) ?? 1) - 1;
       if (left <= 0) this.parked.delete(cluster);
       else this.parked.set(cluster, left);

@@ -310,6 +310,7 @@ export async function buildProxy(deps: ProxyDeps): Promise<{ app: FastifyInstanc
       (req.raw as unknown as Record<symbol, unknown>)[PROXY_QUOTA] = quotas.check(cluster.slug, limits);
     }
     done('forwarded');
+    meter.forwarded(cluster.brokerTenantUuid, cls.kind, Number.isFinite(length) ? length : 0, now);
     forward(req, reply, cluster.brokerTenantUuid);
   };
 
