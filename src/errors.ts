@@ -122,6 +122,9 @@ export const ERRORS = {
   oauth_state_mismatch: { status: 400, message: 'sign-in state does not match this browser' },
   oauth_refused: { status: 403, message: 'sign-in refused' },
   promote_unavailable: { status: 409, message: 'this node cannot promote its database: promote PostgreSQL itself (pg_ctl promote, or your failover manager)' },
+  not_purged: { status: 409, message: 'the tenant still holds queues: purge it first (POST /api/cp/tenants/:slug/purge) or use ?force=true' },
+  unavailable: { status: 503, message: 'the broker is unavailable' },
+  upstream_timeout: { status: 504, message: 'the broker did not answer within the proxy budget' },
   not_deleting: { status: 409, message: 'the tenant is not in status deleting (use ?force=true)' },
   // 5xx: ours
   encryption_unavailable: {

@@ -38,6 +38,8 @@ export interface ProxyConfig {
   /** `QUEEN_PROXY_LONGPOLL_MAX_MS` (90 s) and `QUEEN_PROXY_LONGPOLL_MARGIN_MS` (10 s). */
   longpollMaxMs: number;
   longpollMarginMs: number;
+  /** `QUEEN_PROXY_REQUEST_TIMEOUT_MS` (60 s): upstream budget of a request that is not a long-poll pop. */
+  requestTimeoutMs: number;
   /** `QUEEN_PROXY_OPERATOR_ENABLED` (default false): operator routes exist on the proxy. */
   operatorEnabled: boolean;
   /** Per-IP edge bucket: `QUEEN_EDGE_RATE` requests/s (200) and `QUEEN_EDGE_BURST` (400). */
@@ -276,6 +278,7 @@ export function loadProxyConfig(env: Env, port: number): ProxyConfig | undefined
     maxBodyBytes: int(env, 'QUEEN_PROXY_MAX_BODY_BYTES', 16 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     longpollMaxMs: int(env, 'QUEEN_PROXY_LONGPOLL_MAX_MS', 90_000, 0, 3_600_000),
     longpollMarginMs: int(env, 'QUEEN_PROXY_LONGPOLL_MARGIN_MS', 10_000, 0, 600_000),
+    requestTimeoutMs: int(env, 'QUEEN_PROXY_REQUEST_TIMEOUT_MS', 60_000, 1, 3_600_000),
     operatorEnabled,
     edgeRate: int(env, 'QUEEN_EDGE_RATE', 200, 1, 10_000_000),
     edgeBurst: int(env, 'QUEEN_EDGE_BURST', 400, 1, 10_000_000),

@@ -15,6 +15,7 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { QueenError } from '../errors.js';
+import { quotaCheck } from '../model/in-process.js';
 import { DEFAULT_TENANT, PROXY_TENANT, TENANT_UUID } from '../model/tenancy.js';
 import { routerPath } from '../auth/request-path.js';
 import { sameSecret } from '../util/secret.js';
@@ -85,5 +86,10 @@ export function installTenancy(app: FastifyInstance, cfg: TenancySettings): void
       if (!(e instanceof QueenError)) throw e;
       return reply.code(e.status).type('application/json').send(e.toJSON());
     }
+  });
+  // The embedded proxy's quotas that need the parsed body (src/proxy/quotas.ts), before the handler.
+  app.addHook('preHandler', async (request) => {
+    const check = quotaCheck(request.raw);
+    if (check) await check({ method: request.method, path: routerPath(request.url), body: request.body, tenant: request.tenant });
   });
 }

@@ -8,6 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ProxyState } from '../auth/proxy/state.js';
 import type { ApiKeyRow, ClusterRow, TenantRow, UserRow } from '../auth/proxy/state.js';
 import { QueenError } from '../errors.js';
+import type { BrokerCall } from './forward.js';
 import type { Meter } from './meter.js';
 
 type Obj = Record<string, unknown>;
@@ -45,7 +46,19 @@ const slugParam = { params: { type: 'object', properties: { slug: { type: 'strin
 const idParam = { params: { type: 'object', properties: { id: { type: 'string', maxLength: 256 } }, required: ['id'] } } as const;
 
 /** Fastify plugin: the control-plane routes over `state`; usage figures from `meter`. */
-export async function controlPlaneRoutes(app: FastifyInstance, { state, meter }: { state: ProxyState; meter: Meter }): Promise<void> {
+export async function controlPlaneRoutes(app: FastifyInstance, { state, meter, broker }: { state: ProxyState; meter: Meter; broker: BrokerCall }): Promise<void> {
+  /** A broker answer that must be 2xx; anything else is `503 unavailable` with the broker's own text. */
+  const ok = (what: string, r: { status: number; body: unknown }): Obj => {
+    if (r.status >= 200 && r.status < 300 && typeof r.body === 'object' && r.body !== null) return r.body as Obj;
+    const e = typeof r.body === 'object' && r.body !== null ? (r.body as Obj).error : undefined;
+    const detail = typeof e === 'string' ? e : '';
+    throw new QueenError('unavailable', `${what}: the broker answered ${r.status}${detail ? `: ${detail}` : ''}`);
+  };
+  const queueNames = async (tenant: string): Promise<string[]> => {
+    const list = ok('list queues', await broker(tenant, 'GET', '/api/v1/resources/queues')).queues;
+    return Array.isArray(list) ? list.map((q) => String((q as Obj).name)) : [];
+  };
+
   app.post('/api/cp/bootstrap', { schema: objectBody }, async (req) => {
     const b = obj(req.body);
     if (b.password !== undefined && (typeof b.password !== 'string' || b.password.length < 8 || Buffer.byteLength(b.password) > 72)) {
@@ -70,9 +83,31 @@ export async function controlPlaneRoutes(app: FastifyInstance, { state, meter }:
   });
   app.delete<{ Params: { slug: string }; Querystring: { force?: string } }>('/api/cp/tenants/:slug',
     { schema: { ...slugParam, querystring: { type: 'object', properties: { force: { type: 'string', enum: ['true', 'false'] } } } } },
-    async (req) => state.deleteTenant(req.params.slug, req.query.force === 'true'));
+    async (req) => {
+      const force = req.query.force === 'true';
+      if (!force) {
+        // Without force only a purged tenant goes: its clusters hold no queue any more.
+        const { clusters } = state.purgeTarget(req.params.slug);
+        for (const c of clusters) if ((await queueNames(c.brokerTenantUuid)).length > 0) throw new QueenError('not_purged');
+      }
+      return state.deleteTenant(req.params.slug, force);
+    });
   app.put<{ Params: { slug: string } }>('/api/cp/tenants/:slug/status', { schema: { ...slugParam, ...objectBody } },
     async (req) => tenantOut(state.setTenantStatus(req.params.slug, obj(req.body).status)));
+  // Purge: every queue (messages, partitions, consumer groups, dead letters) of every cluster of a
+  // tenant in status `deleting`; a re-run finds nothing and deletes nothing.
+  app.post<{ Params: { slug: string } }>('/api/cp/tenants/:slug/purge', { schema: slugParam }, async (req) => {
+    const { tenant, clusters } = state.purgeTarget(req.params.slug);
+    let queues = 0;
+    for (const c of clusters) {
+      for (const name of await queueNames(c.brokerTenantUuid)) {
+        const r = ok(`delete queue ${name}`, await broker(c.brokerTenantUuid, 'DELETE', `/api/v1/resources/queues/${encodeURIComponent(name)}`));
+        if (r.deleted === true) queues++;
+      }
+    }
+    state.purged(tenant.slug, queues);
+    return { slug: tenant.slug, purged: true, clusters: clusters.length, queues_deleted: queues };
+  });
   app.get<{ Querystring: { plan?: string } }>('/api/cp/clusters', { schema: { querystring: { type: 'object', properties: { plan: { type: 'string', maxLength: 64 } } } } },
     async (req) => ({ clusters: state.store.clusters(req.query.plan).map(clusterOut) }));
   app.post('/api/cp/clusters', { schema: objectBody }, async (req, reply) => {
@@ -82,6 +117,21 @@ export async function controlPlaneRoutes(app: FastifyInstance, { state, meter }:
   app.get<{ Params: { slug: string } }>('/api/cp/clusters/:slug', { schema: slugParam }, async (req) => {
     const c = state.cluster(req.params.slug);
     return { ...clusterOut(c), limits: state.limits(c), keys: state.store.keysOfCluster(c.id).map(keyOut) };
+  });
+  app.get<{ Params: { slug: string } }>('/api/cp/clusters/:slug/queues', { schema: slugParam }, async (req) => {
+    const c = state.cluster(req.params.slug);
+    const list = ok('list queues', await broker(c.brokerTenantUuid, 'GET', '/api/v1/resources/queues'));
+    return { cluster_id: c.id, slug: c.slug, queues: list.queues ?? [] };
+  });
+  // Configure a queue of the cluster as its tenant (the broker's POST /api/v1/configure body,
+  // idempotent there): the broker's answer and status; its refusals keep their code.
+  app.post<{ Params: { slug: string } }>('/api/cp/clusters/:slug/configure', { schema: { ...slugParam, ...objectBody } }, async (req, reply) => {
+    const c = state.cluster(req.params.slug);
+    const b = obj(req.body);
+    if (typeof b.queue !== 'string' || b.queue === '') throw new QueenError('invalid', 'queue must be a non-empty string');
+    const r = await broker(c.brokerTenantUuid, 'POST', '/api/v1/configure', b);
+    if (r.status >= 500 || typeof r.body !== 'object' || r.body === null) ok('configure', r);
+    return reply.code(r.status).send(r.body);
   });
   app.put<{ Params: { id: string } }>('/api/cp/clusters/:id/overrides', { schema: { ...idParam, ...objectBody } },
     async (req) => clusterOut(state.setOverrides(req.params.id, req.body)));

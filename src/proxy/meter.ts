@@ -3,7 +3,7 @@
  * forwarded and refused, the last request's time, and the Prometheus series of the proxy, each with
  * a `tenant` label (the cluster's broker tenant).
  */
-import { Counter, Registry } from 'prom-client';
+import { Counter, Gauge, Registry } from 'prom-client';
 
 /** Usage of one cluster. */
 export interface Usage {
@@ -25,6 +25,45 @@ export class Meter {
     help: 'Rate-limit and quota refusals, by tenant and code; enforced="false" counts shadow-mode decisions that let the request through',
     labelNames: ['tenant', 'code', 'enforced'] as const, registers: [this.registry],
   });
+
+  private readonly timeouts = new Counter({
+    name: 'queen_proxy_upstream_timeouts_total', help: 'Forwarded requests the broker did not answer within the proxy budget (answered 504), by tenant',
+    labelNames: ['tenant'] as const, registers: [this.registry],
+  });
+
+  private readonly byClass = new Counter({
+    name: 'queen_proxy_tenant_requests_total', help: 'Requests forwarded to the broker, by tenant and route class (produce, consume, queue_admin, read, gated)',
+    labelNames: ['tenant', 'class'] as const, registers: [this.registry],
+  });
+  private readonly bytesIn = new Counter({
+    name: 'queen_proxy_tenant_request_bytes_total', help: 'Request body bytes (Content-Length) forwarded to the broker, by tenant',
+    labelNames: ['tenant'] as const, registers: [this.registry],
+  });
+  private readonly lastRequest = new Gauge({
+    name: 'queen_proxy_tenant_last_request_timestamp_seconds', help: 'Unix time of the last request forwarded for the tenant',
+    labelNames: ['tenant'] as const, registers: [this.registry],
+  });
+  private readonly parkedPops = new Gauge({
+    name: 'queen_proxy_tenant_parked_pops', help: 'Long-poll pops of the tenant parked through this proxy now',
+    labelNames: ['tenant'] as const, registers: [this.registry],
+  });
+
+  /** Records a forwarded request of `tenant`: its route `kind`, body `bytes` and time `at` (ms). */
+  forwarded(tenant: string, kind: string, bytes: number, at: number): void {
+    this.byClass.inc({ tenant, class: kind });
+    if (bytes > 0) this.bytesIn.inc({ tenant }, bytes);
+    this.lastRequest.set({ tenant }, Math.floor(at / 1000));
+  }
+
+  /** Moves the tenant's parked long-poll gauge by `delta` (+1 parked, -1 answered or gone). */
+  parked(tenant: string, delta: number): void {
+    this.parkedPops.inc({ tenant }, delta);
+  }
+
+  /** Records a `504 upstream_timeout` of tenant `tenant`. */
+  upstreamTimeout(tenant: string): void {
+    this.timeouts.inc({ tenant });
+  }
 
   /** Records one request of `clusterId` (tenant `tenant`) with its outcome (`forwarded` or a refusal code). */
   request(clusterId: string, tenant: string, outcome: string, at: number): void {

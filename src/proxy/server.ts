@@ -18,7 +18,10 @@
  *    route refused to anyone but a live operator answers the same 404) → cluster status (`403 cluster_suspended`) →
  *    plan feature (`403 feature_gated`) → push blocked (`403 push_blocked`) → scopes (`403
  *    forbidden`) → cluster rate (`429 rate_limited`, or logged and counted in shadow mode) → body
- *    cap (`413 payload_too_large`) → the broker router, in process (src/proxy/forward.ts).
+ *    cap (`413 payload_too_large`) → parked long-polls (`403 quota_exceeded`, or shadow) → the body
+ *    quotas, stamped for the broker router's hook (src/proxy/quotas.ts) → the broker router, in process (src/proxy/forward.ts), within an
+ *    upstream budget (a long-poll pop's own timeout plus a margin; else `QUEEN_PROXY_REQUEST_TIMEOUT_MS`)
+ *    after which the proxy answers `504 upstream_timeout`.
  *
  * Never logs a key, token, hash or cookie value.
  */
@@ -37,7 +40,9 @@ import type { Clock } from '../util/clock.js';
 import { sameSecret } from '../util/secret.js';
 import { controlPlaneRoutes } from './cp.js';
 import { refuse } from './envelope.js';
-import { prepareForBroker, type BrokerRouter } from './forward.js';
+import { PROXY_QUOTA } from '../model/in-process.js';
+import { armUpstreamBudget, brokerCaller, isLongPoll, prepareForBroker, upstreamBudgetMs, type BrokerRouter } from './forward.js';
+import { Quotas } from './quotas.js';
 import { Buckets, clientIp, ipKey } from './limits.js';
 import { Meter } from './meter.js';
 import { consoleRoutes } from './console.js';
@@ -82,6 +87,8 @@ function cpTokenOk(req: FastifyRequest, token: string | undefined, bearerToo: bo
 export async function buildProxy(deps: ProxyDeps): Promise<{ app: FastifyInstance; meter: Meter }> {
   const { config, state, router, log, clock } = deps;
   const meter = new Meter();
+  const brokerCall = brokerCaller(router);
+  const quotas = new Quotas(brokerCall, meter, log, config.enforce);
   const tokens = new SessionTokens(config.sessions, state.store, clock);
   // The session deny-list is pruned of expired entries at boot, on every logout and hourly.
   tokens.prune();
@@ -158,6 +165,12 @@ export async function buildProxy(deps: ProxyDeps): Promise<{ app: FastifyInstanc
   const forward = (req: FastifyRequest, reply: FastifyReply, tenant: string | undefined): void => {
     prepareForBroker(req.raw, tenant);
     reply.hijack();
+    const q = req.url.indexOf('?');
+    const budget = upstreamBudgetMs(req.method, routerPath(req.url), new URLSearchParams(q === -1 ? '' : req.url.slice(q + 1)), config);
+    armUpstreamBudget(req.raw, reply.raw, budget, clock, () => {
+      meter.upstreamTimeout(tenant ?? 'none');
+      log.warn({ method: req.method, path: routerPath(req.url), budget_ms: budget, code: 'upstream_timeout' }, 'proxy: the broker did not answer within the budget');
+    });
     router(req.raw, reply.raw);
   };
 
@@ -288,11 +301,25 @@ export async function buildProxy(deps: ProxyDeps): Promise<{ app: FastifyInstanc
       done('payload_too_large');
       return refuse(reply, 'payload_too_large', `request body over ${cap} bytes`, { close: true });
     }
+    const q = req.url.indexOf('?');
+    if (isLongPoll(req.method, path, new URLSearchParams(q === -1 ? '' : req.url.slice(q + 1)))) {
+      try {
+        const release = quotas.park(cluster.brokerTenantUuid, cluster.id, cluster.slug, typeof limits.max_parked_pops === 'number' ? limits.max_parked_pops : undefined);
+        reply.raw.once('close', release);
+      } catch (e) {
+        done('quota_exceeded');
+        return refuse(reply, 'quota_exceeded', (e as Error).message);
+      }
+    }
+    if (['max_queues', 'max_retention_seconds', 'max_batch_items'].some((k) => typeof limits[k as keyof typeof limits] === 'number')) {
+      (req.raw as unknown as Record<symbol, unknown>)[PROXY_QUOTA] = quotas.check(cluster.slug, limits);
+    }
     done('forwarded');
+    meter.forwarded(cluster.brokerTenantUuid, cls.kind, Number.isFinite(length) ? length : 0, now);
     forward(req, reply, cluster.brokerTenantUuid);
   };
 
-  await app.register(controlPlaneRoutes, { state, meter });
+  await app.register(controlPlaneRoutes, { state, meter, broker: brokerCall });
   await app.register(sessionRoutes, { config, state, tokens, clock });
   await app.register(oauthRoutes, { config, state, tokens });
   await app.register(consoleRoutes, { config, state, tokens });

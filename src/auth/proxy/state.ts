@@ -140,6 +140,23 @@ export class ProxyState {
     return { deleted: true, slug: t.slug };
   }
 
+  /**
+   * The tenant `slug` and its clusters, for a purge of their broker data: only a tenant in status
+   * `deleting`, never a system tenant.
+   * @throws QueenError `tenant_unknown` (404), `system_tenant` (409), `not_deleting` (409)
+   */
+  purgeTarget(slug: string): { tenant: TenantRow; clusters: ClusterRow[] } {
+    const t = this.tenant(slug);
+    this.guardSystem(t.id);
+    if (t.status !== 'deleting') throw new QueenError('not_deleting', 'the tenant is not in status deleting: set it first (PUT /api/cp/tenants/:slug/status)');
+    return { tenant: t, clusters: this.store.clustersOfTenant(t.id) };
+  }
+
+  /** Logs a finished purge of tenant `slug` (`queues` deleted) in the operations log. */
+  purged(slug: string, queues: number): void {
+    this.log('tenant.purge', { slug, queues });
+  }
+
   private guardSystem(tenantId: string): void {
     if (tenantId === DEFAULT_TENANT || tenantId === SYSTEM_TENANT) throw new QueenError('system_tenant');
   }

@@ -8,6 +8,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { checkName, MAX_ITEMS, QUEUE_MODE, type AckOutcome, type EphemeralMessage } from '../../broker/ephemeral/engine.js';
 import { depth, listing } from '../../broker/ephemeral/status.js';
 import { isQueenError, QueenError } from '../../errors.js';
+import { upstreamSignal } from '../../model/in-process.js';
 import { stringifyClientJson } from '../../util/json.js';
 import type { RouteContext } from '../app.js';
 import type { Query } from '../query.js';
@@ -137,7 +138,9 @@ export async function ephemeralRoutes(app: FastifyInstance, { services, config }
     // Only a long poll can outlive its client: the abort wiring is for those alone.
     const abort = wait ? new AbortController() : undefined;
     const onClose = (): void => { if (!reply.raw.writableFinished) abort!.abort(); };
+    const upstream = abort ? upstreamSignal(req.raw) : undefined; // the embedded proxy's budget ran out (it answered 504)
     if (abort) reply.raw.once('close', onClose);
+    upstream?.addEventListener('abort', onClose);
     try {
       const messages = await engine.pop(tenant, queue, {
         partition, group,
@@ -147,9 +150,11 @@ export async function ephemeralRoutes(app: FastifyInstance, { services, config }
         commitOnDelivery: flag(q, 'commitOnDelivery') || flag(q, 'autoAck'),
         signal: abort?.signal,
       });
+      if (reply.raw.writableEnded) return reply; // answered by the proxy meanwhile
       return reply.type('application/json; charset=utf-8').send(popAnswer(queue, messages));
     } finally {
       if (abort) reply.raw.off('close', onClose);
+      upstream?.removeEventListener('abort', onClose);
     }
   });
 

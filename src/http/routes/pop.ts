@@ -7,6 +7,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { QUEUE_MODE } from '../../broker/broker.js';
 import type { PopRequest } from '../../broker/messaging/pop.js';
 import { QueenError } from '../../errors.js';
+import { upstreamSignal } from '../../model/in-process.js';
 import { parseSubscriptionFrom } from '../../model/subscription.js';
 import type { RouteContext } from '../app.js';
 import { qBool, qInt, qIntOpt, qString, type Query } from '../query.js';
@@ -53,13 +54,16 @@ export async function popRoutes(app: FastifyInstance, { broker, config }: RouteC
     const abort = new AbortController();
     const onClose = () => { if (!reply.raw.writableFinished) abort.abort(); };
     reply.raw.once('close', onClose);
+    const upstream = upstreamSignal(req.raw); // the embedded proxy's budget ran out (it answered 504)
+    upstream?.addEventListener('abort', onClose);
     try {
       const result = await broker.pop({ ...pop, tenant: req.tenant }, abort.signal);
+      if (reply.raw.writableEnded) return reply; // answered by the proxy meanwhile
       if (!result) return reply.code(204).send();
       return reply.code(200).send(result);
     } finally {
       reply.raw.off('close', onClose);
-      void req;
+      upstream?.removeEventListener('abort', onClose);
     }
   }
 

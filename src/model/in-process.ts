@@ -1,0 +1,41 @@
+/**
+ * Keys the embedded proxy sets on a raw request it hands to the broker router in process
+ * (src/proxy/forward.ts, docs/proxy.md#forwarding). Symbol-keyed, so no client can set them.
+ */
+
+/**
+ * An `AbortSignal` the proxy aborts when the request's upstream budget runs out (it then answers
+ * `504 upstream_timeout` itself). A parked long-poll listens to it and stops claiming nothing, as it
+ * does when its client goes away.
+ */
+export const UPSTREAM_ABORT = Symbol.for('queen-ts.upstream-abort');
+
+/** The proxy's upstream-abort signal of `raw` (a Node request), if the proxy set one. */
+export function upstreamSignal(raw: object): AbortSignal | undefined {
+  const s = (raw as Record<symbol, unknown>)[UPSTREAM_ABORT];
+  return s instanceof AbortSignal ? s : undefined;
+}
+
+/**
+ * A quota check the proxy stamps on a forwarded request (docs/proxy.md#quotas-and-limits): the
+ * broker router calls it with the parsed body before the handler runs; it throws a QueenError to
+ * refuse (`403 quota_exceeded`, `413 payload_too_large`) and resolves to let the request through.
+ */
+export const PROXY_QUOTA = Symbol.for('queen-ts.proxy-quota');
+
+/** The request a {@link PROXY_QUOTA} check sees: method, router path (no query), parsed body, tenant. */
+export interface QuotaRequest {
+  method: string;
+  path: string;
+  body: unknown;
+  tenant: string;
+}
+
+/** The check stamped under {@link PROXY_QUOTA}. */
+export type QuotaCheck = (r: QuotaRequest) => Promise<void>;
+
+/** The proxy's quota check of `raw` (a Node request), if the proxy set one. */
+export function quotaCheck(raw: object): QuotaCheck | undefined {
+  const f = (raw as Record<symbol, unknown>)[PROXY_QUOTA];
+  return typeof f === 'function' ? f as QuotaCheck : undefined;
+}
