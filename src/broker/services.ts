@@ -101,9 +101,9 @@ export class Services {
     this.logs = new PartitionLogs(this.broker.backend, deps.storage.logs, this.clock);
     this.kafkaMeta = new KafkaSideTables(this.broker.backend, this.clock);
     this.ephemeral = new EphemeralEngine(this.broker.backend, deps.config.ephemeral, this.clock);
-    registerEphemeralMetrics(this.jobs.metrics.registry, this.ephemeral);
     const cluster = deps.storage.cluster;
     this.ephemeralNodes = cluster ? new EphemeralNodes(this.ephemeral, cluster, this.scheduler, { raftToken: deps.config.tenancy.raftToken, log: deps.log }) : undefined;
+    registerEphemeralMetrics(this.jobs.metrics.registry, this.ephemeral, this.ephemeralNodes);
     if (cluster && deps.config.tenancy.raftToken === undefined && deps.config.jwt.enabled) {
       deps.log.warn('JWT is on and QUEEN_RAFT_TOKEN is unset: nodes cannot verify ephemeral hand-overs, so a stopping node\'s ephemeral contents are dropped (docs/ephemeral.md#multi-node)');
     }

@@ -91,6 +91,9 @@ export function ackAnswer(acks: readonly { id: unknown }[], outcomes: readonly A
   return `${text}]}`;
 }
 
+/** Deadline of each peer's answer to a fanned-out admin verb, ms. */
+const FAN_OUT_MS = 5000;
+
 /** Fastify plugin registering the routes this module describes. */
 export async function ephemeralRoutes(app: FastifyInstance, { services, config }: RouteContext): Promise<void> {
   const engine = services.ephemeral;
@@ -194,6 +197,26 @@ export async function ephemeralRoutes(app: FastifyInstance, { services, config }
     return out;
   };
 
+  /**
+   * Sends an admin verb (configure, reset, delete) to every other node (docs/ephemeral.md#multi-node),
+   * each bounded by {@link FAN_OUT_MS}; a relayed request is not fanned out again.
+   * @returns the JSON answers of the peers that answered 2xx (the others are logged and skipped)
+   */
+  const fanOut = async (req: FastifyRequest, tenant: string, method: string, path: string, body: string | undefined): Promise<Record<string, unknown>[]> => {
+    if (!nodes || isRelay(req)) return [];
+    const answers = await Promise.all(nodes.peers().map(async (peer) => {
+      try {
+        const r = await nodes.forward(peer, method, path, tenant, one(req.headers.authorization), body, FAN_OUT_MS);
+        if (r.status >= 200 && r.status < 300) return JSON.parse(r.body.toString('utf8')) as Record<string, unknown>;
+        req.log.warn({ peer: peer.serverId, status: r.status, path }, 'a peer refused an ephemeral admin verb');
+      } catch (e) {
+        req.log.warn({ peer: peer.serverId, err: e, path }, 'a peer did not answer an ephemeral admin verb');
+      }
+      return undefined;
+    }));
+    return answers.filter((a): a is Record<string, unknown> => a !== undefined);
+  };
+
   app.post('/api/v1/ephemeral/push', async (req, reply) => {
     const body = objectBody(req.body);
     const queue = name(body.queue, 'queue', true)!;
@@ -269,19 +292,24 @@ export async function ephemeralRoutes(app: FastifyInstance, { services, config }
     const body = objectBody(req.body);
     const queue = name(body.queue, 'queue', true)!;
     const row = await engine.configure(tenant, queue, body.options);
+    await fanOut(req, tenant, 'POST', '/api/v1/ephemeral/configure', JSON.stringify({ queue, options: row.options }));
     return reply.code(201).send({ queue, options: row.options, updatedAt: new Date(row.updatedAt).toISOString() });
   });
 
   app.post('/api/v1/ephemeral/reset', async (req) => {
     const tenant = gate(req);
     const queue = name(objectBody(req.body).queue, 'queue', true)!;
-    return { queue, dropped: engine.reset(tenant, queue) };
+    let dropped = engine.reset(tenant, queue);
+    for (const a of await fanOut(req, tenant, 'POST', '/api/v1/ephemeral/reset', JSON.stringify({ queue }))) if (typeof a.dropped === 'number') dropped += a.dropped;
+    return { queue, dropped };
   });
 
   app.delete<{ Params: { queue: string } }>('/api/v1/ephemeral/queue/:queue', async (req) => {
     const tenant = gate(req);
     const queue = name(req.params.queue, 'queue', true)!;
-    return { queue, ...(await engine.delete(tenant, queue)) };
+    const r = await engine.delete(tenant, queue);
+    await fanOut(req, tenant, 'DELETE', `/api/v1/ephemeral/queue/${encodeURIComponent(queue)}`, undefined);
+    return { queue, ...r };
   });
 
   app.get('/api/v1/ephemeral/queues', async (req) => {

@@ -2,7 +2,8 @@
  * Ephemeral queues on three broker processes sharing one PostgreSQL database
  * (docs/ephemeral.md#multi-node): the owner of a partition is the rendezvous winner over the
  * nodes, the others relay push, pop and ack to it; a SIGTERMed node hands its rings over to the
- * survivors; a SIGKILLed node's share is simply gone.
+ * survivors; a SIGKILLed node's share is simply gone; a joining node adopts the partitions it wins;
+ * configure, reset and delete reach every node.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
@@ -15,7 +16,7 @@ import { freshDatabase } from '../../storage/postgres-backend.js';
 
 const TOKEN = 'eph-nodes-test-token-0123456789abcdef';
 const IDS = ['node-a', 'node-b', 'node-c'] as const;
-type Id = (typeof IDS)[number];
+type Id = string;
 
 let db: Awaited<ReturnType<typeof freshDatabase>>;
 const nodes = new Map<Id, BrokerHandle>();
@@ -134,6 +135,30 @@ test('a long-poll pop on a non-owner is woken by a push on another node', async 
   assert.deepEqual((JSON.parse(got.text) as { messages: { payload: unknown }[] }).messages.map((m) => m.payload), [{ hello: 'B' }]);
 });
 
+test('configure, reset and delete reach every node', async () => {
+  const [a, b, c] = IDS.map((id) => nodes.get(id)!);
+  const queue = uniqueName('admin');
+  const parts = IDS.map((id) => partitionOwnedBy(id, IDS, queue));
+  for (const partition of parts) assert.equal((await call(a!.url, 'POST', '/api/v1/ephemeral/push', { queue, partition, messages: [{ payload: 1 }, { payload: 2 }] })).status, 201);
+  for (const n of [a, b, c]) assert.equal(await heldOn(n!, queue), 2, 'each node holds its partition');
+  const reset = await call(b!.url, 'POST', '/api/v1/ephemeral/reset', { queue });
+  assert.equal(reset.status, 200);
+  assert.equal(reset.body.dropped, 6, 'every node dropped its share');
+  for (const n of [a, b, c]) assert.equal(await heldOn(n!, queue), 0);
+
+  const cfg = await call(a!.url, 'POST', '/api/v1/ephemeral/configure', { queue, options: { maxLength: 2, policy: 'reject' } });
+  assert.equal(cfg.status, 201, JSON.stringify(cfg.body));
+  const onC = parts[2]!;
+  assert.equal((await call(c!.url, 'POST', '/api/v1/ephemeral/push', { queue, partition: onC, messages: [{ payload: 1 }, { payload: 2 }] })).status, 201);
+  const full = await call(b!.url, 'POST', '/api/v1/ephemeral/push', { queue, partition: onC, messages: [{ payload: 3 }] });
+  assert.equal(full.status, 429, 'the owner C applies the bound configured on A');
+  assert.equal(full.body.code, 'queue_full');
+
+  const del = await call(c!.url, 'DELETE', `/api/v1/ephemeral/queue/${queue}`);
+  assert.equal(del.status, 200);
+  for (const n of [a, b, c]) assert.equal((await call(n!.url, 'GET', `/api/v1/ephemeral/queues/${queue}/depth`)).status, 404, 'gone everywhere');
+});
+
 test('SIGTERM hands the stopping node\'s rings to the survivors; SIGKILL loses the killed node\'s share', async () => {
   const [a, b, c] = IDS.map((id) => nodes.get(id)!);
   const queue = uniqueName('handover');
@@ -162,4 +187,21 @@ test('SIGTERM hands the stopping node\'s rings to the survivors; SIGKILL loses t
     return r.status === 200 ? r : undefined;
   }, { what: 'node A serving the killed node\'s partition', timeoutMs: 15_000, intervalMs: 100 });
   assert.equal(empty.body.messages.length, 0, 'the killed node\'s share is lost');
+
+  // A node joins: the partitions it wins move to it, nothing is lost.
+  const q3 = uniqueName('join');
+  const parts = Array.from({ length: 12 }, (_, i) => `j-${i}`);
+  for (const partition of parts) assert.equal((await call(a!.url, 'POST', '/api/v1/ephemeral/push', { queue: q3, partition, messages: [{ payload: partition }] })).status, 201);
+  await waitFor(async () => (await heldOn(a!, q3)) === 12, { what: 'node A alone holding all 12' });
+  const d = await startBroker({ env: env('node-d') });
+  nodes.set('node-d', d);
+  const moved = parts.filter((p) => rendezvous([{ serverId: 'node-a' }, { serverId: 'node-d' }], DEFAULT_TENANT, q3, p)!.serverId === 'node-d');
+  assert.ok(moved.length > 0 && moved.length < 12, `some partitions move (${moved.length})`);
+  await waitFor(async () => (await heldOn(d, q3)) === moved.length && (await heldOn(a!, q3)) === 12 - moved.length,
+    { what: `node D adopting ${moved.length} partitions`, timeoutMs: 20_000, intervalMs: 100 });
+  for (const partition of parts) {
+    const r = await call(a!.url, 'GET', `/api/v1/ephemeral/pop?queue=${q3}&partition=${partition}&batch=10`);
+    assert.equal(r.status, 200);
+    assert.deepEqual(r.body.messages.map((m: { payload: unknown }) => m.payload), [partition], `partition ${partition} served by its owner`);
+  }
 });
