@@ -53,6 +53,8 @@ export interface RelayAnswer {
   body: Buffer;
   /** The `code` of a JSON error body, when there is one. */
   code: string | undefined;
+  /** The owner's `Retry-After`, passed on to the caller. */
+  retryAfter: string | undefined;
 }
 
 /** Settings of {@link EphemeralNodes}. */
@@ -103,6 +105,8 @@ export class EphemeralNodes {
   private signature = '';
   private started = false;
   private shipping: Promise<void> = Promise.resolve();
+  /** Hand-overs under way, by `tenant \x1f queue \x1f partition`. */
+  private readonly inFlight = new Map<string, Promise<void>>();
   /** True from {@link drain} on: this node owns nothing and answers `_ready`/`_adopt` with 503 `leaving`. */
   stopping = false;
   /** Requests relayed to an owner, messages handed over (delivered / lost). */
@@ -237,7 +241,7 @@ export class EphemeralNodes {
         if (typeof c === 'string') code = c;
       } catch { /* not JSON after all */ }
     }
-    return { status: r.status, contentType, body: buf, code };
+    return { status: r.status, contentType, body: buf, code, retryAfter: r.headers.get('retry-after') ?? undefined };
   }
 
   /** Ships every ring held here whose owner is another node now (queued after any hand-over in flight). */
@@ -245,18 +249,32 @@ export class EphemeralNodes {
     this.shipping = this.shipping.then(() => this.ship(Date.now() + ADOPT_RETRY_MS)).catch((e: unknown) => this.opts.log.warn({ err: e }, 'ephemeral hand-over failed'));
   }
 
-  /** Ships a ring this node still holds for a partition another node owns (before a relay). */
-  shipOne(tenant: string, queue: string, partition: string): Promise<void> {
+  /**
+   * Before a relay: waits for a hand-over of the partition already under way, and ships a ring
+   * this node still holds for it, so the owner has the older messages before the relayed request.
+   */
+  async shipOne(tenant: string, queue: string, partition: string): Promise<void> {
+    const key = `${tenant}\u001f${queue}\u001f${partition}`;
+    const pending = this.inFlight.get(key);
+    if (pending) await pending;
     const owner = this.owner(tenant, queue, partition);
-    if (owner.self) return Promise.resolve();
+    if (owner.self) return;
     const ring = this.engine.takeRing(tenant, queue, partition);
-    if (!ring) return Promise.resolve();
-    return this.send(owner, tenant, [ring], Date.now() + ADOPT_RETRY_MS);
+    if (!ring) return;
+    await this.track([key], this.send(owner, tenant, [ring], Date.now() + ADOPT_RETRY_MS));
+  }
+
+  /** Registers `work` as the hand-over of the rings `keys` until it settles. */
+  private track(keys: readonly string[], work: Promise<void>): Promise<void> {
+    const done = work.catch((e: unknown) => this.opts.log.warn({ err: e }, 'ephemeral hand-over failed'));
+    for (const k of keys) this.inFlight.set(k, done);
+    void done.then(() => { for (const k of keys) if (this.inFlight.get(k) === done) this.inFlight.delete(k); });
+    return done;
   }
 
   /** Takes every moved ring out of the engine and ships it, grouped per owner and tenant. */
   private async ship(deadline: number): Promise<void> {
-    const batches = new Map<string, { owner: EphemeralNode; tenant: string; rings: ShippedRing[] }>();
+    const batches = new Map<string, { owner: EphemeralNode; tenant: string; rings: ShippedRing[]; keys: string[] }>();
     for (const { tenant, queue, partition } of this.engine.heldRings()) {
       const owner = this.owner(tenant, queue, partition);
       if (owner.self) continue;
@@ -264,10 +282,12 @@ export class EphemeralNodes {
       if (!ring) continue;
       const k = `${owner.serverId}\u001f${tenant}`;
       let b = batches.get(k);
-      if (!b) batches.set(k, (b = { owner, tenant, rings: [] }));
+      if (!b) batches.set(k, (b = { owner, tenant, rings: [], keys: [] }));
       b.rings.push(ring);
+      b.keys.push(`${tenant}\u001f${queue}\u001f${partition}`);
     }
-    await Promise.all([...batches.values()].map((b) => this.send(b.owner, b.tenant, b.rings, deadline)));
+    // Registered before the first await: a relay of one of these partitions waits for its hand-over.
+    await Promise.all([...batches.values()].map((b) => this.track(b.keys, this.send(b.owner, b.tenant, b.rings, deadline))));
   }
 
   /** Sends rings in batches of ≤ {@link ADOPT_BATCH_BYTES}, retrying until `deadline` (epoch ms). */

@@ -127,6 +127,7 @@ export async function ephemeralRoutes(app: FastifyInstance, { services, config }
       try {
         const r = await nodes.forward(owner, req.method, path, tenant, one(req.headers.authorization), body, deadlineMs, signal);
         if (!(r.status === 503 && (r.code === 'owner_moved' || r.code === 'leaving'))) {
+          if (r.retryAfter !== undefined) reply.header('retry-after', r.retryAfter);
           reply.code(r.status).type(r.contentType).send(r.body);
           return true;
         }
