@@ -103,6 +103,9 @@ test('push on A, pop and ack on B, the partition owned by C: payloads byte-exact
   const again = await call(b!.url, 'GET', `/api/v1/ephemeral/pop?queue=${queue}&partition=${partition}&batch=10`);
   assert.equal(again.status, 200);
   assert.equal(again.body.messages.length, 0, 'acked on the owner: nothing comes back');
+  const metrics = await raw(a!.url, 'GET', '/metrics/prometheus');
+  const forwarded = /^queen_eph_forwarded_total (\d+)/m.exec(metrics.text);
+  assert.ok(forwarded && Number(forwarded[1]) >= 2, `A counts its relays (${forwarded?.[1]})`);
 });
 
 test('a relayed request that reaches a non-owner answers 503 owner_moved; internal routes need the token', async () => {
