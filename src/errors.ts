@@ -73,6 +73,9 @@ export const ERRORS = {
   ephemeral_delete_failed: { status: 500, message: 'the rings were dropped but the declaration was not' },
   ephemeral_unavailable: { status: 503, message: 'the broker holds as many ephemeral bytes as it may' },
   ephemeral_disabled: { status: 503, message: 'ephemeral queues are switched off on this broker' },
+  owner_moved: { status: 503, message: 'the partition is owned by another node now: retry' },
+  ephemeral_forward_failed: { status: 503, message: 'the node owning the partition did not answer the relay: retry' },
+  leaving: { status: 503, message: 'this node is stopping' },
   encryption_key_missing: {
     status: 400,
     message: 'encryptionEnabled needs QUEEN_ENCRYPTION_KEY to be set on the broker',

@@ -143,6 +143,8 @@ async function main(): Promise<void> {
     let code = 0;
     try {
       say(() => log.info({ signal }, 'shutting down'));
+      // Ephemeral partitions held here move to the other nodes first (bounded 15 s, docs/ephemeral.md#multi-node).
+      await services.ephemeralNodes?.drain(15_000);
       services.stopAccepting();
       await services.closeFrontDoors(); // the Kafka port (parked fetches answered, connections ended), the node port
 

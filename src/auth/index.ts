@@ -21,6 +21,10 @@ import { JwksCache, safeUrl } from './jwks.js';
 import { loadKeyMaterial } from './keys.js';
 import { routerPath } from './request-path.js';
 import { createAuthenticator, EMPTY_IDENTITY, type Authenticator, type Identity } from './verifier.js';
+import { sameSecret } from '../util/secret.js';
+
+/** The node-to-node ephemeral routes a verified relay reaches without a JWT (docs/ephemeral.md#multi-node). */
+export const NODE_ROUTES: ReadonlySet<string> = new Set(['/api/v1/ephemeral/_adopt', '/api/v1/ephemeral/_leaving', '/api/v1/ephemeral/_ready']);
 
 export { EMPTY_IDENTITY, type Identity } from './verifier.js';
 
@@ -64,8 +68,11 @@ export function jwksInUse(cfg: JwtConfig): boolean {
  * @param cfg from {@link import('../config/jwt.js').loadJwtConfig}, validated at boot
  * @param clock the instant tokens are judged at (`exp`, `nbf`, `iat` with JWT_CLOCK_SKEW) and the JWKS cache's throttle; default wall clock
  * @param scheduler the broker's due-time scheduler (on the same clock), which arms the JWKS background refresh; default the cache's own
+ * @param raftToken `QUEEN_RAFT_TOKEN`: a verified relay (`x-queen-eph-fwd` with this token) to one of
+ *   the node-to-node ephemeral routes ({@link NODE_ROUTES}) is a node, not a client, and needs no JWT
+ *   (docs/ephemeral.md#multi-node)
  */
-export async function registerAuth(app: FastifyInstance, cfg: JwtConfig, log: Logger, clock: Clock = systemClock, scheduler?: Scheduler): Promise<AuthHandle> {
+export async function registerAuth(app: FastifyInstance, cfg: JwtConfig, log: Logger, clock: Clock = systemClock, scheduler?: Scheduler, raftToken?: string): Promise<AuthHandle> {
   let jwks: JwksCache | undefined;
   if (!cfg.enabled) {
     log.info(JWT_DISABLED_LINE);
@@ -93,6 +100,13 @@ export async function registerAuth(app: FastifyInstance, cfg: JwtConfig, log: Lo
       if ((request.raw as unknown as Record<symbol, unknown>)[PROXY_TENANT] !== undefined) {
         request.identity = EMPTY_IDENTITY;
         return;
+      }
+      if (raftToken !== undefined && NODE_ROUTES.has(routerPath(request.url)) && request.headers['x-queen-eph-fwd'] !== undefined) {
+        const given = request.headers['x-queen-raft-token'];
+        if (typeof given === 'string' && sameSecret(given, raftToken)) {
+          request.identity = EMPTY_IDENTITY;
+          return;
+        }
       }
       try {
         request.identity = await authenticator.authenticate(request.method, routerPath(request.url), request.headers.authorization);

@@ -34,6 +34,7 @@ import { Kv } from './coordination/kv.js';
 import { Timers } from './coordination/timers.js';
 import { EphemeralEngine } from './ephemeral/engine.js';
 import { registerEphemeralMetrics } from './ephemeral/metrics.js';
+import { EphemeralNodes } from './ephemeral/nodes.js';
 import { AdminJobs } from './jobs/admin-jobs.js';
 import { registerClusterMetrics } from './jobs/cluster-metrics.js';
 import { PartitionLogs } from './messaging/log-read.js';
@@ -84,6 +85,8 @@ export class Services {
   readonly kafkaMeta: KafkaSideTables;
   /** Ephemeral (RAM-only) queues (docs/ephemeral.md); {@link loadEphemeral} before serving. */
   readonly ephemeral: EphemeralEngine;
+  /** Placement, relays and hand-over of ephemeral partitions across nodes (docs/ephemeral.md#multi-node); undefined on SQLite. */
+  readonly ephemeralNodes: EphemeralNodes | undefined;
   private state: 'new' | 'started' | 'stopped' = 'new';
   private readonly doors: FrontDoor[] = [];
 
@@ -98,13 +101,19 @@ export class Services {
     this.logs = new PartitionLogs(this.broker.backend, deps.storage.logs, this.clock);
     this.kafkaMeta = new KafkaSideTables(this.broker.backend, this.clock);
     this.ephemeral = new EphemeralEngine(this.broker.backend, deps.config.ephemeral, this.clock);
-    registerEphemeralMetrics(this.jobs.metrics.registry, this.ephemeral);
+    const cluster = deps.storage.cluster;
+    this.ephemeralNodes = cluster ? new EphemeralNodes(this.ephemeral, cluster, this.scheduler, { raftToken: deps.config.tenancy.raftToken, log: deps.log }) : undefined;
+    registerEphemeralMetrics(this.jobs.metrics.registry, this.ephemeral, this.ephemeralNodes);
+    if (cluster && deps.config.tenancy.raftToken === undefined && deps.config.jwt.enabled) {
+      deps.log.warn('JWT is on and QUEEN_RAFT_TOKEN is unset: nodes cannot verify ephemeral hand-overs, so a stopping node\'s ephemeral contents are dropped (docs/ephemeral.md#multi-node)');
+    }
     if (deps.storage.cluster) registerClusterMetrics(this.jobs.metrics.registry, deps.storage.cluster);
   }
 
   /** Re-creates declared ephemeral queues (empty) and reads the kill switch; call after {@link start}, before the listener opens. */
   async loadEphemeral(): Promise<void> {
     await this.ephemeral.load();
+    this.ephemeralNodes?.start();
   }
 
   /**
@@ -159,6 +168,7 @@ export class Services {
     const started = this.state === 'started';
     this.state = 'stopped';
     this.broker.stopAccepting();
+    this.ephemeralNodes?.stop();
     this.ephemeral.close();
     await this.closeFrontDoors();
     if (started) {

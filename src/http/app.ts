@@ -94,7 +94,7 @@ export async function buildApp(config: Config, services: Services, log: Logger):
   // gzip / deflate / br bodies, decoded size capped by QUEEN_MAX_BODY_BYTES (src/http/body-encoding.ts)
   app.addHook('preParsing', async (req, _reply, payload) => decodeBody(req.headers['content-encoding'], payload, config.limits.maxBodyBytes));
   app.addHook('preClose', (done) => { closing = true; done(); });
-  const auth = await registerAuth(app, config.jwt, log, services.clock, services.scheduler); // JWT hook on every route (docs/security.md#jwt)
+  const auth = await registerAuth(app, config.jwt, log, services.clock, services.scheduler, config.tenancy.raftToken); // JWT hook on every route (docs/security.md#jwt)
   installTenancy(app, config.tenancy); // request.tenant on every route, after authentication (src/http/tenant.ts)
   await app.register(authRoutes, { jwtEnabled: auth.config.enabled });
   const ctx: RouteContext = { broker, services, config };

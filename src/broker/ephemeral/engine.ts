@@ -51,6 +51,24 @@ export interface EphemeralPop {
 }
 
 /** One ack outcome (docs/ephemeral.md#ack). */
+/** One group's position in a shipped ring, counted from the ring's first shipped message (docs/ephemeral.md#multi-node). */
+export interface ShippedGroup {
+  g: string;
+  next: number;
+  redeliver: number[];
+  attempts: [number, number][];
+  skipped: number;
+}
+
+/** A ring as one node ships it to another (`POST /api/v1/ephemeral/_adopt`, docs/ephemeral.md#multi-node). */
+export interface ShippedRing {
+  queue: string;
+  partition: string;
+  /** `t` enqueue time (epoch ms), `p` the payload's exact JSON text. */
+  messages: { t: number; p: string }[];
+  groups: ShippedGroup[];
+}
+
 export type AckOutcome = 'acked' | 'redelivered' | 'stale' | 'unknown';
 
 /** Counters for Prometheus. */
@@ -533,6 +551,106 @@ export class EphemeralEngine {
       throw new QueenError('ephemeral_delete_failed', `the rings were dropped but the declaration was not: ${(e as Error).message}`);
     }
     return { deleted: q !== undefined || declared, declared };
+  }
+
+  /** Every (tenant, queue, partition) whose ring holds messages here, for hand-over (docs/ephemeral.md#multi-node). */
+  heldRings(): { tenant: string; queue: string; partition: string }[] {
+    const out: { tenant: string; queue: string; partition: string }[] = [];
+    for (const q of this.queues.values()) for (const r of q.rings.values()) if (r.length > 0) out.push({ tenant: q.tenant, queue: q.name, partition: r.partition });
+    return out;
+  }
+
+  /**
+   * Removes a ring and answers it in the hand-over shape of docs/ephemeral.md#multi-node: the held
+   * messages (`t` enqueue time ms, `p` the exact JSON text) and each group's position counted from
+   * the first shipped message (`next`, `redeliver`, `attempts`; leased messages are shipped as
+   * redeliveries, since their ids become stale on the new owner).
+   * @returns undefined when the ring holds nothing (it is released all the same)
+   */
+  takeRing(tenant: string, queueName: string, partition: string): ShippedRing | undefined {
+    const q = this.find(tenant, queueName);
+    const ring = q?.ring(partition, false);
+    if (!q || !ring) return undefined;
+    const base = ring.headLocal;
+    const messages: { t: number; p: string }[] = [];
+    for (let local = base; local < ring.nextLocal; local++) {
+      const m = ring.at(local);
+      if (m) messages.push({ t: m.at, p: m.payload });
+    }
+    const groups: ShippedGroup[] = [];
+    for (const [name, g] of ring.groups) {
+      const again = new Set<number>([...g.redeliver, ...g.leases.keys()].filter((l) => l >= base).map((l) => l - base));
+      groups.push({
+        g: name, next: Math.max(0, g.next - base), redeliver: [...again].sort((a, b) => a - b),
+        attempts: [...g.attempts].filter(([l]) => l >= base).map(([l, n]) => [l - base, n] as [number, number]), skipped: g.skipped,
+      });
+      g.leases.clear();
+      g.redeliver = [];
+      g.attempts.clear();
+    }
+    this.forget(q, ring.bytes, ring.length);
+    q.dropRing(partition);
+    return messages.length === 0 ? undefined : { queue: queueName, partition, messages, groups };
+  }
+
+  /**
+   * Takes over rings shipped by another node (docs/ephemeral.md#multi-node). A ring whose names are
+   * invalid, or that does not fit this node's bounds (queue length and bytes, the node ceiling), is
+   * refused whole. Into an empty ring the groups' positions are restored; into a ring that already
+   * holds messages the moved ones are appended and the groups keep their positions.
+   * @returns messages adopted and rings refused
+   */
+  adopt(tenant: string, rings: readonly ShippedRing[]): { adopted: number; refusedRings: number } {
+    let adopted = 0;
+    let refusedRings = 0;
+    const now = this.clock.now();
+    for (const r of rings) {
+      try {
+        checkName(r.queue, 'queue');
+        checkName(r.partition, 'partition');
+      } catch {
+        refusedRings++;
+        continue;
+      }
+      if (r.messages.length === 0) continue;
+      const q = this.queue(tenant, r.queue, now);
+      let bytes = 0;
+      const sizes = r.messages.map((m) => {
+        const b = Buffer.byteLength(m.p);
+        bytes += b;
+        return b;
+      });
+      const o = q.options;
+      if (q.length + r.messages.length > o.maxLength || q.bytes + bytes > o.maxBytes || (this.config.maxBytes > 0 && this.cellBytes + bytes > this.config.maxBytes)) {
+        refusedRings++;
+        continue;
+      }
+      const ring = q.ring(r.partition, true, this.nextIncarnation, now);
+      const fresh = ring.length === 0;
+      const base = ring.nextLocal;
+      for (let i = 0; i < r.messages.length; i++) ring.append(r.messages[i]!.p, sizes[i]!, r.messages[i]!.t);
+      if (fresh) {
+        const n = r.messages.length;
+        const inRange = (x: unknown): x is number => Number.isSafeInteger(x) && (x as number) >= 0 && (x as number) < n;
+        for (const sg of r.groups) {
+          if (typeof sg.g !== 'string' || sg.g === '') continue;
+          q.rememberGroup(sg.g);
+          const g = ring.group(sg.g);
+          g.next = base + (Number.isSafeInteger(sg.next) ? Math.min(Math.max(0, sg.next), n) : 0);
+          g.redeliver = [...new Set(sg.redeliver.filter(inRange))].sort((a, b) => a - b).filter((l) => base + l < g.next).map((l) => base + l);
+          for (const [l, a] of sg.attempts) if (inRange(l) && g.redeliver.includes(base + l) && Number.isSafeInteger(a) && a > 1) g.attempts.set(base + l, a);
+          g.skipped = Number.isSafeInteger(sg.skipped) ? sg.skipped : 0;
+        }
+      }
+      ring.touchedAt = now;
+      q.length += r.messages.length;
+      q.bytes += bytes;
+      this.cellBytes += bytes;
+      adopted += r.messages.length;
+      this.reclaim(q, ring);
+      q.wake();
+    }
+    return { adopted, refusedRings };
   }
 
   /** A tenant's queues, sorted by name. */

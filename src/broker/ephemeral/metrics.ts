@@ -4,9 +4,10 @@
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { EphemeralEngine } from './engine.js';
+import type { EphemeralNodes } from './nodes.js';
 
 /** Registers the ephemeral series on `registry`. */
-export function registerEphemeralMetrics(registry: Registry, engine: EphemeralEngine): void {
+export function registerEphemeralMetrics(registry: Registry, engine: EphemeralEngine, nodes?: EphemeralNodes): void {
   const registers = [registry];
   const counter = (name: string, help: string, read: () => number): void => {
     let seen = 0;
@@ -27,5 +28,18 @@ export function registerEphemeralMetrics(registry: Registry, engine: EphemeralEn
   });
   new Gauge({ name: 'queen_ephemeral_bytes', help: 'Ephemeral payload bytes held by this node', registers, collect() { this.set(engine.cellBytes); } });
   new Gauge({ name: 'queen_ephemeral_queues', help: 'Ephemeral queues held by this node', registers, collect() { this.set(engine.queueCount); } });
+  if (nodes) {
+    counter('queen_eph_forwarded_total', 'Ephemeral requests this node relayed to the owner of their partition', () => nodes.counters.forwarded);
+    const handed = { delivered: 0, lost: 0 };
+    new Counter({
+      name: 'queen_eph_handover_total', help: 'Ephemeral messages this node handed over to another node, by result', labelNames: ['result'], registers,
+      collect() {
+        for (const result of ['delivered', 'lost'] as const) {
+          const v = nodes.counters[result];
+          if (v > handed[result]) { this.inc({ result }, v - handed[result]); handed[result] = v; } else this.inc({ result }, 0);
+        }
+      },
+    });
+  }
   new Gauge({ name: 'queen_ephemeral_parked_consumers', help: 'Ephemeral long-poll pops parked', registers, collect() { this.set(engine.parked); } });
 }

@@ -62,12 +62,21 @@ export const ephemeralSchemas = {
     body: handBody(obj({ enabled: bool }, undefined, ['enabled'])), response: answers(killSwitch, 'The new state'),
   },
   'POST /api/v1/ephemeral/_adopt': {
-    tags: ['ephemeral'], summary: 'Multi-node hand-over of rings (internal; refused: one node)', body: handBody(obj()), response: answers(obj(), 'Never on one node: 403 internal_only'),
+    tags: ['ephemeral'], summary: 'Hand-over of rings between nodes (verified relay only; 403 internal_only otherwise and on SQLite; 503 leaving while stopping)',
+    body: handBody(obj({
+      rings: arr(obj({
+        queue: str(), partition: str(), messages: arr(obj({ t: int, p: anyValue })),
+        groups: arr(obj({ g: str(), next: int, redeliver: arr(int), attempts: arr(arr(int)), skipped: int })),
+      }, undefined, ['queue', 'partition', 'messages'])),
+    }, undefined, ['rings'])),
+    response: answers(obj({ adopted: int, refusedRings: int }, undefined, ['adopted', 'refusedRings']), 'Messages adopted and rings refused'),
   },
   'POST /api/v1/ephemeral/_leaving': {
-    tags: ['ephemeral'], summary: 'A node announces it is leaving (internal; refused: one node)', body: handBody(obj()), response: answers(obj(), 'Never on one node: 403 internal_only'),
+    tags: ['ephemeral'], summary: 'A node announces it is stopping (verified relay only; 403 internal_only otherwise and on SQLite)',
+    body: handBody(obj({ node: str(), epoch: str() }, undefined, ['node'])), response: answers(obj({ ok: bool }, undefined, ['ok']), 'The node is excluded from placement'),
   },
   'GET /api/v1/ephemeral/_ready': {
-    tags: ['ephemeral'], summary: 'A node announces it is ready (internal; refused: one node)', response: answers(obj(), 'Never on one node: 403 internal_only'),
+    tags: ['ephemeral'], summary: 'Readiness probe between nodes (verified relay only; 403 internal_only otherwise and on SQLite; 503 leaving while stopping)',
+    response: answers(obj({ node: str(), epoch: str() }, undefined, ['node', 'epoch']), 'This node and its epoch'),
   },
 } satisfies RouteTable;
