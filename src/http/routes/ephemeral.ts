@@ -103,7 +103,7 @@ export async function ephemeralRoutes(app: FastifyInstance, { services, config }
   const one = (v: string | string[] | undefined): string | undefined => (Array.isArray(v) ? v[0] : v);
   /** The request came from another node (`x-queen-eph-fwd`): it is never relayed again. */
   const isRelay = (req: FastifyRequest): boolean => req.headers['x-queen-eph-fwd'] !== undefined;
-  /** A relay that proves itself with `QUEEN_RAFT_TOKEN` (docs/security.md#the-cluster-token). */
+  /** A relay that proves itself with `QUEEN_RAFT_TOKEN` (docs/cluster.md#the-node-token). */
   const verified = (req: FastifyRequest): boolean => {
     const token = one(req.headers['x-queen-raft-token']);
     return isRelay(req) && raftToken !== undefined && token !== undefined && sameSecret(token, raftToken);
