@@ -244,6 +244,14 @@ export class EphemeralNodes {
     return { status: r.status, contentType, body: buf, code, retryAfter: r.headers.get('retry-after') ?? undefined };
   }
 
+  /**
+   * After an `_adopt`: rings this node does not own move on to their owner (the sender placed them
+   * with an older view, e.g. before it saw this node's peer become ready).
+   */
+  afterAdopt(tenant: string, rings: readonly { queue: string; partition: string }[]): void {
+    if (rings.some((r) => !this.owner(tenant, r.queue, r.partition).self)) this.handOverMoved();
+  }
+
   /** Ships every ring held here whose owner is another node now (queued after any hand-over in flight). */
   private handOverMoved(): void {
     this.shipping = this.shipping.then(() => this.ship(Date.now() + ADOPT_RETRY_MS)).catch((e: unknown) => this.opts.log.warn({ err: e }, 'ephemeral hand-over failed'));

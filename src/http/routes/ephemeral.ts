@@ -367,6 +367,7 @@ export async function ephemeralRoutes(app: FastifyInstance, { services, config }
       rings.push({ queue: o.queue, partition: o.partition, messages, groups });
     }
     const r = engine.adopt(req.tenant, rings);
+    n.afterAdopt(req.tenant, rings);
     return { adopted: r.adopted, refusedRings: r.refusedRings + malformed };
   });
   app.post('/api/v1/ephemeral/_leaving', async (req) => {
