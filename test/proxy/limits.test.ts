@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { call, uniqueName } from '../helpers/http.js';
+import { waitFor } from '../helpers/wait.js';
 import { bootstrap, cp, CP_TOKEN, startProxied, withKey } from './helpers.js';
 
 describe('cluster limits', () => {
@@ -48,7 +49,7 @@ describe('cluster limits', () => {
       for (let i = 0; i < 4; i++) assert.equal((await withKey(b.url, t.key, 'GET', '/api/v1/pop/queue/q')).status, 204);
       const m = await call(b.url, 'GET', '/metrics/prometheus', undefined, { authorization: `Bearer ${CP_TOKEN}` });
       assert.match(m.text, /queen_proxy_limit_decisions_total\{tenant="[0-9a-f-]+",code="rate_limited",enforced="false"\} [1-9]/);
-      assert.match(b.output(), /shadow mode: request over the cluster rate let through/);
+      await waitFor(() => /shadow mode: request over the cluster rate let through/.test(b.output()), { what: 'the shadow-mode log line' });
       assert.ok(!b.output().includes(t.key), 'no key in the logs');
     } finally {
       await b.stop();

@@ -12,6 +12,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import Provider from 'oidc-provider';
+import { waitFor } from '../helpers/wait.js';
 import { startBroker, type BrokerHandle } from '../helpers/broker.js';
 import { cp, CP_TOKEN } from './helpers.js';
 import { postLogin, SESSION_ENV, withCookie } from './session-helpers.js';
@@ -187,8 +188,9 @@ describe('OAuth sign-in against a loopback OpenID provider and a GitHub-shaped s
     assert.equal((await again.go(`${proxy}/auth/google`)).status, 303);
     const user = await cp(proxy, 'GET', `/api/cp/users/${encodeURIComponent('ann@example.test')}`);
     assert.equal(user.body.password_set, false);
-    assert.match(b.output(), /"provider":"google","provisioned":true/);
-    assert.match(b.output(), /"provider":"google","provisioned":false/);
+    // Log lines reach the pipe after the answers they belong to: waited for, not read at once.
+    await waitFor(() => /"provider":"google","provisioned":true/.test(b.output()), { what: 'the provisioning sign-in log line' });
+    await waitFor(() => /"provider":"google","provisioned":false/.test(b.output()), { what: 'the second sign-in log line' });
   });
 
   test('Google: an unverified e-mail or a domain outside GOOGLE_ALLOWED_DOMAINS is refused, nobody is provisioned', async () => {

@@ -64,7 +64,7 @@ describe('cluster quotas', () => {
       const listed = await cp(b.url, 'GET', `/api/cp/clusters/${t.slug}/queues`);
       assert.deepEqual(listed.body.queues.map((q: { name: string }) => q.name).sort(), ['a', 'b']);
       assert.match(await metrics(b.url), /queen_proxy_limit_decisions_total\{tenant="[0-9a-f-]+",code="quota_exceeded",enforced="false"\} 1/);
-      assert.match(b.output(), /shadow mode: request over a cluster quota let through/);
+      await waitFor(() => /shadow mode: request over a cluster quota let through/.test(b.output()), { what: 'the shadow-mode log line' });
       const batch = await push(b.url, t.key, ['a', 'a', 'a']);
       assert.deepEqual([batch.status, batch.body.code], [413, 'payload_too_large']);
       assert.ok(!b.output().includes(t.key), 'no key in the logs');
