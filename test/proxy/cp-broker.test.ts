@@ -10,7 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import type { BrokerHandle } from '../helpers/broker.js';
 import { uniqueName } from '../helpers/http.js';
 import { within } from '../helpers/wait.js';
-import { bootstrap, cp, CP_TOKEN, startProxied, withKey, type Tenant } from './helpers.js';
+import { bootstrap, cp, CP_TOKEN, withKey, startTwoTenants, type Tenant } from './helpers.js';
 
 /** Sends raw bytes; resolves with what the server sent until it closed (or `ms` passed). */
 function raw(port: number, text: string, ms = 1000): Promise<{ answer: string; closed: boolean }> {
@@ -32,11 +32,7 @@ describe('control plane into the broker', () => {
   let acme: Tenant;
   let beta: Tenant;
 
-  before(async () => {
-    b = await startProxied();
-    acme = await bootstrap(b.url, uniqueName('acme').toLowerCase());
-    beta = await bootstrap(b.url, uniqueName('beta').toLowerCase());
-  });
+  before(async () => ({ b, acme, beta } = await startTwoTenants()));
   after(async () => { await b.stop(); });
 
   test('POST /api/cp/clusters/:slug/configure and GET /api/cp/clusters/:slug/queues act on that cluster only', async () => {

@@ -1,6 +1,6 @@
 /** Helpers of the proxy tests: a broker with the embedded proxy, control-plane calls, keys. */
 import { createHash, randomBytes } from 'node:crypto';
-import { call, type Answer } from '../helpers/http.js';
+import { call, uniqueName, type Answer } from '../helpers/http.js';
 import { startBroker, type BrokerHandle } from '../helpers/broker.js';
 
 export const CP_TOKEN = 'cp-test-token-0123456789';
@@ -36,6 +36,14 @@ export async function bootstrap(base: string, slug: string, plan?: string): Prom
   const r = await cp(base, 'POST', '/api/cp/bootstrap', { tenant: slug, email: `admin@${slug}.test`, ...(plan ? { plan } : {}) });
   if (r.status !== 200 || typeof r.body?.api_key !== 'string') throw new Error(`bootstrap ${slug}: ${r.status} ${r.text}`);
   return { slug, tenantId: r.body.tenant_id, clusterId: r.body.cluster_id, key: r.body.api_key };
+}
+
+/** A broker with the proxy fronting PORT and two bootstrapped tenants (`acme-…`, `beta-…`, plan `dev`). */
+export async function startTwoTenants(): Promise<{ b: BrokerHandle; acme: Tenant; beta: Tenant }> {
+  const b = await startProxied();
+  const acme = await bootstrap(b.url, uniqueName('acme').toLowerCase());
+  const beta = await bootstrap(b.url, uniqueName('beta').toLowerCase());
+  return { b, acme, beta };
 }
 
 /** Issues a key with `scopes` on `clusterId` the way an operator does: hashed by the caller. */

@@ -8,7 +8,7 @@ import net from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { call, uniqueName } from '../helpers/http.js';
 import type { BrokerHandle } from '../helpers/broker.js';
-import { bootstrap, cp, CP_TOKEN, issueKey, startProxied, withKey, type Tenant } from './helpers.js';
+import { bootstrap, cp, CP_TOKEN, issueKey, startProxied, withKey, startTwoTenants, type Tenant } from './helpers.js';
 
 const DEFAULT_TENANT = '00000000-0000-0000-0000-000000000001';
 
@@ -30,11 +30,7 @@ describe('embedded proxy fronting PORT', () => {
   let acme: Tenant;
   let beta: Tenant;
 
-  before(async () => {
-    b = await startProxied();
-    acme = await bootstrap(b.url, uniqueName('acme').toLowerCase());
-    beta = await bootstrap(b.url, uniqueName('beta').toLowerCase());
-  });
+  before(async () => ({ b, acme, beta } = await startTwoTenants()));
   after(async () => { await b.stop(); });
 
   test('boot lines name the layout and the hardened public listener', () => {

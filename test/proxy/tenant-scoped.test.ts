@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { uniqueName } from '../helpers/http.js';
 import type { BrokerHandle } from '../helpers/broker.js';
-import { bootstrap, startProxied, withKey, type Tenant } from './helpers.js';
+import { withKey, startTwoTenants, type Tenant } from './helpers.js';
 
 const DEFAULT_TENANT = '00000000-0000-0000-0000-000000000001';
 
@@ -18,11 +18,7 @@ describe('streams and timers behind the proxy, two tenants', () => {
   let acme: Tenant;
   let beta: Tenant;
 
-  before(async () => {
-    b = await startProxied();
-    acme = await bootstrap(b.url, uniqueName('acme').toLowerCase());
-    beta = await bootstrap(b.url, uniqueName('beta').toLowerCase());
-  });
+  before(async () => ({ b, acme, beta } = await startTwoTenants()));
   after(async () => { await b.stop(); });
 
   test('same query name, same queue names: each tenant sees its own query, state and sink output only', async () => {
