@@ -88,7 +88,7 @@ async function main(): Promise<void> {
     await app.ready();
     proxy = (await buildProxy({
       config: config.proxy, state, log, clock: systemClock, maxHeaderBytes: config.limits.maxHeaderBytes, raftToken: config.tenancy.raftToken,
-      router: (req, res) => app.routing(req, res),
+      router: (req, res) => app.routing(req, res), usage: services.usage,
       brokerMetrics: async () => (await app.inject({ method: 'GET', url: '/metrics/prometheus' })).body,
     })).app;
   }

@@ -39,6 +39,7 @@ import { AdminJobs } from './jobs/admin-jobs.js';
 import { registerClusterMetrics } from './jobs/cluster-metrics.js';
 import { PartitionLogs } from './messaging/log-read.js';
 import { KafkaSideTables } from './messaging/kafka-meta.js';
+import { TenantUsage } from './admin/tenant-usage.js';
 
 /** What {@link Services} is built from. */
 export interface ServicesDeps {
@@ -83,6 +84,8 @@ export class Services {
   readonly logs: PartitionLogs;
   /** The Kafka port's side tables (src/broker/messaging/kafka-meta.ts). */
   readonly kafkaMeta: KafkaSideTables;
+  /** What each tenant holds (partitions, stored bytes) and the purge of its KV, locks and timers: the proxy's quotas (src/proxy/quotas.ts). */
+  readonly usage: TenantUsage;
   /** Ephemeral (RAM-only) queues (docs/ephemeral.md); {@link loadEphemeral} before serving. */
   readonly ephemeral: EphemeralEngine;
   /** Placement, relays and hand-over of ephemeral partitions across nodes (docs/ephemeral.md#multi-node); undefined on SQLite. */
@@ -100,6 +103,7 @@ export class Services {
     this.timers = new Timers(this.broker);
     this.logs = new PartitionLogs(this.broker.backend, deps.storage.logs, this.clock);
     this.kafkaMeta = new KafkaSideTables(this.broker.backend, this.clock);
+    this.usage = new TenantUsage(this.broker.backend);
     this.ephemeral = new EphemeralEngine(this.broker.backend, deps.config.ephemeral, this.clock);
     const cluster = deps.storage.cluster;
     this.ephemeralNodes = cluster ? new EphemeralNodes(this.ephemeral, cluster, this.scheduler, { raftToken: deps.config.tenancy.raftToken, log: deps.log }) : undefined;

@@ -42,6 +42,8 @@ export interface ProxyConfig {
   requestTimeoutMs: number;
   /** `QUEEN_PROXY_OPERATOR_ENABLED` (default false): operator routes exist on the proxy. */
   operatorEnabled: boolean;
+  /** `QUEEN_PROXY_STORAGE_SAMPLE_MS` (30 s): how often a tenant's stored bytes are read again for `max_retained_bytes`, ms. */
+  storageSampleMs: number;
   /** Per-IP edge bucket: `QUEEN_EDGE_RATE` requests/s (200) and `QUEEN_EDGE_BURST` (400). */
   edgeRate: number;
   edgeBurst: number;
@@ -280,6 +282,7 @@ export function loadProxyConfig(env: Env, port: number): ProxyConfig | undefined
     longpollMarginMs: int(env, 'QUEEN_PROXY_LONGPOLL_MARGIN_MS', 10_000, 0, 600_000),
     requestTimeoutMs: int(env, 'QUEEN_PROXY_REQUEST_TIMEOUT_MS', 60_000, 1, 3_600_000),
     operatorEnabled,
+    storageSampleMs: int(env, 'QUEEN_PROXY_STORAGE_SAMPLE_MS', 30_000, 100, 3_600_000),
     edgeRate: int(env, 'QUEEN_EDGE_RATE', 200, 1, 10_000_000),
     edgeBurst: int(env, 'QUEEN_EDGE_BURST', 400, 1, 10_000_000),
     trustedProxies: str(env, 'QUEEN_EDGE_TRUSTED_PROXIES', '').split(',').map((s) => s.trim()).filter((s) => s !== ''),

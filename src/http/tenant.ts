@@ -15,7 +15,7 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { QueenError } from '../errors.js';
-import { quotaCheck } from '../model/in-process.js';
+import { quotaCheck, RateRefusal } from '../model/in-process.js';
 import { DEFAULT_TENANT, PROXY_TENANT, TENANT_UUID } from '../model/tenancy.js';
 import { routerPath } from '../auth/request-path.js';
 import { sameSecret } from '../util/secret.js';
@@ -88,8 +88,16 @@ export function installTenancy(app: FastifyInstance, cfg: TenancySettings): void
     }
   });
   // The embedded proxy's quotas that need the parsed body (src/proxy/quotas.ts), before the handler.
-  app.addHook('preHandler', async (request) => {
+  app.addHook('preHandler', async (request, reply) => {
     const check = quotaCheck(request.raw);
-    if (check) await check({ method: request.method, path: routerPath(request.url), body: request.body, tenant: request.tenant });
+    if (!check) return;
+    const length = Number(request.headers['content-length'] ?? 0);
+    try {
+      const release = await check({ method: request.method, path: routerPath(request.url), body: request.body, tenant: request.tenant, bytes: Number.isFinite(length) ? length : 0 });
+      if (release) reply.raw.once('close', release);
+    } catch (e) {
+      if (!(e instanceof RateRefusal)) throw e;
+      return reply.code(e.status).header('retry-after', String(e.retryAfterS)).type('application/json').send(e.toJSON());
+    }
   });
 }

@@ -1,3 +1,5 @@
+import { QueenError } from '../errors.js';
+
 /**
  * Keys the embedded proxy sets on a raw request it hands to the broker router in process
  * (src/proxy/forward.ts, docs/proxy.md#forwarding). Symbol-keyed, so no client can set them.
@@ -19,20 +21,32 @@ export function upstreamSignal(raw: object): AbortSignal | undefined {
 /**
  * A quota check the proxy stamps on a forwarded request (docs/proxy.md#quotas-and-limits): the
  * broker router calls it with the parsed body before the handler runs; it throws a QueenError to
- * refuse (`403 quota_exceeded`, `413 payload_too_large`) and resolves to let the request through.
+ * refuse (`403 quota_exceeded` / `storage_quota_exceeded`, `413 payload_too_large`, or a
+ * {@link RateRefusal}: `429 rate_limited` with `Retry-After`) and resolves to let the request
+ * through, optionally to a function the router calls once the answer is over (or the client left):
+ * the check's reservations (a queue or partition this request may create) end there.
  */
 export const PROXY_QUOTA = Symbol.for('queen-ts.proxy-quota');
 
-/** The request a {@link PROXY_QUOTA} check sees: method, router path (no query), parsed body, tenant. */
+/** The request a {@link PROXY_QUOTA} check sees: method, router path (no query), parsed body, tenant, body size. */
 export interface QuotaRequest {
   method: string;
   path: string;
   body: unknown;
   tenant: string;
+  /** The request's `Content-Length` in bytes (0 when absent). */
+  bytes: number;
 }
 
-/** The check stamped under {@link PROXY_QUOTA}. */
-export type QuotaCheck = (r: QuotaRequest) => Promise<void>;
+/** The check stamped under {@link PROXY_QUOTA}; resolves to nothing or to the release of its reservations. */
+export type QuotaCheck = (r: QuotaRequest) => Promise<void | (() => void)>;
+
+/** A `429 rate_limited` refusal of a {@link QuotaCheck}: the router answers it with `Retry-After: retryAfterS` (seconds ≥ 1). */
+export class RateRefusal extends QueenError {
+  constructor(message: string, readonly retryAfterS: number) {
+    super('rate_limited', message);
+  }
+}
 
 /** The proxy's quota check of `raw` (a Node request), if the proxy set one. */
 export function quotaCheck(raw: object): QuotaCheck | undefined {

@@ -45,8 +45,14 @@ const objectBody = { body: { type: 'object' } } as const;
 const slugParam = { params: { type: 'object', properties: { slug: { type: 'string', maxLength: 256 } }, required: ['slug'] } } as const;
 const idParam = { params: { type: 'object', properties: { id: { type: 'string', maxLength: 256 } }, required: ['id'] } } as const;
 
-/** Fastify plugin: the control-plane routes over `state`; usage figures from `meter`. */
-export async function controlPlaneRoutes(app: FastifyInstance, { state, meter, broker }: { state: ProxyState; meter: Meter; broker: BrokerCall }): Promise<void> {
+/** Removes a tenant's KV entries, lock permits and timers in the broker (src/broker/admin/tenant-usage.ts). */
+export interface CoordinationPurge {
+  /** @returns rows removed: `kv` (KV entries and lock permits), `timers` */
+  purgeCoordination(tenant: string): Promise<{ kv: number; timers: number }>;
+}
+
+/** Fastify plugin: the control-plane routes over `state`; usage figures from `meter`; the broker through `broker` and `purge`. */
+export async function controlPlaneRoutes(app: FastifyInstance, { state, meter, broker, purge }: { state: ProxyState; meter: Meter; broker: BrokerCall; purge: CoordinationPurge }): Promise<void> {
   /** A broker answer that must be 2xx; anything else is `503 unavailable` with the broker's own text. */
   const ok = (what: string, r: { status: number; body: unknown }): Obj => {
     if (r.status >= 200 && r.status < 300 && typeof r.body === 'object' && r.body !== null) return r.body as Obj;
@@ -94,19 +100,26 @@ export async function controlPlaneRoutes(app: FastifyInstance, { state, meter, b
     });
   app.put<{ Params: { slug: string } }>('/api/cp/tenants/:slug/status', { schema: { ...slugParam, ...objectBody } },
     async (req) => tenantOut(state.setTenantStatus(req.params.slug, obj(req.body).status)));
-  // Purge: every queue (messages, partitions, consumer groups, dead letters) of every cluster of a
-  // tenant in status `deleting`; a re-run finds nothing and deletes nothing.
+  // Purge: every queue (messages, partitions, consumer groups, dead letters), KV entry, lock permit
+  // and timer of every cluster of a tenant in status `deleting`; a re-run finds nothing and deletes nothing.
   app.post<{ Params: { slug: string } }>('/api/cp/tenants/:slug/purge', { schema: slugParam }, async (req) => {
     const { tenant, clusters } = state.purgeTarget(req.params.slug);
     let queues = 0;
+    let kv = 0;
+    let timers = 0;
     for (const c of clusters) {
       for (const name of await queueNames(c.brokerTenantUuid)) {
         const r = ok(`delete queue ${name}`, await broker(c.brokerTenantUuid, 'DELETE', `/api/v1/resources/queues/${encodeURIComponent(name)}`));
         if (r.deleted === true) queues++;
       }
+      const removed = await purge.purgeCoordination(c.brokerTenantUuid).catch((e: unknown) => {
+        throw new QueenError('unavailable', `purge KV, locks and timers: ${(e as Error).message}`);
+      });
+      kv += removed.kv;
+      timers += removed.timers;
     }
     state.purged(tenant.slug, queues);
-    return { slug: tenant.slug, purged: true, clusters: clusters.length, queues_deleted: queues };
+    return { slug: tenant.slug, purged: true, clusters: clusters.length, queues_deleted: queues, kv_deleted: kv, timers_deleted: timers };
   });
   app.get<{ Querystring: { plan?: string } }>('/api/cp/clusters', { schema: { querystring: { type: 'object', properties: { plan: { type: 'string', maxLength: 64 } } } } },
     async (req) => ({ clusters: state.store.clusters(req.query.plan).map(clusterOut) }));

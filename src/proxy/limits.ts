@@ -17,8 +17,11 @@ export type Charge = { ok: true } | { ok: false; retryAfterS: number };
 export class Buckets {
   private readonly map = new Map<string, { bucket: TokenBucket; rate: number; burst: number }>();
 
-  /** Takes one token from `key`'s bucket (created full at `burst`). */
-  charge(key: string, rate: number, burst: number): Charge {
+  /**
+   * Takes `n` tokens (default 1, at most `burst`) from `key`'s bucket (created full at `burst`);
+   * refused, nothing is taken and `retryAfterS` is the wait until `n` tokens are there.
+   */
+  charge(key: string, rate: number, burst: number, n = 1): Charge {
     let b = this.map.get(key);
     if (!b || b.rate !== rate || b.burst !== burst) {
       if (this.map.size >= MAX_BUCKETS) this.map.delete(this.map.keys().next().value!);
@@ -26,8 +29,8 @@ export class Buckets {
       b.bucket.content = b.bucket.bucketSize; // a new bucket starts full (limiter's start empty)
       this.map.set(key, b);
     }
-    if (b.bucket.tryRemoveTokens(1)) return { ok: true };
-    return { ok: false, retryAfterS: Math.max(1, Math.ceil((1 - b.bucket.content) / rate)) };
+    if (b.bucket.tryRemoveTokens(n)) return { ok: true };
+    return { ok: false, retryAfterS: Math.max(1, Math.ceil((n - b.bucket.content) / rate)) };
   }
 }
 

@@ -19,7 +19,7 @@
  *    plan feature (`403 feature_gated`) → push blocked (`403 push_blocked`) → scopes (`403
  *    forbidden`) → cluster rate (`429 rate_limited`, or logged and counted in shadow mode) → body
  *    cap (`413 payload_too_large`) → parked long-polls (`403 quota_exceeded`, or shadow) → the body
- *    quotas, stamped for the broker router's hook (src/proxy/quotas.ts) → the broker router, in process (src/proxy/forward.ts), within an
+ *    quotas (queues, partitions, stored bytes, messages per second, retention), stamped for the broker router's hook (src/proxy/quotas.ts) → the broker router, in process (src/proxy/forward.ts), within an
  *    upstream budget (a long-poll pop's own timeout plus a margin; else `QUEEN_PROXY_REQUEST_TIMEOUT_MS`)
  *    after which the proxy answers `504 upstream_timeout`.
  *
@@ -32,7 +32,7 @@ import type { Logger } from 'pino';
 import { keyAllows, presentedKey, type RouteClass } from '../auth/proxy/api-keys.js';
 import { isLiveOperator, resolveRole, roleAllows, selectableClusters } from '../auth/proxy/roles.js';
 import { SessionTokens } from '../auth/proxy/sessions.js';
-import type { KeyGrant, ProxyState } from '../auth/proxy/state.js';
+import type { KeyGrant, LimitName, ProxyState } from '../auth/proxy/state.js';
 import { routerPath } from '../auth/request-path.js';
 import type { ProxyConfig } from '../config/proxy.js';
 import { QueenError } from '../errors.js';
@@ -42,13 +42,19 @@ import { controlPlaneRoutes } from './cp.js';
 import { refuse } from './envelope.js';
 import { PROXY_QUOTA } from '../model/in-process.js';
 import { armUpstreamBudget, brokerCaller, isLongPoll, prepareForBroker, upstreamBudgetMs, type BrokerRouter } from './forward.js';
-import { Quotas } from './quotas.js';
+import { Quotas, type TenantReads } from './quotas.js';
+import type { CoordinationPurge } from './cp.js';
 import { Buckets, clientIp, ipKey } from './limits.js';
 import { Meter } from './meter.js';
 import { consoleRoutes } from './console.js';
 import { oauthRoutes } from './oauth.js';
 import { classify, unsafeProxyPath } from './routes.js';
 import { actingCluster, changesState, originAllowed, registerSessionParsers, sessionCredential, sessionRoutes, verifySession } from './sessions.js';
+
+/** The limits checked on a forwarded request's parsed body (src/proxy/quotas.ts): with none set, no check is stamped. */
+const BODY_LIMITS = [
+  'max_queues', 'max_partitions_per_queue', 'max_retention_seconds', 'max_batch_items', 'max_retained_bytes', 'max_msgs_per_sec',
+] as const satisfies readonly LimitName[];
 
 /** Control-plane bodies are capped at 1 MiB. */
 export const CP_BODY_LIMIT = 1024 * 1024;
@@ -67,6 +73,8 @@ export interface ProxyDeps {
   maxHeaderBytes: number;
   /** `QUEEN_RAFT_TOKEN`: a verified relay to `/api/v1/ephemeral/…` goes to the broker router as is. */
   raftToken: string | undefined;
+  /** What each tenant holds in the broker, and the purge of its KV, locks and timers (src/broker/admin/tenant-usage.ts). */
+  usage: TenantReads & CoordinationPurge;
 }
 
 function header(req: FastifyRequest, name: string): string | undefined {
@@ -88,7 +96,7 @@ export async function buildProxy(deps: ProxyDeps): Promise<{ app: FastifyInstanc
   const { config, state, router, log, clock } = deps;
   const meter = new Meter();
   const brokerCall = brokerCaller(router);
-  const quotas = new Quotas(brokerCall, meter, log, config.enforce);
+  const quotas = new Quotas(deps.usage, meter, log, config.enforce, clock, config.storageSampleMs);
   const tokens = new SessionTokens(config.sessions, state.store, clock);
   // The session deny-list is pruned of expired entries at boot, on every logout and hourly.
   tokens.prune();
@@ -311,15 +319,15 @@ export async function buildProxy(deps: ProxyDeps): Promise<{ app: FastifyInstanc
         return refuse(reply, 'quota_exceeded', (e as Error).message);
       }
     }
-    if (['max_queues', 'max_retention_seconds', 'max_batch_items'].some((k) => typeof limits[k as keyof typeof limits] === 'number')) {
-      (req.raw as unknown as Record<symbol, unknown>)[PROXY_QUOTA] = quotas.check(cluster.slug, limits);
+    if (BODY_LIMITS.some((k) => typeof limits[k] === 'number')) {
+      (req.raw as unknown as Record<symbol, unknown>)[PROXY_QUOTA] = quotas.check(cluster.id, cluster.slug, limits);
     }
     done('forwarded');
     meter.forwarded(cluster.brokerTenantUuid, cls.kind, Number.isFinite(length) ? length : 0, now);
     forward(req, reply, cluster.brokerTenantUuid);
   };
 
-  await app.register(controlPlaneRoutes, { state, meter, broker: brokerCall });
+  await app.register(controlPlaneRoutes, { state, meter, broker: brokerCall, purge: deps.usage });
   await app.register(sessionRoutes, { config, state, tokens, clock });
   await app.register(oauthRoutes, { config, state, tokens });
   await app.register(consoleRoutes, { config, state, tokens });

@@ -217,6 +217,11 @@ export interface KvSubStore {
   nextExpiry(): Promise<number | undefined>;
   /** A tenant's namespaces with their row counts, ascending, after `after`, at most `limit`. */
   namespaces(tenant: string, after: string, limit: number): Promise<{ ns: string; keys: number }[]>;
+  /**
+   * Removes every KV row of `tenant` (lock permits included: they are rows of namespace
+   * `queen-locks`), raising the version floor over them; returns how many (docs/proxy.md#control-plane, the purge).
+   */
+  purgeTenant(tenant: string): Promise<number>;
 }
 
 /** Lock permits: one row per (name, slot), free when missing or expired; the token only grows. */
@@ -238,6 +243,8 @@ export interface TimerSubStore {
   nextDueAt(): Promise<number | undefined>;
   /** A queue's timers with key > `after` (all when undefined), ascending by key, at most `limit`. */
   list(tenant: string, queue: string, after: string | undefined, limit: number): Promise<TimerRow[]>;
+  /** Removes every timer of `tenant`, on any queue; returns how many (docs/proxy.md#control-plane, the purge). */
+  purgeTenant(tenant: string): Promise<number>;
 }
 
 /** A trace event to record; the backend resolves the queue and assigns the id. */
@@ -314,6 +321,14 @@ export interface AdminSubStore {
   setting(key: string): Promise<string | undefined>;
   /** Queues of a tenant, by name. */
   queues(tenant: string): Promise<{ queue: string; partitions: number; messages: number }[]>;
+  /** Partitions per queue of a tenant (queue name → count; a queue without partitions counts 0). Reads no message. */
+  partitionCounts(tenant: string): Promise<Map<string, number>>;
+  /**
+   * Bytes of stored payloads of a tenant's messages still in its partitions (not yet removed by
+   * retention or a queue deletion), in bytes as stored. A scan of the tenant's messages: callers
+   * sample it (docs/proxy.md#quotas-and-limits, `max_retained_bytes`).
+   */
+  retainedBytes(tenant: string): Promise<number>;
   /** Cursors of a group on a queue, by partition name. */
   cursors(queue: QueueKey, group: string): Promise<{ partition: string; cursor: CursorView }[]>;
   /** Deletes a queue and everything under it; returns whether it existed. */

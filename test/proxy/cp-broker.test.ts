@@ -72,13 +72,33 @@ describe('control plane into the broker', () => {
     assert.deepEqual([long.status, long.body?.code], [413, 'payload_too_large']);
   });
 
-  test('POST /api/cp/tenants/:slug/purge empties a deleting tenant, idempotently; DELETE without force needs it', async () => {
+  test('POST /api/cp/tenants/:slug/purge empties a deleting tenant (queues, KV, locks, timers), idempotently; DELETE without force needs it', async () => {
     const gone = await bootstrap(b.url, uniqueName('gone').toLowerCase());
     const q = 'shared-name';
+    const b64 = (v: unknown) => Buffer.from(JSON.stringify(v), 'utf8').toString('base64');
     for (const t of [gone, beta]) {
       const p = await within(withKey(b.url, t.key, 'POST', '/api/v1/push', { items: [{ queue: q, payload: { who: t.slug } }] }), 10_000, 'push');
       assert.equal(p.status, 201, p.text);
+      const kv = await withKey(b.url, t.key, 'PUT', '/api/v1/kv/purge-ns/k', { value: { who: t.slug }, forever: true });
+      assert.deepEqual([kv.status, kv.body.applied], [200, true], kv.text);
+      const lock = await withKey(b.url, t.key, 'POST', '/api/v1/locks', { operations: [{ op: 'acquire', name: 'purge-lock', ttlSeconds: 600, owner: t.slug }] });
+      assert.deepEqual([lock.status, lock.body.results[0].acquired], [200, true], lock.text);
+      // a timer on a queue of its own and one on a queue that does not exist: both belong to the tenant
+      for (const tq of [q, 'no-such-queue']) {
+        const timer = await withKey(b.url, t.key, 'POST', '/api/v1/timers', { operations: [{ op: 'schedule', queue: tq, timerKey: 'k', delayMs: 600_000, txn: `${t.slug}-k`, payload: b64({ who: t.slug }) }] });
+        assert.deepEqual([timer.status, timer.body.results[0].status], [200, 'scheduled'], timer.text);
+      }
     }
+    const coordination = async (t: Tenant) => ({
+      kv: (await withKey(b.url, t.key, 'GET', '/api/v1/kv/purge-ns/k')).body.found,
+      lock: (await withKey(b.url, t.key, 'POST', '/api/v1/locks', { operations: [{ op: 'get', name: 'purge-lock' }] })).body.results[0].held,
+      timers: [
+        (await withKey(b.url, t.key, 'GET', `/api/v1/timers/${q}/k`)).body.found,
+        (await withKey(b.url, t.key, 'GET', '/api/v1/timers/no-such-queue/k')).body.found,
+      ],
+    });
+    const everything = { kv: true, lock: true, timers: [true, true] };
+    assert.deepEqual(await coordination(gone), everything, 'the purged tenant holds KV, a lock and timers before');
     assert.equal((await cp(b.url, 'POST', `/api/cp/tenants/${gone.slug}/purge`)).body.code, 'not_deleting', 'an active tenant is not purged');
     assert.equal((await cp(b.url, 'POST', '/api/cp/tenants/nope-nope/purge')).body.code, 'tenant_unknown');
     assert.equal((await cp(b.url, 'PUT', `/api/cp/tenants/${gone.slug}/status`, { status: 'deleting' })).status, 200);
@@ -86,14 +106,20 @@ describe('control plane into the broker', () => {
     assert.deepEqual([early.status, early.body.code], [409, 'not_purged']);
     const purge = await within(cp(b.url, 'POST', `/api/cp/tenants/${gone.slug}/purge`), 20_000, 'purge');
     assert.equal(purge.status, 200, purge.text);
-    assert.deepEqual(purge.body, { slug: gone.slug, purged: true, clusters: 1, queues_deleted: 1 });
+    assert.deepEqual(purge.body, { slug: gone.slug, purged: true, clusters: 1, queues_deleted: 1, kv_deleted: 2, timers_deleted: 1 },
+      'KV: the entry and the lock permit; timers: the one on a queue that never existed (the queue deletion took the other)');
     const rerun = await within(cp(b.url, 'POST', `/api/cp/tenants/${gone.slug}/purge`), 20_000, 'purge again');
-    assert.deepEqual([rerun.status, rerun.body.queues_deleted], [200, 0]);
+    assert.deepEqual([rerun.status, rerun.body.queues_deleted, rerun.body.kv_deleted, rerun.body.timers_deleted], [200, 0, 0, 0]);
     assert.deepEqual(names((await cp(b.url, 'GET', `/api/cp/clusters/${gone.slug}/queues`)).body), []);
     // the other tenant's queue of the same name is untouched
     const other = await within(withKey(b.url, beta.key, 'GET', `/api/v1/pop/queue/${q}`), 10_000, 'beta pop');
     assert.equal(other.status, 200);
     assert.deepEqual(other.body.messages.map((m: { data: unknown }) => m.data), [{ who: beta.slug }]);
+    assert.deepEqual(await coordination(beta), everything, 'the other tenant keeps its KV entry, lock and timers');
+    // the purged tenant's are gone (read with a key while it is still there: status back to active for the reads)
+    assert.equal((await cp(b.url, 'PUT', `/api/cp/tenants/${gone.slug}/status`, { status: 'active' })).status, 200);
+    assert.deepEqual(await coordination(gone), { kv: false, lock: false, timers: [false, false] });
+    assert.equal((await cp(b.url, 'PUT', `/api/cp/tenants/${gone.slug}/status`, { status: 'deleting' })).status, 200);
     const del = await cp(b.url, 'DELETE', `/api/cp/tenants/${gone.slug}`);
     assert.equal(del.status, 200, del.text);
     assert.equal((await cp(b.url, 'POST', `/api/cp/tenants/${gone.slug}/purge`)).body.code, 'tenant_unknown');

@@ -364,6 +364,48 @@ export const contractCases: ContractCase[] = [
     assert.equal(await b.timers.delete(other, 'q', 'k'), true);
     assert.notEqual(await b.timers.get(DEFAULT_TENANT, 'q', 'k'), undefined, 'the default tenant\'s timer of that key stays');
   } },
+  { name: 'deleting a queue removes its own timers, not those another tenant keeps on a queue of the same name', cursorCommit: false, async run(b) {
+    const other = 'aaaaaaaa-0000-4000-8000-00000000000b';
+    await b.append({ key: P, items: [item('a')], dedupWindowMs: 0, now: T0 });
+    await b.append({ key: { ...P, tenant: other }, items: [item('a')], dedupWindowMs: 0, now: T0 });
+    await b.timers.put(DEFAULT_TENANT, timer('k', T0 + 10));
+    await b.timers.put(other, { ...timer('k', T0 + 20), txn: 'other' });
+    assert.equal(await b.admin.deleteQueue({ tenant: other, queue: 'q' }), true);
+    assert.equal(await b.timers.get(other, 'q', 'k'), undefined, 'the deleted queue\'s timer goes with it');
+    assert.notEqual(await b.timers.get(DEFAULT_TENANT, 'q', 'k'), undefined, 'the default tenant\'s timer on its own queue q stays');
+  } },
+  { name: 'purging a tenant\'s KV rows (locks included) and timers leaves the other tenants\' and raises the KV floor', cursorCommit: false, async run(b) {
+    const gone = 'aaaaaaaa-0000-4000-8000-00000000000c';
+    const kept = 'aaaaaaaa-0000-4000-8000-00000000000d';
+    for (const t of [DEFAULT_TENANT, gone, kept]) {
+      await b.kv.put(t, { ns: 'n', key: 'k', value: '1', version: t === gone ? 41 : 1, expiresAt: null, updatedAt: T0 });
+      await b.timers.put(t, timer('k', T0 + 10));
+      assert.notEqual(await b.locks.tryAcquire(t, 'L', 0, 'w', T0 + 1_000, T0), undefined);
+    }
+    assert.equal(await b.kv.purgeTenant(gone), 2, 'the KV row and the lock permit');
+    assert.equal(await b.timers.purgeTenant(gone), 1);
+    assert.equal(await b.kv.get(gone, 'n', 'k'), undefined);
+    assert.equal(await b.timers.get(gone, 'q', 'k'), undefined);
+    assert.ok((await b.kv.floor()) >= 41, 'a re-created key never reuses a purged version');
+    for (const t of [DEFAULT_TENANT, kept]) {
+      assert.notEqual(await b.kv.get(t, 'n', 'k'), undefined);
+      assert.notEqual(await b.timers.get(t, 'q', 'k'), undefined);
+      assert.equal(await b.locks.tryAcquire(t, 'L', 0, 'w2', T0 + 1_000, T0 + 1), undefined, 'its lock is still held');
+    }
+    assert.deepEqual([await b.kv.purgeTenant(gone), await b.timers.purgeTenant(gone)], [0, 0], 'a re-run removes nothing');
+  } },
+  { name: 'partition counts and stored payload bytes per tenant', cursorCommit: false, async run(b) {
+    const other = 'aaaaaaaa-0000-4000-8000-00000000000e';
+    await b.append({ key: P, items: [item('a', 'xxxx'), item('b', 'yy')], dedupWindowMs: 0, now: T0 });
+    await b.append({ key: { ...P, partition: 'p2' }, items: [item('c', 'z')], dedupWindowMs: 0, now: T0 });
+    await b.append({ key: { tenant: other, queue: 'q', partition: 'p' }, items: [item('a', '0123456789')], dedupWindowMs: 0, now: T0 });
+    await b.admin.configureQueue({ tenant: other, queue: 'empty' }, { namespace: '', task: '', options: QUEUE_DEFAULTS }, T0);
+    assert.deepEqual([...(await b.admin.partitionCounts(DEFAULT_TENANT))].sort(), [['q', 2]]);
+    assert.deepEqual([...(await b.admin.partitionCounts(other))].sort(), [['empty', 0], ['q', 1]]);
+    assert.equal(await b.admin.retainedBytes(DEFAULT_TENANT), 7);
+    assert.equal(await b.admin.retainedBytes(other), 10);
+    assert.equal(await b.admin.retainedBytes('aaaaaaaa-0000-4000-8000-00000000000f'), 0);
+  } },
   { name: 'traces by message and by name, trace names with counts, with the true totals', cursorCommit: false, async run(b) {
     const { partitionId } = await b.append({ key: P, items: [item('a')], dedupWindowMs: 0, now: T0 });
     for (let i = 0; i < 3; i++) {

@@ -41,6 +41,12 @@ export function adminStore(db: PgDb): AdminSubStore {
              (SELECT count(*) FROM queen.messages m JOIN queen.partitions p ON p.id = m.partition_id WHERE p.queue_id = q.id) AS messages
         FROM queen.queues q WHERE q.tenant_id = $1 ORDER BY q.name`, [tenant]))
       .map((r) => ({ queue: r.queue as string, partitions: r.partitions as number, messages: r.messages as number })),
+    partitionCounts: async (tenant) => new Map((await db.rows(`
+      SELECT q.name AS queue, count(p.id)::int AS n FROM queen.queues q LEFT JOIN queen.partitions p ON p.queue_id = q.id
+       WHERE q.tenant_id = $1 GROUP BY q.id, q.name`, [tenant])).map((r) => [r.queue as string, Number(r.n)])),
+    retainedBytes: async (tenant) => Number((await db.rows(`
+      SELECT coalesce(sum(octet_length(m.payload)), 0)::bigint AS n FROM queen.queues q JOIN queen.partitions p ON p.queue_id = q.id
+        JOIN queen.messages m ON m.partition_id = p.id WHERE q.tenant_id = $1`, [tenant]))[0]!.n),
     cursors: async (queue, group) => (await db.rows(`
       SELECT p.name AS partition, c.* FROM queen.consumers c JOIN queen.partitions p ON p.id = c.partition_id JOIN queen.queues q ON q.id = p.queue_id
        WHERE q.tenant_id = $1 AND q.name = $2 AND c.consumer_group = $3 ORDER BY p.name`, [queue.tenant, queue.queue, group]))

@@ -153,6 +153,11 @@ export function kvStore(db: PgDb): KvSubStore {
     namespaces: async (tenant, after, limit) => (await db.rows(`
       SELECT ns, count(*) AS keys FROM queen.kv WHERE tenant_id = $1 AND ns > $2 GROUP BY ns ORDER BY ns LIMIT $3`, [tenant, after, limit]))
       .map((r) => ({ ns: r.ns as string, keys: r.keys as number })),
+    purgeTenant: (tenant) => db.tx(async (t) => {
+      const r = await q(t, 'DELETE FROM queen.kv WHERE tenant_id = $1 RETURNING version', [tenant]);
+      if (r.length > 0) await exec(t, 'UPDATE queen.kv_meta SET floor = GREATEST(floor, $1) WHERE id = 0', [Math.max(...r.map((x) => Number(x.version)))]);
+      return r.length;
+    }),
   };
 }
 
@@ -217,6 +222,7 @@ export function timerStore(db: PgDb): TimerSubStore {
     list: async (tenant, queue, after, limit) => (await db.rows(`
       SELECT * FROM queen.timers WHERE tenant_id = $1 AND queue = $2 AND ($3::text IS NULL OR timer_key > $3::text) ORDER BY timer_key LIMIT $4`,
     [tenant, queue, after ?? null, limit])).map(timerOf),
+    purgeTenant: (tenant) => db.tx(async (t) => exec(t, 'DELETE FROM queen.timers WHERE tenant_id = $1', [tenant])),
   };
 }
 

@@ -483,6 +483,8 @@ export class EngineBackend implements QueueBackend {
     setSubscriptionFrom: (tenant, group, fromTime, now) => this.run((tx) => setSubscriptionFromOn(this.engine, tx, tenant, group, fromTime, now)),
     prune: (queue, cuts) => this.run(() => pruneOn(this.engine, queue, cuts)),
     queues: (tenant) => this.sql.admin.queues(tenant),
+    partitionCounts: (tenant) => this.sql.admin.partitionCounts(tenant),
+    retainedBytes: (tenant) => this.sql.admin.retainedBytes(tenant),
     cursors: (queue, group) => this.sql.admin.cursors(queue, group),
     queueOptions: () => Promise.resolve([...this.engine.queues.values()].map((q) => ({ queue: { tenant: q.tenant, queue: q.name }, options: q.options }))),
     agedPrefixes: (queue, cutoff, limit) => {

@@ -22,6 +22,7 @@ import type {
 import { toDlq, toMessage, type Row } from './rows.js';
 import { migrate } from './schema.js';
 import { SqliteOps } from './ops.js';
+import { DEFAULT_TENANT } from '../../model/tenancy.js';
 import { SqliteKv } from './kv.js';
 import { SqliteTimers } from './timers.js';
 import { Scheduler, type SchedulerLane } from '../../util/scheduler.js';
@@ -326,7 +327,9 @@ export class SqliteStore implements Store {
     db.prepare('DELETE FROM dlq WHERE queue_pk = ?').run(pk);
     db.prepare('DELETE FROM trace_names WHERE trace_pk IN (SELECT pk FROM traces WHERE queue_pk = ?)').run(pk);
     db.prepare('DELETE FROM traces WHERE queue_pk = ?').run(pk);
-    db.prepare('DELETE FROM timers WHERE queue = (SELECT name FROM queues WHERE pk = ?)').run(pk);
+    // Timers name their queue as stored: a non-default tenant's with its tenant prefix (sub-stores.ts `scoped`).
+    db.prepare(`DELETE FROM timers WHERE queue = (SELECT CASE WHEN tenant_id = '${DEFAULT_TENANT}' THEN name ELSE tenant_id || char(0) || name END
+                                                   FROM queues WHERE pk = ?)`).run(pk);
     db.prepare('DELETE FROM queues WHERE pk = ?').run(pk);
   }
 

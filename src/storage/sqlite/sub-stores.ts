@@ -25,11 +25,20 @@ import { SqliteKafkaMeta } from './kafka-meta.js';
 
 
 /** The operator reads and settings this part serves (the engine adds the admin writes). */
-export type SqlAdminReads = Pick<AdminSubStore, 'readQueue' | 'setSetting' | 'setting' | 'queues' | 'cursors'>;
+export type SqlAdminReads = Pick<AdminSubStore, 'readQueue' | 'setSetting' | 'setting' | 'queues' | 'cursors' | 'partitionCounts' | 'retainedBytes'>;
 
 /** KV/timer namespaces of a non-default tenant carry the tenant as a prefix (the default tenant's rows stay as they are). */
 function scoped(tenant: string, name: string): string {
   return tenant === DEFAULT_TENANT ? name : `${tenant}\u0000${name}`;
+}
+
+/**
+ * The SQL condition selecting a tenant's scoped KV namespaces or timer queues in `column`, with its
+ * parameters: a prefix range for a tenant, rows without a NUL for the default tenant.
+ */
+function tenantRows(column: string, tenant: string): { where: string; params: string[] } {
+  if (tenant === DEFAULT_TENANT) return { where: `instr(${column}, char(0)) = 0`, params: [] };
+  return { where: `${column} >= ? AND ${column} < ?`, params: [`${tenant}\u0000`, `${tenant}\u0001`] };
 }
 
 /** The inverse of {@link scoped}: a stored KV/timer namespace → its tenant and name (names never hold NUL). */
@@ -154,6 +163,12 @@ export class SqliteSubStores {
     floor: () => Promise.resolve(this.store.kv.floor()),
     nextExpiry: () => Promise.resolve(this.store.kv.nextExpiry()),
     namespaces: (tenant, after, limit) => Promise.resolve(tenantNamespaces(this.store.kv, tenant, after, limit)),
+    purgeTenant: (tenant) => this.atomic((db) => {
+      const { where, params } = tenantRows('ns', tenant);
+      const removed = prep(db, `DELETE FROM kv WHERE ${where} RETURNING version`).all(...params) as Row[];
+      if (removed.length > 0) prep(db, 'UPDATE kv_meta SET floor = max(floor, ?) WHERE id = 0').run(Math.max(...removed.map((r) => r.version as number)));
+      return removed.length;
+    }),
   };
 
   /** Removes up to `limit` KV rows expired at `now` inside the running store unit; returns how many. */
@@ -226,6 +241,10 @@ export class SqliteSubStores {
     nextDueAt: () => Promise.resolve(this.store.timers.nextDueAt()),
     list: (tenant, queue, after, limit) => Promise.resolve(this.store.timers.listTimers(scoped(tenant, queue), after, limit)
       .map((t) => ({ ...t, queue }))),
+    purgeTenant: (tenant) => this.atomic((db) => {
+      const { where, params } = tenantRows('queue', tenant);
+      return prep(db, `DELETE FROM timers WHERE ${where}`).run(...params).changes;
+    }),
   };
 
   /** Records a trace event inside the running store unit; returns its id, undefined when the queue does not exist. */
@@ -286,6 +305,12 @@ export class SqliteSubStores {
              (SELECT count(*) FROM messages m WHERE m.queue_pk = q.pk) AS messages
         FROM queues q WHERE q.tenant_id = ? ORDER BY q.name`).all(tenant) as Row[])
       .map((r) => ({ queue: r.queue as string, partitions: r.partitions as number, messages: r.messages as number }))),
+    partitionCounts: (tenant) => Promise.resolve(new Map((prep(this.db(), `
+      SELECT q.name AS queue, count(p.pk) AS n FROM queues q LEFT JOIN partitions p ON p.queue_pk = q.pk
+       WHERE q.tenant_id = ? GROUP BY q.pk`).all(tenant) as Row[]).map((r) => [r.queue as string, r.n as number]))),
+    retainedBytes: (tenant) => Promise.resolve(((prep(this.db(), `
+      SELECT coalesce(sum(length(m.payload)), 0) AS n FROM queues q JOIN messages m ON m.queue_pk = q.pk
+       WHERE q.tenant_id = ?`).get(tenant) as Row).n as number)),
     cursors: (queue, group) => Promise.resolve((prep(this.db(), `
       SELECT p.name AS partition, c.* FROM cursors c JOIN partitions p ON p.pk = c.partition_pk JOIN queues q ON q.pk = p.queue_pk
        WHERE q.tenant_id = ? AND q.name = ? AND c.consumer_group = ? ORDER BY p.name`).all(queue.tenant, queue.queue, group) as Row[])
