@@ -10,10 +10,16 @@ import { TokenBucket } from 'limiter';
 /** Buckets kept per map before the oldest are dropped (a dropped bucket starts full again). */
 const MAX_BUCKETS = 100_000;
 
+/** The drip interval of a rate-0 bucket: one token per 2^31 ms (≈ 25 days), i.e. never in practice. */
+const NEVER_MS = 2 ** 31;
+
+/** The longest `Retry-After` answered, seconds. */
+export const MAX_RETRY_AFTER_S = 3600;
+
 /** The outcome of charging a bucket: allowed, or refused with the seconds to wait (≥ 1). */
 export type Charge = { ok: true } | { ok: false; retryAfterS: number };
 
-/** Token buckets by key, each `rate` tokens/s with `burst` capacity. */
+/** Token buckets by key, each `rate` tokens/s (0: never refilled) with `burst` capacity. */
 export class Buckets {
   private readonly map = new Map<string, { bucket: TokenBucket; rate: number; burst: number }>();
 
@@ -25,12 +31,16 @@ export class Buckets {
     let b = this.map.get(key);
     if (!b || b.rate !== rate || b.burst !== burst) {
       if (this.map.size >= MAX_BUCKETS) this.map.delete(this.map.keys().next().value!);
-      b = { bucket: new TokenBucket({ bucketSize: Math.max(1, burst), tokensPerInterval: rate, interval: 'second' }), rate, burst };
+      // limiter reads 0 tokens per interval as "unlimited"; a rate of 0 is a bucket that never refills.
+      const drip = rate > 0 ? { tokensPerInterval: rate, interval: 'second' as const } : { tokensPerInterval: 1, interval: NEVER_MS };
+      b = { bucket: new TokenBucket({ bucketSize: Math.max(1, burst), ...drip }), rate, burst };
       b.bucket.content = b.bucket.bucketSize; // a new bucket starts full (limiter's start empty)
       this.map.set(key, b);
     }
     if (b.bucket.tryRemoveTokens(n)) return { ok: true };
-    return { ok: false, retryAfterS: Math.max(1, Math.ceil((n - b.bucket.content) / rate)) };
+    // A bucket that never refills (rate 0) answers the longest wait: the request is not affordable later either.
+    const wait = rate > 0 ? Math.ceil((n - b.bucket.content) / rate) : MAX_RETRY_AFTER_S;
+    return { ok: false, retryAfterS: Math.min(MAX_RETRY_AFTER_S, Math.max(1, wait)) };
   }
 }
 

@@ -26,6 +26,11 @@ describe('cluster limits', () => {
       assert.ok(refused, `a request over the burst is refused: ${statuses.join(',')}`);
       assert.equal(refused.body.code, 'rate_limited');
       assert.ok(Number(refused.headers.get('retry-after')) >= 1);
+      // max_req_per_sec 0: the burst and nothing after it (limiter alone reads a rate of 0 as unlimited)
+      assert.equal((await cp(b.url, 'PUT', `/api/cp/clusters/${t.clusterId}/overrides`, { max_req_per_sec: 0, req_burst: 2 })).status, 200);
+      const zero: number[] = [];
+      for (let i = 0; i < 3; i++) zero.push((await withKey(b.url, t.key, 'GET', '/api/v1/pop/queue/q')).status);
+      assert.deepEqual(zero, [204, 204, 429]);
       assert.equal((await cp(b.url, 'PUT', `/api/cp/clusters/${t.clusterId}/overrides`, {})).status, 200, 'back to the plan: unlimited');
       // size cap, always enforced
       const big = await withKey(b.url, t.key, 'POST', '/api/v1/push', { items: [{ queue: 'q', payload: 'x'.repeat(5000) }] });
