@@ -24,6 +24,7 @@ import { optionsView } from './admin/resources.js';
 import { decideTransaction, type TransactionRequest, type TransactionResult } from './messaging/transaction.js';
 import { KvView } from './coordination/kv.js';
 import { DEFAULT_TENANT, type QueueKey } from '../storage/contract.js';
+import { queueSlot } from '../model/tenancy.js';
 import { newId } from '../util/ids.js';
 import { checkNameText } from '../util/names.js';
 
@@ -144,11 +145,15 @@ export class Broker implements PushContext {
   private readonly hintsByQueue = new Map<string, number>();
   /** Told about every committed unit of work (activity, retention, metrics): observer.ts. */
   readonly observers: BrokerObserver[] = [];
-  /** Queue name per partition id, as ack planning and claims read them (activity counters; bounded). */
+  /** Queue slot (`queueSlot`: tenant and name) per partition id, as ack planning and claims read them (activity counters; bounded). */
   private readonly partitionQueues = new Map<string, string>();
   /** {@link backend} for transactions: their ack-planning reads note partition queues too. */
   private readonly txBackend: QueueBackend;
-  /** Names of the default tenant's queues this broker knows (metrics labels): read at boot, kept by pushes, configure and delete. */
+  /**
+   * Slots (`queueSlot`: the name for the default tenant, tenant-qualified otherwise) of the queues
+   * this broker knows (metrics labels): the default tenant's read at boot, every tenant's kept by
+   * pushes, transactions, configure and delete.
+   */
   readonly knownQueues = new Set<string>();
   /** Set while push maintenance diverts pushes to the spool (maintenance.ts). */
   pushGate: PushGate | undefined;
@@ -178,9 +183,9 @@ export class Broker implements PushContext {
     this.startedAt = clock.now();
     const known = this.knownQueues;
     this.observers.push({
-      pushed(results) { for (const r of results) known.add(r.queueName); },
-      transacted(_req, result) { if (result.success) for (const r of result.results) if (r.type === 'push') known.add(r.queueName); },
-      queueDeleted(queue) { known.delete(queue); },
+      pushed(results, _now, tenant) { for (const r of results) known.add(queueSlot(tenant, r.queueName)); },
+      transacted(req, result) { if (result.success) for (const r of result.results) if (r.type === 'push') known.add(queueSlot(req.tenant ?? DEFAULT_TENANT, r.queueName)); },
+      queueDeleted(queue, tenant) { known.delete(queueSlot(tenant, queue)); },
     });
   }
 
@@ -216,7 +221,7 @@ export class Broker implements PushContext {
     );
   }
 
-  /** Notes the queue of a partition id (bounded: cleared when full). */
+  /** Notes the queue slot of a partition id (bounded: cleared when full). */
   private notePartition(partitionId: string, queue: string): void {
     if (this.partitionQueues.size >= PARTITION_QUEUES_MAX && !this.partitionQueues.has(partitionId)) this.partitionQueues.clear();
     this.partitionQueues.set(partitionId, queue);
@@ -226,12 +231,12 @@ export class Broker implements PushContext {
   private notedTargets(lookups: readonly AckLookup[], targets: (AckTarget | undefined)[]): (AckTarget | undefined)[] {
     for (let i = 0; i < targets.length; i++) {
       const t = targets[i];
-      if (t) this.notePartition(lookups[i]!.partitionId, t.queue.queue);
+      if (t) this.notePartition(lookups[i]!.partitionId, queueSlot(t.queue.tenant, t.queue.queue));
     }
     return targets;
   }
 
-  /** The queue name of the partition with public id `partitionId`, when an ack plan or a claim of this broker read it. */
+  /** The queue slot (`queueSlot`) of the partition with public id `partitionId`, when an ack plan or a claim of this broker read it. */
   queueOfPartition(partitionId: string): string | undefined {
     return this.partitionQueues.get(partitionId);
   }
@@ -284,7 +289,7 @@ export class Broker implements PushContext {
     const task = typeof req.task === 'string' && req.task !== '' ? req.task
       : typeof req.options.task === 'string' ? req.options.task : req.mode === 'replace' || !existing ? '' : existing.task;
     const q = await this.backend.admin.configureQueue(key, { namespace, task, options }, this.clock.now());
-    this.knownQueues.add(req.queue);
+    this.knownQueues.add(queueSlot(key.tenant, req.queue));
     return {
       configured: true, queueId: q.queueId, partitionId: null, queue: req.queue, namespace: q.namespace, task: q.task,
       storage: this.storage.kind, options: optionsView(q.options),
@@ -308,7 +313,7 @@ export class Broker implements PushContext {
     const plan = planPush(this, await queueOptionsOf(this.backend, items, tenant), items, producerSub, tenant);
     const results = await appendPush(this.backend, plan, this.clock.now());
     for (const r of results) if (r.status === 'queued') this.counters.pushMessages++;
-    this.notify((o) => o.pushed?.(results, this.clock.now()));
+    this.notify((o) => o.pushed?.(results, this.clock.now(), tenant));
     return results;
   }
 
@@ -336,7 +341,7 @@ export class Broker implements PushContext {
         const { claimed, storedConflation } = await claimThrough(this.backend, req, this.defaultNew, this.clock.now());
         if (parker.wokenSinceReset) registered = false; // a wake-up during the claim took it out of the waiters
         if (claimed.length > 0) {
-          for (const c of claimed) this.notePartition(c.partitionId, c.queue);
+          for (const c of claimed) this.notePartition(c.partitionId, queueSlot(req.tenant ?? DEFAULT_TENANT, c.queue));
           if (signal?.aborted) this.log.debug('client left after its pop was claimed; the lease will expire');
           this.notify((o) => o.popped?.(req, claimed, this.clock.now()));
           return { ...renderPop(this.codec, this.log, this.counters, req, claimed), ...conflationEcho(storedConflation, req) };
@@ -473,7 +478,7 @@ export class Broker implements PushContext {
     const existed = await this.backend.admin.deleteQueue({ tenant, queue: name });
     if (existed) {
       this.hintsByQueue.delete(name); // a pop that read the old count claims once more, nothing else
-      this.notify((o) => o.queueDeleted?.(name));
+      this.notify((o) => o.queueDeleted?.(name, tenant));
     }
     return existed
       ? { deleted: true, queue: name, existed: true }

@@ -13,6 +13,21 @@ export const DEFAULT_TENANT = '00000000-0000-0000-0000-000000000001';
 export const TENANT_UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 
 /**
+ * The key of a tenant's queue in the broker's per-queue bookkeeping (activity series, dead-letter
+ * depth, parked pops, metrics labels): the bare name for the default tenant, `tenant \0 name` for
+ * another (a queue name never holds NUL), so two tenants' queues of one name never share a counter.
+ */
+export function queueSlot(tenant: string, queue: string): string {
+  return tenant === DEFAULT_TENANT ? queue : `${tenant}\u0000${queue}`;
+}
+
+/** The inverse of {@link queueSlot}. */
+export function slotQueue(slot: string): { tenant: string; queue: string } {
+  const at = slot.indexOf('\u0000');
+  return at < 0 ? { tenant: DEFAULT_TENANT, queue: slot } : { tenant: slot.slice(0, at), queue: slot.slice(at + 1) };
+}
+
+/**
  * The key under which the embedded proxy stamps the tenant it resolved on a raw request it hands
  * to the broker router in process (src/proxy/forward.ts): the router trusts it whatever
  * `QUEEN_TENANCY_HEADER` says, because no client can set a symbol-keyed property.

@@ -4,12 +4,14 @@
  * (lifetime counters, activity buckets, dead-letter depth, waiters): a scrape never scans the store.
  *
  * Families follow the reference's `queen_*` names where our semantics match; `*_per_minute` are
- * gauges holding the last complete minute. Per-queue series are capped at
- * `QUEEN_METRICS_MAX_QUEUES` queues (default 100, the busiest by last-minute pushes + pops, then
- * the deepest dead-letter queues); the rest are summed under `queue="__other__"`.
+ * gauges holding the last complete minute. Per-queue series carry `tenant` (the queue's tenant UUID)
+ * and `queue`, so two tenants' queues of one name are two series (docs/proxy.md#metrics); they are
+ * capped at `QUEEN_METRICS_MAX_QUEUES` queues (default 100, the busiest by last-minute pushes + pops,
+ * then the deepest dead-letter queues); the rest are summed under `tenant="",queue="__other__"`.
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
+import { slotQueue } from '../model/tenancy.js';
 import { logOutputStats } from './logger.js';
 
 /** Label value standing for the queues beyond the cap. */
@@ -44,7 +46,7 @@ export interface MetricsBroker {
   healthy(): boolean;
   /** Parked long-poll pops. */
   readonly waiters: { readonly size: number; perQueueCounts(): ReadonlyMap<string, number> };
-  /** Names of the queues this broker knows (default tenant; only the names and the count are read). */
+  /** Slots (`queueSlot` of src/model/tenancy.ts) of the queues this broker knows (only the slots and the count are read). */
   readonly knownQueues: ReadonlySet<string>;
   /** The broker's clock (epoch ms): activity minutes and uptime are read at its instant. */
   readonly clock: { now(): number };
@@ -66,11 +68,11 @@ export interface MetricsBucket {
 
 /** Per-queue activity series and dead-letter depth. */
 export interface MetricsActivity {
-  /** Dead letters stored, by queue name. */
+  /** Dead letters stored, by queue slot. */
   readonly dlqDepth: ReadonlyMap<string, number>;
-  /** Cumulative retention removals, one entry per (queue, reason, consumed). */
+  /** Cumulative retention removals, one entry per (queue slot, reason, consumed). */
   readonly removed: ReadonlyMap<string, { queue: string; reason: string; consumed: boolean; count: number }>;
-  /** The queue's series; `lastComplete(now)` is the last complete minute before `now` (epoch ms). */
+  /** The series of a queue slot; `lastComplete(now)` is the last complete minute before `now` (epoch ms). */
   series(queue: string): { lastComplete(now: number): MetricsBucket };
 }
 
@@ -83,6 +85,11 @@ export interface MetricsMaintenance {
 /** The retention sweeper; `last.durationMs` is the last sweep's duration in ms. */
 export interface MetricsRetention {
   readonly last: { durationMs: number } | undefined;
+}
+
+/** The `tenant` and `queue` labels of a queue slot (the summed rest: `tenant=""`, `queue="__other__"`). */
+function labelsOf(slot: string): { tenant: string; queue: string } {
+  return slot === OTHER_QUEUES ? { tenant: '', queue: OTHER_QUEUES } : slotQueue(slot);
 }
 
 /** The Prometheus registry of one broker; values are read at scrape time. */
@@ -165,15 +172,15 @@ export class PromMetrics {
     // ------------------------------------------------------------ dead letters
     new Gauge({ name: 'queen_dlq_depth', help: 'Dead letters stored', labelNames: ['scope'], registers, collect() { let n = 0; for (const v of activity.dlqDepth.values()) n += v; this.set({ scope: 'cluster' }, n); } });
     new Gauge({
-      name: 'queen_dlq_depth_by_queue', help: 'Dead letters stored per queue', labelNames: ['queue'], registers,
-      collect() { this.reset(); for (const [q, n] of self.capped((q) => activity.dlqDepth.get(q) ?? 0)) this.set({ queue: q }, n); },
+      name: 'queen_dlq_depth_by_queue', help: 'Dead letters stored per queue', labelNames: ['tenant', 'queue'], registers,
+      collect() { this.reset(); for (const [q, n] of self.capped((q) => activity.dlqDepth.get(q) ?? 0)) this.set(labelsOf(q), n); },
     });
 
     // ------------------------------------------------------------ per queue, last complete minute
     const perMinute = (name: string, help: string, pick: (b: MetricsBucket) => number) =>
       new Gauge({
-        name, help, labelNames: ['queue'], registers,
-        collect() { this.reset(); const now = broker.clock.now(); for (const [q, n] of self.capped((q) => pick(activity.series(q).lastComplete(now)))) this.set({ queue: q }, n); },
+        name, help, labelNames: ['tenant', 'queue'], registers,
+        collect() { this.reset(); const now = broker.clock.now(); for (const [q, n] of self.capped((q) => pick(activity.series(q).lastComplete(now)))) this.set(labelsOf(q), n); },
       });
     perMinute('queen_queue_push_requests_per_minute', 'Push requests in the last complete minute', (b) => b.pushRequests);
     perMinute('queen_queue_push_messages_per_minute', 'Messages pushed in the last complete minute', (b) => b.pushMessages);
@@ -181,34 +188,34 @@ export class PromMetrics {
     perMinute('queen_queue_pop_empty_per_minute', 'Empty pops in the last complete minute', (b) => b.popEmpty);
     perMinute('queen_queue_transactions_per_minute', 'Transactions in the last complete minute', (b) => b.transactions);
     new Gauge({
-      name: 'queen_queue_ack_per_minute', help: 'Acknowledgements in the last complete minute', labelNames: ['queue', 'result'], registers,
+      name: 'queen_queue_ack_per_minute', help: 'Acknowledgements in the last complete minute', labelNames: ['tenant', 'queue', 'result'], registers,
       collect() {
         this.reset();
         const now = broker.clock.now();
-        for (const [q, n] of self.capped((q) => activity.series(q).lastComplete(now).ackCompleted)) this.set({ queue: q, result: 'success' }, n);
-        for (const [q, n] of self.capped((q) => activity.series(q).lastComplete(now).ackFailed)) this.set({ queue: q, result: 'failed' }, n);
+        for (const [q, n] of self.capped((q) => activity.series(q).lastComplete(now).ackCompleted)) this.set({ ...labelsOf(q), result: 'success' }, n);
+        for (const [q, n] of self.capped((q) => activity.series(q).lastComplete(now).ackFailed)) this.set({ ...labelsOf(q), result: 'failed' }, n);
       },
     });
     new Gauge({
-      name: 'queen_queue_pop_lag_milliseconds', help: 'Age of delivered messages at delivery, last complete minute', labelNames: ['queue', 'stat'], registers,
+      name: 'queen_queue_pop_lag_milliseconds', help: 'Age of delivered messages at delivery, last complete minute', labelNames: ['tenant', 'queue', 'stat'], registers,
       collect() {
         this.reset();
         const now = broker.clock.now();
         for (const q of self.labelledQueues()) {
           const b = activity.series(q).lastComplete(now);
-          this.set({ queue: q, stat: 'avg' }, b.lagCount > 0 ? b.lagSum / b.lagCount : 0);
-          this.set({ queue: q, stat: 'max' }, b.lagMax);
+          this.set({ ...labelsOf(q), stat: 'avg' }, b.lagCount > 0 ? b.lagSum / b.lagCount : 0);
+          this.set({ ...labelsOf(q), stat: 'max' }, b.lagMax);
         }
       },
     });
     new Gauge({
-      name: 'queen_queue_parked_consumers', help: 'Long-poll pops parked per queue', labelNames: ['queue'], registers,
-      collect() { this.reset(); const w = broker.waiters.perQueueCounts(); for (const [q, n] of self.capped((q) => w.get(q) ?? 0)) this.set({ queue: q }, n); },
+      name: 'queen_queue_parked_consumers', help: 'Long-poll pops parked per queue', labelNames: ['tenant', 'queue'], registers,
+      collect() { this.reset(); const w = broker.waiters.perQueueCounts(); for (const [q, n] of self.capped((q) => w.get(q) ?? 0)) this.set(labelsOf(q), n); },
     });
 
     // ------------------------------------------------------------ retention
     new Counter({
-      name: 'queen_retention_removed_messages_total', help: 'Messages removed by retention or eviction', labelNames: ['queue', 'reason', 'consumed'], registers,
+      name: 'queen_retention_removed_messages_total', help: 'Messages removed by retention or eviction', labelNames: ['tenant', 'queue', 'reason', 'consumed'], registers,
       collect() {
         // Rebuilt from the cumulative per-(queue, reason, consumed) totals (bounded by the queue cap).
         this.reset();
@@ -220,8 +227,9 @@ export class PromMetrics {
           other.set(k, (other.get(k) ?? 0) + e.count);
         }
         for (const [k, n] of other) {
-          const [queue, reason, consumed] = k.split('\u0000') as [string, string, string];
-          this.inc({ queue, reason, consumed }, n);
+          const at = k.lastIndexOf('\u0000', k.lastIndexOf('\u0000') - 1); // the slot may hold a NUL itself
+          const [reason, consumed] = k.slice(at + 1).split('\u0000') as [string, string];
+          this.inc({ ...labelsOf(k.slice(0, at)), reason, consumed }, n);
         }
       },
     });

@@ -3,6 +3,10 @@
  * dead letters, pop lag) and the dead-letter depth per queue. The status, analytics and
  * Prometheus views read these; none of them scans the messages.
  *
+ * Every per-queue map is keyed by the queue's slot (`queueSlot` of src/model/tenancy.ts): the bare
+ * name for the default tenant, tenant-qualified for another, so two tenants' queues of one name
+ * never share a counter (docs/proxy.md#metrics).
+ *
  * Bounded: a queue keeps its last {@link QUEUE_MINUTES} minutes, the broker-wide series
  * {@link TOTAL_MINUTES}; buckets exist only for minutes with activity. Counters live in memory
  * and restart from zero with the process (the dead-letter depth is re-counted from the store).
@@ -13,6 +17,7 @@ import type { BrokerObserver } from '../messaging/observer.js';
 import type { ClaimedPartition, PopRequest } from '../messaging/pop.js';
 import type { PushResult } from '../messaging/push.js';
 import type { TransactionRequest, TransactionResult } from '../messaging/transaction.js';
+import { DEFAULT_TENANT, queueSlot } from '../../model/tenancy.js';
 
 /** Minutes of history per queue. */
 export const QUEUE_MINUTES = 60;
@@ -105,24 +110,24 @@ export function mergeSeries(series: readonly Series[], from: number, to: number)
 
 /** Per-queue per-minute counters and DLQ depth, updated as work happens (observer of the broker). */
 export class Activity implements BrokerObserver {
-  /** Per queue name. */
+  /** Per queue slot. */
   readonly queues = new Map<string, Series>();
   readonly total = new Series(TOTAL_MINUTES);
-  /** Dead letters stored per queue name. */
+  /** Dead letters stored per queue slot. */
   readonly dlqDepth = new Map<string, number>();
-  /** Messages removed by retention per (queue, reason, consumed) since boot. */
+  /** Messages removed by retention per (queue slot, reason, consumed) since boot. */
   readonly removed = new Map<string, { queue: string; reason: string; consumed: boolean; count: number }>();
 
-  /** @param queueOf the queue name of a partition id (undefined when unknown) */
+  /** @param queueOf the queue slot of a partition id (undefined when unknown) */
   constructor(private readonly queueOf: (partitionId: string) => string | undefined = () => undefined) {}
 
-  /** Seeds the dead-letter depth per queue name from the store (boot). */
+  /** Seeds the dead-letter depth per queue name of the default tenant (= its slot) from the store (boot). */
   seedDlqDepth(byQueue: ReadonlyMap<string, number>): void {
     this.dlqDepth.clear();
     for (const [q, n] of byQueue) this.dlqDepth.set(q, n);
   }
 
-  /** The series of `queue`. */
+  /** The series of the queue with slot `queue` (a default-tenant queue: its name). */
   series(queue: string): Series {
     let s = this.queues.get(queue);
     if (!s) this.queues.set(queue, (s = new Series(QUEUE_MINUTES)));
@@ -154,9 +159,13 @@ export class Activity implements BrokerObserver {
 
   // ---------------------------------------------------------------- BrokerObserver
 
-  pushed(results: readonly PushResult[], now: number): void {
+  pushed(results: readonly PushResult[], now: number, tenant: string = DEFAULT_TENANT): void {
     const perQueue = new Map<string, number>();
-    for (const r of results) if (r.status === 'queued') perQueue.set(r.queueName, (perQueue.get(r.queueName) ?? 0) + 1);
+    for (const r of results) {
+      if (r.status !== 'queued') continue;
+      const slot = queueSlot(tenant, r.queueName);
+      perQueue.set(slot, (perQueue.get(slot) ?? 0) + 1);
+    }
     for (const [q, n] of perQueue) {
       this.add(q, 'pushMessages', n, now);
       this.add(q, 'pushRequests', 1, now);
@@ -164,10 +173,11 @@ export class Activity implements BrokerObserver {
   }
 
   popped(req: PopRequest, claimed: readonly ClaimedPartition[], now: number): void {
+    const tenant = req.tenant ?? DEFAULT_TENANT;
     if (claimed.length === 0) {
       if (req.queue !== undefined) {
-        this.add(req.queue, 'popRequests', 1, now);
-        this.add(req.queue, 'popEmpty', 1, now);
+        this.add(queueSlot(tenant, req.queue), 'popRequests', 1, now);
+        this.add(queueSlot(tenant, req.queue), 'popEmpty', 1, now);
       } else {
         this.total.at(now).popRequests++;
         this.total.at(now).popEmpty++;
@@ -176,7 +186,7 @@ export class Activity implements BrokerObserver {
     }
     const seen = new Set<string>();
     for (const c of claimed) {
-      const q = c.queue;
+      const q = queueSlot(tenant, c.queue);
       if (!seen.has(q)) {
         seen.add(q);
         this.add(q, 'popRequests', 1, now);
@@ -207,13 +217,15 @@ export class Activity implements BrokerObserver {
 
   transacted(req: TransactionRequest, result: TransactionResult, now: number): void {
     if (!result.success) return;
+    const tenant = req.tenant ?? DEFAULT_TENANT;
     const queues = new Set<string>();
     let a = 0;
     const acks = req.operations.filter((op) => op.type === 'ack');
     for (const r of result.results) {
       if (r.type === 'push') {
-        queues.add(r.queueName);
-        if (!r.duplicate) this.add(r.queueName, 'pushMessages', 1, now);
+        const slot = queueSlot(tenant, r.queueName);
+        queues.add(slot);
+        if (!r.duplicate) this.add(slot, 'pushMessages', 1, now);
         continue;
       }
       if (r.type !== 'ack') continue; // timer rider verdicts: counted when the timers fire
@@ -230,9 +242,10 @@ export class Activity implements BrokerObserver {
     if (queues.size === 0) this.total.at(now).transactions++;
   }
 
-  queueDeleted(queue: string): void {
-    this.queues.delete(queue);
-    this.dlqDepth.delete(queue);
-    for (const [k, e] of this.removed) if (e.queue === queue) this.removed.delete(k);
+  queueDeleted(queue: string, tenant: string = DEFAULT_TENANT): void {
+    const slot = queueSlot(tenant, queue);
+    this.queues.delete(slot);
+    this.dlqDepth.delete(slot);
+    for (const [k, e] of this.removed) if (e.queue === slot) this.removed.delete(k);
   }
 }

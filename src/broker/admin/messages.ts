@@ -21,6 +21,7 @@ import { type AppendResult, type DlqSubStore, type ViewGroup as GroupState, type
 import type { PayloadCodec } from '../../model/codec.js';
 import type { QueueOptions } from '../../model/options.js';
 import { QUEUE_MODE } from '../../model/subscription.js';
+import { queueSlot } from '../../model/tenancy.js';
 
 /** Rows read at most per listing request when a `status` filter discards rows. */
 const STATUS_SCAN_CAP = 5000;
@@ -323,7 +324,7 @@ export async function deleteDeadLetter(
   const owned = await broker.backend.views.locate(tenant, partitionId) !== undefined; // another tenant's address: not found
   const r = owned ? await broker.backend.dlq.deleteByAddress(partitionId, transactionId) : { deleted: 0, queue: undefined };
   if (r.deleted === 0 || r.queue === undefined) throw new QueenError('message_not_found', undefined, { success: false, partitionId, transactionId });
-  activity.dlqChanged(r.queue, -r.deleted);
+  activity.dlqChanged(queueSlot(tenant, r.queue), -r.deleted);
   return { success: true, partitionId, transactionId, deleted: r.deleted, message: 'Dead letter deleted' };
 }
 
@@ -393,10 +394,10 @@ export async function replayDeadLetter(
   const out = await moveDeadLetter(broker, tenant, find, target);
   if (!out) throw new QueenError('dlq_not_found', undefined, { success: false, result: 'gone' });
   const { row, result, dlqRowRemoved } = out;
-  if (dlqRowRemoved) activity.dlqChanged(row.queue, -1);
+  if (dlqRowRemoved) activity.dlqChanged(queueSlot(tenant, row.queue), -1);
   if (result.status === 'queued') {
     broker.counters.pushMessages++;
-    activity.pushed([result], broker.clock.now());
+    activity.pushed([result], broker.clock.now(), tenant);
   }
   return {
     success: true, result: result.status === 'queued' ? 'moved' : 'duplicate', queue: result.queueName, partition: result.partition,
@@ -423,7 +424,7 @@ export async function purgeDeadLetters(
   for (;;) {
     const n = await broker.backend.dlq.purge(key, group, PURGE_STEP);
     deleted += n;
-    activity.dlqChanged(queue, -n);
+    activity.dlqChanged(queueSlot(tenant, queue), -n);
     if (n < PURGE_STEP) break;
   }
   return { success: true, deleted, queue, consumerGroup: group ?? null };

@@ -197,11 +197,11 @@ export class Timers {
     cluster?.ran('timers');
     if (broker.pushesDiverted?.()) return 'later';
     let unrecorded = false;
-    const fired: PushResult[] = [];
+    const fired: (PushResult & { tenant: string })[] = [];
     await Promise.all(due.map(async ({ tenant, queue, timerKey }) => {
       try {
         const r = await this.fire(tenant, queue, timerKey);
-        if (r) fired.push(r);
+        if (r) fired.push({ ...r, tenant });
       } catch (e) {
         if (this.stopped || (isQueenError(e) && e.code === 'shutting_down')) return;
         const msg = (e as Error)?.message ?? String(e);
@@ -221,9 +221,15 @@ export class Timers {
     const queued = fired.filter((r) => r.status === 'queued');
     this.fired += queued.length;
     broker.counters.pushMessages += queued.length;
-    if (fired.length > 0) {
+    const byTenant = new Map<string, PushResult[]>();
+    for (const { tenant, ...r } of fired) {
+      const list = byTenant.get(tenant);
+      if (list) list.push(r);
+      else byTenant.set(tenant, [r]);
+    }
+    for (const [tenant, results] of byTenant) {
       for (const o of broker.observers) {
-        try { o.pushed?.(fired, broker.clock.now()); } catch (e) { broker.log.error({ err: e }, 'broker observer failed'); }
+        try { o.pushed?.(results, broker.clock.now(), tenant); } catch (e) { broker.log.error({ err: e }, 'broker observer failed'); }
       }
     }
     if (unrecorded) return 'later';

@@ -22,6 +22,7 @@ import type { Broker } from '../broker.js';
 import type { QueueOptions } from '../../model/options.js';
 import { MinHeap } from '../../util/heap.js';
 import type { PruneCut, QueueKey, RetentionPartition } from '../../storage/contract.js';
+import { queueSlot } from '../../model/tenancy.js';
 
 /** Units of work per sweep for one rule on one queue (the rest waits for the next sweep). */
 const MAX_STEPS = 50;
@@ -123,8 +124,8 @@ export class Retention {
       m.set(reason, e);
       report.removed += removed;
       report.removedUnconsumed += unconsumed;
-      if (unconsumed > 0) this.activity.retentionRemoved(q.queue, reason, false, unconsumed, now);
-      if (removed - unconsumed > 0) this.activity.retentionRemoved(q.queue, reason, true, removed - unconsumed, now);
+      if (unconsumed > 0) this.activity.retentionRemoved(queueSlot(q.tenant, q.queue), reason, false, unconsumed, now);
+      if (removed - unconsumed > 0) this.activity.retentionRemoved(queueSlot(q.tenant, q.queue), reason, true, removed - unconsumed, now);
     };
 
     const admin = this.broker.backend.admin;

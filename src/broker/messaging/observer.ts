@@ -9,16 +9,16 @@ import type { PushItem, PushResult } from './push.js';
 import type { TransactionRequest, TransactionResult } from './transaction.js';
 
 export interface BrokerObserver {
-  /** A push committed (results in request order). */
-  pushed?(results: readonly PushResult[], now: number): void;
+  /** A push committed (results in request order) into `tenant`'s queues. */
+  pushed?(results: readonly PushResult[], now: number, tenant: string): void;
   /** A pop claimed messages (`claimed` non-empty) or answered empty (`claimed` empty). */
   popped?(req: PopRequest, claimed: readonly ClaimedPartition[], now: number): void;
   /** Acknowledgements committed; `outcomes[i]` answers `inputs[i]`. */
   acked?(inputs: readonly AckInput[], outcomes: readonly AckOutcome[], now: number): void;
   /** A transaction ran (committed when `result.success`). */
   transacted?(req: TransactionRequest, result: TransactionResult, now: number): void;
-  /** A queue and everything under it was deleted. */
-  queueDeleted?(queue: string): void;
+  /** A queue of `tenant` and everything under it was deleted. */
+  queueDeleted?(queue: string, tenant: string): void;
 }
 
 /**

@@ -5,11 +5,7 @@
  */
 import { QueenError } from '../../errors.js';
 import { DEFAULT_TENANT, type QueueKey } from '../../storage/contract.js';
-
-/** The waiters' map key of a queue: its name for the default tenant (as metrics list them), tenant-qualified otherwise. */
-function queueSlot(tenant: string, queue: string): string {
-  return tenant === DEFAULT_TENANT ? queue : `${tenant}\u0000${queue}`;
-}
+import { queueSlot } from '../../model/tenancy.js';
 
 /** A queue's discovery labels. */
 export interface QueueLabels {
@@ -49,7 +45,7 @@ export class Waiters {
     return n;
   }
 
-  /** Parked consumers per queue name (for metrics). */
+  /** Parked consumers per queue slot (`queueSlot`: tenant and name; for metrics). */
   perQueueCounts(): ReadonlyMap<string, number> {
     return this.perQueue;
   }
