@@ -2,7 +2,7 @@
  * The broker's per-queue Prometheus series never mix tenants (docs/proxy.md#metrics,
  * docs/operations.md#prometheus-series): two tenants using the same queue name through the proxy
  * give two series, told apart by the `tenant` label (the cluster's `broker_tenant_uuid`), each
- * with its own tenant's numbers.
+ * with its own tenant's numbers; the status views read the same per-tenant counters.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -52,5 +52,19 @@ describe('per-queue Prometheus series by tenant', () => {
     assert.equal(value(await scrape(), 'queen_queue_parked_consumers', uuid[beta.slug]!, q) ?? 0, 0, 'beta\'s series of the same name holds none');
     assert.equal((await within(withKey(b.url, acme.key, 'POST', '/api/v1/push', { items: [{ queue: q, payload: 'wake' }] }), 10_000, 'push')).status, 201);
     assert.equal((await parked).status, 200);
+  });
+
+  test('a queue\'s throughput in GET /api/v1/status/queues/:queue counts its own tenant\'s pushes only', async () => {
+    const q = uniqueName('thr');
+    for (const [t, n] of [[acme, 1], [beta, 3]] as const) {
+      const items = Array.from({ length: n }, (_, i) => ({ queue: q, payload: { i } }));
+      assert.equal((await within(withKey(b.url, t.key, 'POST', '/api/v1/push', { items }), 10_000, 'push')).status, 201);
+    }
+    const ingested = async (t: Tenant) => {
+      const r = await withKey(b.url, t.key, 'GET', `/api/v1/status/queues/${q}`);
+      assert.equal(r.status, 200, r.text);
+      return (r.body.throughput as { ingested: number }[]).reduce((n, p) => n + p.ingested, 0);
+    };
+    assert.deepEqual([await ingested(acme), await ingested(beta)], [1, 3]);
   });
 });

@@ -7,12 +7,13 @@
  *
  * Every view takes the request's tenant (docs/proxy.md#tenancy) and reads that tenant's queues,
  * partitions, groups, messages, dead letters and traces only. The activity counters
- * (src/broker/admin/activity.ts) are kept per queue name for the whole process: the default
- * tenant's views read them (other tenants' queues of the same name included); another tenant's
- * views count dead letters from the store and show no throughput series
- * (docs/proxy.md#tenant-scoped-operator-routes).
+ * (src/broker/admin/activity.ts) are kept per queue slot (tenant and name) since boot: the default
+ * tenant's views read them as they are; another tenant's views read its own queues' series and
+ * count its dead letters from the store; the broker-wide series (all queues) is the default
+ * tenant's only (docs/proxy.md#tenant-scoped-operator-routes).
  */
 import { DEFAULT_TENANT } from '../../storage/contract.js';
+import { slotQueue } from '../../model/tenancy.js';
 import type { DlqRow } from '../../storage/store.js';
 import type { Clock } from '../../util/clock.js';
 import type { Broker } from '../broker.js';
@@ -44,13 +45,18 @@ export class AdminViews {
   }
 
   /**
-   * The counters `tenant`'s views read: the process's for the default tenant; for another, empty
-   * series and the dead-letter depth of its own queues read from the store.
+   * The counters `tenant`'s views read: the process's for the default tenant; for another, the
+   * series of its own queues (by name), an empty broker-wide series, and the dead-letter depth of
+   * its own queues read from the store.
    */
   private async activityOf(tenant: string): Promise<Activity> {
     if (tenant === DEFAULT_TENANT) return this.activity;
     const a = new Activity();
     a.seedDlqDepth(await this.broker.backend.views.dlqDepth(tenant));
+    for (const [slot, series] of this.activity.queues) {
+      const { tenant: owner, queue } = slotQueue(slot);
+      if (owner === tenant) a.queues.set(queue, series);
+    }
     return a;
   }
 
