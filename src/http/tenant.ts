@@ -94,7 +94,7 @@ export function installTenancy(app: FastifyInstance, cfg: TenancySettings): void
     const length = Number(request.headers['content-length'] ?? 0);
     try {
       const release = await check({ method: request.method, path: routerPath(request.url), body: request.body, tenant: request.tenant, bytes: Number.isFinite(length) ? length : 0 });
-      if (release) reply.raw.once('close', release);
+      if (release) reply.raw.once('close', () => release(reply.raw.statusCode));
     } catch (e) {
       if (!(e instanceof RateRefusal)) throw e;
       return reply.code(e.status).header('retry-after', String(e.retryAfterS)).type('application/json').send(e.toJSON());

@@ -23,8 +23,9 @@ export function upstreamSignal(raw: object): AbortSignal | undefined {
  * broker router calls it with the parsed body before the handler runs; it throws a QueenError to
  * refuse (`403 quota_exceeded` / `storage_quota_exceeded`, `413 payload_too_large`, or a
  * {@link RateRefusal}: `429 rate_limited` with `Retry-After`) and resolves to let the request
- * through, optionally to a function the router calls once the answer is over (or the client left):
- * the check's reservations (a queue or partition this request may create) end there.
+ * through, optionally to a function the router calls with the answer's status once the answer is
+ * over (or the client left): the check's reservations (a queue or partition this request may
+ * create) end there, counted as created when the status is 2xx.
  */
 export const PROXY_QUOTA = Symbol.for('queen-ts.proxy-quota');
 
@@ -38,8 +39,8 @@ export interface QuotaRequest {
   bytes: number;
 }
 
-/** The check stamped under {@link PROXY_QUOTA}; resolves to nothing or to the release of its reservations. */
-export type QuotaCheck = (r: QuotaRequest) => Promise<void | (() => void)>;
+/** The check stamped under {@link PROXY_QUOTA}; resolves to nothing or to the release of its reservations (called with the answer's HTTP status). */
+export type QuotaCheck = (r: QuotaRequest) => Promise<void | ((status: number) => void)>;
 
 /** A `429 rate_limited` refusal of a {@link QuotaCheck}: the router answers it with `Retry-After: retryAfterS` (seconds ≥ 1). */
 export class RateRefusal extends QueenError {

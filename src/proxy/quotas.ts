@@ -162,6 +162,10 @@ export class Quotas {
   /** The check the broker router runs on a forwarded request's parsed body, for cluster `clusterId` (`slug`) with `limits`. */
   check(clusterId: string, slug: string, limits: Limits): QuotaCheck {
     return async ({ method, path, body, tenant, bytes }) => {
+      if (method === 'DELETE' && path.startsWith('/api/v1/resources/queues/')) {
+        // A queue deleted through this proxy: once it is gone, the next creation reads the counts again.
+        return () => { this.shapes.delete(tenant); };
+      }
       if (method !== 'POST' || typeof body !== 'object' || body === null) return;
       const b = body as Obj;
       let produce: Produce | undefined;
@@ -177,7 +181,9 @@ export class Quotas {
         produce = produceOf(path, b);
         if (!produce) return;
         const cap = num(limits.max_batch_items);
-        if (cap !== undefined && path === '/api/v1/push' && produce.messages > cap) throw new QueenError('payload_too_large', `items has ${produce.messages} entries; the plan allows ${cap}`);
+        if (cap !== undefined && produce.messages > cap) {
+          throw new QueenError('payload_too_large', `${path === '/api/v1/push' ? 'items has' : 'the transaction pushes'} ${produce.messages} entries; the plan allows ${cap}`);
+        }
         const maxBytes = num(limits.max_retained_bytes);
         if (maxBytes !== undefined && produce.messages > 0) await this.checkStored(tenant, slug, maxBytes);
       }
@@ -185,7 +191,7 @@ export class Quotas {
       try {
         this.chargeMessages(clusterId, tenant, slug, produce.messages, num(limits.max_msgs_per_sec), num(limits.msgs_burst));
       } catch (e) {
-        release?.();
+        release?.(0); // refused here: nothing was created
         throw e;
       }
       const s = this.stored.get(tenant);
@@ -268,10 +274,10 @@ export class Quotas {
 
   /**
    * Decides the queues and partitions `produce` may create, and reserves them until the returned
-   * release runs (the answer is over).
+   * release runs with the answer's status (2xx: counted as created; else dropped).
    * @throws QueenError `quota_exceeded` (enforcing)
    */
-  private async reserve(tenant: string, slug: string, produce: Produce, maxQueues: number | undefined, maxParts: number | undefined): Promise<(() => void) | undefined> {
+  private async reserve(tenant: string, slug: string, produce: Produce, maxQueues: number | undefined, maxParts: number | undefined): Promise<((status: number) => void) | undefined> {
     if (maxQueues === undefined && maxParts === undefined) return undefined;
     let shape = this.shapes.get(tenant);
     const knownKey = (q: string, p: string) => `${tenant}\u0000${q}\u0000${p}`;
@@ -326,15 +332,17 @@ export class Quotas {
       for (const p of parts) m.set(p, (m.get(p) ?? 0) + 1);
     }
     let released = false;
-    return () => {
+    return (status: number) => {
       if (released) return;
       released = true;
-      // The request is over: what it created is counted (a failed push is over-counted until the next read).
+      // The request is over: a 2xx created what it named (a transaction answered 200 with
+      // success:false is over-counted until the next read); any other answer created nothing.
+      const created = status >= 200 && status < 300;
       for (const q of d.newQueues) {
         const n = (s.pendingQueues.get(q) ?? 1) - 1;
         if (n > 0) s.pendingQueues.set(q, n);
         else s.pendingQueues.delete(q);
-        if (!s.counts.has(q)) s.counts.set(q, 0);
+        if (created && !s.counts.has(q)) s.counts.set(q, 0);
       }
       for (const [q, parts] of d.newParts) {
         const m = s.pendingParts.get(q);
@@ -343,7 +351,7 @@ export class Quotas {
           if (n > 0) m!.set(p, n);
           else m?.delete(p);
           const k = knownKey(q, p);
-          if (!this.known.has(k)) {
+          if (created && !this.known.has(k)) {
             this.noteKnown(k);
             s.counts.set(q, (s.counts.get(q) ?? 0) + 1);
           }

@@ -95,6 +95,17 @@ describe('Produce quotas, enforced (the default)', () => {
     assert.equal((await txPush(b.url, t, [one('first')])).status, 200, 'the existing queue goes on');
     const listed = (await cp(b.url, 'GET', `/api/cp/clusters/${t.slug}/queues`)).body.queues.map((q: { name: string }) => q.name);
     assert.deepEqual(listed, ['first']);
+    // a queue deleted through the proxy gives its slot back at once
+    assert.equal((await withKey(b.url, t.key, 'DELETE', '/api/v1/resources/queues/first')).status, 200);
+    assert.deepEqual((await txPush(b.url, t, [one('second')])).body.success, true, 'the freed slot');
+  });
+
+  test('max_batch_items caps the pushes of a transaction too (413, always enforced)', async () => {
+    const t = await capped(b, 'txcap', { max_batch_items: 2 });
+    const over = await within(withKey(b.url, t.key, 'POST', '/api/v1/transaction', { operations: [{ type: 'push', items: [one('c'), one('c')] }, { type: 'push', queue: 'c', payload: 3 }] }), 10_000, 'tx');
+    assert.deepEqual([over.status, over.body.code], [413, 'payload_too_large'], over.text);
+    assert.match(over.body.error, /the transaction pushes 3 entries; the plan allows 2/);
+    assert.equal((await txPush(b.url, t, [one('c'), one('c')])).status, 200);
   });
 
   test('max_retained_bytes: Produce refused with 403 storage_quota_exceeded while the stored bytes reach it; reads, acks and deletes go on', async () => {
