@@ -242,6 +242,8 @@ export class Quotas {
       s = { bytes: 0, at: 0, base: 0, admitted: 0, loading: undefined };
       this.stored.set(tenant, s);
       await this.sample(tenant, s);
+    } else if (s.at === 0 && s.loading) {
+      await s.loading; // the first sample is still being read: decide on it, not on 0
     } else if (this.clock.now() - s.at >= this.storageSampleMs) {
       void this.sample(tenant, s); // decided on the last sample; the next request sees the new one
     }

@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { test } from 'node:test';
 import { generateKey, hashKey, presentedKey } from '../../src/auth/proxy/api-keys.js';
-import { clientIp, ipKey } from '../../src/proxy/limits.js';
+import { Buckets, clientIp, ipKey, MAX_RETRY_AFTER_S } from '../../src/proxy/limits.js';
+import { produceOf } from '../../src/proxy/quotas.js';
 import { classify, unsafeProxyPath } from '../../src/proxy/routes.js';
 
 test('generated keys are qk_<env>_ + 43 base64url characters; the stored hash is sha256 hex of the whole key', () => {
@@ -50,4 +51,30 @@ test('classification edges: first match wins, /api fails closed, dot segments ar
   assert.equal(classify('GET', '/index.html').kind, 'read');
   for (const p of ['/a/./b', '/a/../b', '/a/%2e%2E/b', '/a//b', '/a/.']) assert.ok(unsafeProxyPath(p), p);
   for (const p of ['/a/.b', '/a/..b/c', '/a/b.']) assert.ok(!unsafeProxyPath(p), p);
+});
+
+test('a bucket charged by n tokens: refused whole (nothing taken) when short; a rate of 0 never refills', () => {
+  const b = new Buckets();
+  assert.deepEqual(b.charge('k', 0, 5, 3), { ok: true });
+  assert.deepEqual(b.charge('k', 0, 5, 3), { ok: false, retryAfterS: MAX_RETRY_AFTER_S });
+  assert.deepEqual(b.charge('k', 0, 5, 2), { ok: true }, 'the refused charge took nothing');
+  assert.equal(b.charge('k', 0, 5, 1).ok, false);
+  const slow = b.charge('s', 1, 4, 4);
+  assert.deepEqual(slow, { ok: true });
+  const r = b.charge('s', 1, 4, 4);
+  assert.ok(!r.ok && r.retryAfterS >= 1 && r.retryAfterS <= 4, JSON.stringify(r));
+});
+
+test('the Produce of a body: push items, or every push operation of a transaction (single or items); partition "Default" when absent', () => {
+  const push = produceOf('/api/v1/push', { items: [{ queue: 'a', partition: 'p' }, { queue: 'a' }, { queue: 'b', partition: 'p' }, { queue: '' }] })!;
+  assert.equal(push.messages, 4);
+  assert.deepEqual([...push.partitions].map(([q, p]) => [q, [...p]]), [['a', ['p', 'Default']], ['b', ['p']]]);
+  const tx = produceOf('/api/v1/transaction', { operations: [
+    { type: 'ack', transactionId: 't', partitionId: 'x' },
+    { type: 'push', queue: 'a', payload: 1 },
+    { type: 'push', items: [{ queue: 'c', partition: 'z', payload: 2 }, { queue: 'c', partition: 'z', payload: 3 }] },
+  ] })!;
+  assert.equal(tx.messages, 3);
+  assert.deepEqual([...tx.partitions].map(([q, p]) => [q, [...p]]), [['a', ['Default']], ['c', ['z']]]);
+  assert.equal(produceOf('/api/v1/ack', { items: [] }), undefined);
 });
