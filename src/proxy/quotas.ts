@@ -3,8 +3,10 @@
  * `proxy/src/limits.rs`, `server/src/quota.rs`), checked on the parsed body of a push, a
  * transaction or a configure through the broker router's quota hook (src/http/tenant.ts):
  *
- * - `max_queues`, `max_partitions_per_queue`: a Produce (push, the pushes of a transaction) or a
- *   configure that would create a queue, or a partition in a queue, beyond the limit answers
+ * "Produce" here: a push, the pushes of a transaction, a dead-letter replay (one message).
+ *
+ * - `max_queues`, `max_partitions_per_queue`: a Produce or a configure that would create a queue,
+ *   or a partition in a queue, beyond the limit answers
  *   `403 quota_exceeded`; what exists goes on. Counts per tenant are cached (read from the store
  *   when a request names a queue or partition the cache does not know and the counts are older than
  *   {@link SHAPE_TTL_MS}, and again before a refusal when older than {@link RECHECK_MS}); a partition
@@ -81,8 +83,22 @@ interface Stored {
   loading: Promise<void> | undefined;
 }
 
-/** The queues and partitions a push's items or a transaction's push operations name. */
+/** `POST /api/v1/dlq/:id/replay` and `POST /api/v1/messages/:partitionId/:transactionId/retry`: a dead letter back into a queue. */
+const REPLAY = /^\/api\/v1\/(?:dlq\/[^/]+\/replay|messages\/[^/]+\/[^/]+\/retry)$/;
+
+/**
+ * The queues and partitions a push's items, a transaction's push operations or a dead-letter
+ * replay name, and how many messages they add. A replay adds one message; it names a queue (and a
+ * partition) only when its body gives a target queue: otherwise it goes back where it came from.
+ */
 export function produceOf(path: string, body: Obj): Produce | undefined {
+  if (REPLAY.test(path)) {
+    const partitions = new Map<string, Set<string>>();
+    if (typeof body.queue === 'string' && body.queue !== '') {
+      partitions.set(body.queue, new Set(typeof body.partition === 'string' && body.partition !== '' ? [body.partition] : []));
+    }
+    return { partitions, messages: 1 };
+  }
   let items: unknown[];
   if (path === '/api/v1/push' && Array.isArray(body.items)) {
     items = body.items;
@@ -166,8 +182,8 @@ export class Quotas {
         // A queue deleted through this proxy: once it is gone, the next creation reads the counts again.
         return () => { this.shapes.delete(tenant); };
       }
-      if (method !== 'POST' || typeof body !== 'object' || body === null) return;
-      const b = body as Obj;
+      if (method !== 'POST') return;
+      const b = typeof body === 'object' && body !== null ? body as Obj : {};
       let produce: Produce | undefined;
       if (path === '/api/v1/configure' && typeof b.queue === 'string') {
         const options = typeof b.options === 'object' && b.options !== null ? b.options as Obj : {};
@@ -179,10 +195,10 @@ export class Quotas {
         produce = { partitions: new Map([[b.queue, new Set<string>()]]), messages: 0 };
       } else {
         produce = produceOf(path, b);
-        if (!produce) return;
+        if (!produce || (body === undefined && !REPLAY.test(path))) return;
         const cap = num(limits.max_batch_items);
         if (cap !== undefined && produce.messages > cap) {
-          throw new QueenError('payload_too_large', `${path === '/api/v1/push' ? 'items has' : 'the transaction pushes'} ${produce.messages} entries; the plan allows ${cap}`);
+          throw new QueenError('payload_too_large', `${path === '/api/v1/push' ? 'items has' : path === '/api/v1/transaction' ? 'the transaction pushes' : 'this request pushes'} ${produce.messages} entries; the plan allows ${cap}`);
         }
         const maxBytes = num(limits.max_retained_bytes);
         if (maxBytes !== undefined && produce.messages > 0) await this.checkStored(tenant, slug, maxBytes);

@@ -100,6 +100,25 @@ describe('Produce quotas, enforced (the default)', () => {
     assert.deepEqual((await txPush(b.url, t, [one('second')])).body.success, true, 'the freed slot');
   });
 
+  test('a dead-letter replay is a Produce of one message: charged to the message rate, refused when it would create a queue over max_queues', async () => {
+    const t = await capped(b, 'replay', { max_queues: 1, max_msgs_per_sec: 0, msgs_burst: 3 });
+    for (let i = 0; i < 2; i++) {
+      assert.equal((await push(b.url, t, [one('dl')])).status, 201);
+      const m = (await withKey(b.url, t.key, 'GET', '/api/v1/pop/queue/dl')).body.messages[0];
+      const ack = await withKey(b.url, t.key, 'POST', '/api/v1/ack', { transactionId: m.transactionId, partitionId: m.partitionId, leaseId: m.leaseId, status: 'dlq' });
+      assert.equal(ack.body[0]?.dlq, true, ack.text);
+    }
+    const ids = (await withKey(b.url, t.key, 'GET', '/api/v1/dlq?queue=dl')).body.messages.map((d: { id: string }) => d.id) as string[];
+    assert.equal(ids.length, 2);
+    const elsewhere = await withKey(b.url, t.key, 'POST', `/api/v1/dlq/${ids[0]}/replay`, { queue: 'elsewhere' });
+    assert.deepEqual([elsewhere.status, elsewhere.body.code], [403, 'quota_exceeded'], elsewhere.text);
+    const back = await withKey(b.url, t.key, 'POST', `/api/v1/dlq/${ids[0]}/replay`, {});
+    assert.deepEqual([back.status, back.body.success], [200, true], `the third message of the burst: ${back.text}`);
+    const spent = await withKey(b.url, t.key, 'POST', `/api/v1/dlq/${ids[1]}/replay`, {});
+    assert.deepEqual([spent.status, spent.body.code], [429, 'rate_limited'], spent.text);
+    assert.ok(Number(spent.headers.get('retry-after')) >= 1);
+  });
+
   test('max_batch_items caps the pushes of a transaction too (413, always enforced)', async () => {
     const t = await capped(b, 'txcap', { max_batch_items: 2 });
     const over = await within(withKey(b.url, t.key, 'POST', '/api/v1/transaction', { operations: [{ type: 'push', items: [one('c'), one('c')] }, { type: 'push', queue: 'c', payload: 3 }] }), 10_000, 'tx');
