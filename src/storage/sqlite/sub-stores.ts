@@ -32,6 +32,9 @@ function scoped(tenant: string, name: string): string {
   return tenant === DEFAULT_TENANT ? name : `${tenant}\u0000${name}`;
 }
 
+/** Messages summed per statement by `retainedBytes` before it yields to the event loop. */
+const RETAINED_CHUNK = 5_000;
+
 /**
  * The SQL condition selecting a tenant's scoped KV namespaces or timer queues in `column`, with its
  * parameters: a prefix range for a tenant, rows without a NUL for the default tenant.
@@ -308,9 +311,23 @@ export class SqliteSubStores {
     partitionCounts: (tenant) => Promise.resolve(new Map((prep(this.db(), `
       SELECT q.name AS queue, count(p.pk) AS n FROM queues q LEFT JOIN partitions p ON p.queue_pk = q.pk
        WHERE q.tenant_id = ? GROUP BY q.pk`).all(tenant) as Row[]).map((r) => [r.queue as string, r.n as number]))),
-    retainedBytes: (tenant) => Promise.resolve(((prep(this.db(), `
-      SELECT coalesce(sum(length(m.payload)), 0) AS n FROM queues q JOIN messages m ON m.queue_pk = q.pk
-       WHERE q.tenant_id = ?`).get(tenant) as Row).n as number)),
+    // SQLite answers on this thread: the sum runs in offset ranges of RETAINED_CHUNK rows per
+    // partition, giving the event loop back between ranges, so a large tenant never stalls the broker.
+    retainedBytes: async (tenant) => {
+      const db = this.db();
+      const parts = prep(db, 'SELECT p.pk FROM partitions p JOIN queues q ON q.pk = p.queue_pk WHERE q.tenant_id = ?').all(tenant) as Row[];
+      let total = 0;
+      for (const { pk } of parts) {
+        const span = prep(db, 'SELECT min(offset) AS lo, max(offset) AS hi FROM messages WHERE partition_pk = ?').get(pk) as Row;
+        if (span.lo === null) continue;
+        for (let from = span.lo as number; from <= (span.hi as number); from += RETAINED_CHUNK) {
+          total += (prep(db, 'SELECT coalesce(sum(length(payload)), 0) AS n FROM messages WHERE partition_pk = ? AND offset >= ? AND offset < ?')
+            .get(pk, from, from + RETAINED_CHUNK) as Row).n as number;
+          await new Promise<void>((resolve) => setImmediate(resolve));
+        }
+      }
+      return total;
+    },
     cursors: (queue, group) => Promise.resolve((prep(this.db(), `
       SELECT p.name AS partition, c.* FROM cursors c JOIN partitions p ON p.pk = c.partition_pk JOIN queues q ON q.pk = p.queue_pk
        WHERE q.tenant_id = ? AND q.name = ? AND c.consumer_group = ? ORDER BY p.name`).all(queue.tenant, queue.queue, group) as Row[])
