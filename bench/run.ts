@@ -30,12 +30,11 @@
  */
 import autocannon from 'autocannon';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { SignJWT, importPKCS8 } from 'jose';
 import { startBroker, tempDir, type BrokerHandle } from '../test/helpers/broker.js';
 import { CLI } from '../test/cli/run.js';
@@ -67,13 +66,14 @@ const CLK_TCK = (() => {
 })();
 
 /**
- * CPU seconds (user + system) the broker process has used so far, from /proc/<pid>/stat (0 where
+ * CPU seconds (user + system) process `pid` (the broker) has used so far, from /proc/<pid>/stat (0 where
  * there is no /proc). Per message it is the load-independent side of a row: the machine's other
  * work slows a run down but does not add to the broker's own CPU time.
  */
-function cpuSeconds(b: BrokerHandle): number {
+function cpuSeconds(pid: number | undefined): number {
+  if (pid === undefined) return 0;
   try {
-    const stat = fs.readFileSync(`/proc/${b.proc.pid}/stat`, 'utf8');
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
     const f = stat.slice(stat.lastIndexOf(')') + 2).split(' '); // f[0] is field 3 (state): utime is field 14, stime 15
     return (Number(f[11]) + Number(f[12])) / CLK_TCK;
   } catch {
@@ -108,9 +108,9 @@ function pushBody(queue: string, n: number, partitions: number) {
 
 async function benchPush(b: BrokerHandle, shape: string, batch: number, connections: number, headers: Record<string, string> = {}, queue = `bench-push-${batch}`): Promise<Row> {
   await autocannon({ url: b.url + '/api/v1/push', method: 'POST', connections, duration: 1, body: JSON.stringify(pushBody(queue, batch, 16)), headers: { 'content-type': 'application/json', ...headers } }); // warm-up (JIT, caches)
-  const cpu0 = cpuSeconds(b);
+  const cpu0 = cpuSeconds(b.proc.pid);
   const r = await cannon(b.url, '/api/v1/push', pushBody(queue, batch, 16), connections, headers);
-  const cpu1 = cpuSeconds(b);
+  const cpu1 = cpuSeconds(b.proc.pid);
   if (r.non2xx > 0) throw new Error(`${shape}: ${r.non2xx} non-2xx answers`);
   const reqs = r.requests.average;
   return withCpu({ shape, messages: r.requests.total * batch, batch, concurrency: connections, msgPerSec: reqs * batch, reqPerSec: reqs, p50: r.latency.p50, p99: r.latency.p99 }, cpu0, cpu1);
@@ -140,7 +140,7 @@ async function benchPopAck(b: BrokerHandle, shape: string, queue: string, total:
   const lat: number[] = [];
   let consumed = 0;
   let requests = 0;
-  const cpu0 = cpuSeconds(b);
+  const cpu0 = cpuSeconds(b.proc.pid);
   const started = performance.now();
   const until = started + seconds * 1000;
   const g = group ? `&consumerGroup=${group}&subscriptionMode=all` : '';
@@ -161,7 +161,7 @@ async function benchPopAck(b: BrokerHandle, shape: string, queue: string, total:
   }));
   const secs = (performance.now() - started) / 1000;
   lat.sort((x, y) => x - y);
-  return withCpu({ shape, messages: consumed, batch, concurrency: workers, msgPerSec: consumed / secs, reqPerSec: requests / secs, p50: pct(lat, 50), p99: pct(lat, 99), note: 'latency = pop + ack round trip' }, cpu0, cpuSeconds(b));
+  return withCpu({ shape, messages: consumed, batch, concurrency: workers, msgPerSec: consumed / secs, reqPerSec: requests / secs, p50: pct(lat, 50), p99: pct(lat, 99), note: 'latency = pop + ack round trip' }, cpu0, cpuSeconds(b.proc.pid));
 }
 
 /** Messages the ephemeral push queue keeps (`dropOldest` evicts the oldest beyond), so memory stays flat however fast it goes. */
@@ -184,9 +184,9 @@ async function benchEphemeralPush(b: BrokerHandle, batch: number, connections: n
   const body = { queue, messages: Array.from({ length: batch }, () => ({ payload: PAYLOAD })) };
   try {
     await autocannon({ url: b.url + '/api/v1/ephemeral/push', method: 'POST', connections, duration: 1, body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }); // warm-up, as for push
-    const cpu0 = cpuSeconds(b);
+    const cpu0 = cpuSeconds(b.proc.pid);
     const r = await cannon(b.url, '/api/v1/ephemeral/push', body, connections);
-    const cpu1 = cpuSeconds(b);
+    const cpu1 = cpuSeconds(b.proc.pid);
     if (r.non2xx > 0) throw new Error(`ephemeral push: ${r.non2xx} non-2xx answers`);
     const reqs = r.requests.average;
     return withCpu({ shape: `ephemeral push ${batch}/request`, messages: r.requests.total * batch, batch, concurrency: connections, msgPerSec: reqs * batch, reqPerSec: reqs, p50: r.latency.p50, p99: r.latency.p99 }, cpu0, cpu1);
@@ -213,7 +213,7 @@ async function benchEphemeralPopAck(b: BrokerHandle, batch: number, workers: num
   const lat: number[] = [];
   let consumed = 0;
   let requests = 0;
-  const cpu0 = cpuSeconds(b);
+  const cpu0 = cpuSeconds(b.proc.pid);
   const started = performance.now();
   const until = started + SECONDS * 1000;
   const ids = /"id":"(e:[^"]+)"/g;
@@ -234,7 +234,7 @@ async function benchEphemeralPopAck(b: BrokerHandle, batch: number, workers: num
     }
   }));
   const secs = (performance.now() - started) / 1000;
-  const cpu1 = cpuSeconds(b);
+  const cpu1 = cpuSeconds(b.proc.pid);
   await request(b.url, 'DELETE', `/api/v1/ephemeral/queue/${queue}`);
   lat.sort((x, y) => x - y);
   return withCpu({ shape: `ephemeral pop+ack (batch ${batch})`, messages: consumed, batch, concurrency: workers, msgPerSec: consumed / secs, reqPerSec: requests / secs, p50: pct(lat, 50), p99: pct(lat, 99), note: `latency = pop + ack round trip; drained ${consumed} of ${total} in ${secs.toFixed(1)} s` }, cpu0, cpu1);
@@ -318,26 +318,28 @@ async function benchCliPush(b: BrokerHandle, lines: number, concurrency: number)
   return { shape: 'queenctl push (NDJSON file)', messages: lines, batch: 100, concurrency, msgPerSec: lines / secs, reqPerSec: lines / 100 / secs, p50: 0, p99: 0 };
 }
 
-/** A bare node:http server answering push with a fixed 201 array and pop with a fixed 200 body. */
-async function bareServer(): Promise<{ url: string; close: () => void }> {
-  const popBody = JSON.stringify({ success: true, messages: [{ id: 'x', data: PAYLOAD }] });
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      if (req.method === 'POST') {
-        const body = JSON.parse(Buffer.concat(chunks).toString() || '{}');
-        const n = Array.isArray(body.items) ? body.items.length : 1;
-        const out = JSON.stringify(Array.from({ length: n }, (_, index) => ({ index, message_id: 'x', transaction_id: 'x', queueName: 'q', status: 'queued' })));
-        res.writeHead(201, { 'content-type': 'application/json' }).end(out);
-      } else {
-        res.writeHead(200, { 'content-type': 'application/json' }).end(popBody);
-      }
+/** The bare node:http server (bench/bare-http.ts) in a process of its own; resolves once it listens. */
+async function bareServer(): Promise<{ url: string; pid: number | undefined; close: () => void }> {
+  const child = spawn(process.execPath, [path.join(path.dirname(fileURLToPath(import.meta.url)), 'bare-http.js')], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = await new Promise<number>((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      const m = /PORT (\d+)/.exec(out);
+      if (m) resolve(Number(m[1]));
     });
+    child.once('exit', (code) => reject(new Error(`bare node:http server exited with ${code}`)));
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}`, close: () => server.close() };
+  return { url: `http://127.0.0.1:${port}`, pid: child.pid, close: () => child.kill('SIGTERM') };
+}
+
+/** Autocannon against the bare server, with its CPU µs per request, as a note fragment. */
+async function ceilingOf(bare: { url: string; pid: number | undefined }, path: string, body: unknown, connections: number, ours: Row): Promise<string> {
+  const cpu0 = cpuSeconds(bare.pid);
+  const r = await cannon(bare.url, path, body, connections);
+  const cpu1 = cpuSeconds(bare.pid);
+  const us = cpu1 > cpu0 ? ` at ${(((cpu1 - cpu0) * 1e6) / r.requests.total).toFixed(1)} µs CPU/req` : '';
+  return `${(ours.reqPerSec / r.requests.average * 100).toFixed(0)}% of bare node:http (${r.requests.average.toFixed(0)} req/s${us})`;
 }
 
 async function token(alg: 'HS256' | 'RS256', key: Uint8Array | CryptoKey): Promise<string> {
@@ -356,8 +358,7 @@ async function main(): Promise<void> {
     if (want('push')) {
       for (const [batch, conns] of [[1, 32], [100, 8]] as const) {
         const ours = await benchPush(plain, `push ${batch}/request`, batch, conns);
-        const ceiling = await cannon(bare.url, '/api/v1/push', pushBody('q', batch, 16), conns);
-        ours.note = `${(ours.reqPerSec / ceiling.requests.average * 100).toFixed(0)}% of bare node:http (${ceiling.requests.average.toFixed(0)} req/s)${ours.note ? `; ${ours.note}` : ''}`;
+        ours.note = `${await ceilingOf(bare, '/api/v1/push', pushBody('q', batch, 16), conns, ours)}${ours.note ? `; ${ours.note}` : ''}`;
         rows.push(ours);
       }
     }
@@ -378,8 +379,7 @@ async function main(): Promise<void> {
       for (const [batch, conns] of [[1, 32], [100, 8]] as const) {
         const row = versus(await benchEphemeralPush(plain, batch, conns), `push ${batch}/request`);
         // The HTTP ceiling for the same request count: a bare node:http answering the ephemeral body.
-        const ceiling = await cannon(bare.url, '/api/v1/ephemeral/push', { queue: 'q', messages: Array.from({ length: batch }, () => ({ payload: PAYLOAD })) }, conns);
-        row.note = `${row.note}; ${(row.reqPerSec / ceiling.requests.average * 100).toFixed(0)}% of bare node:http (${ceiling.requests.average.toFixed(0)} req/s)`;
+        row.note = `${row.note}; ${await ceilingOf(bare, '/api/v1/ephemeral/push', { queue: 'q', messages: Array.from({ length: batch }, () => ({ payload: PAYLOAD })) }, conns, row)}`;
         rows.push(row);
       }
       rows.push(versus(await benchEphemeralPopAck(plain, 100, 8), 'pop+ack (batch 100)'));

@@ -478,10 +478,12 @@ export class EphemeralNodes {
         return;
       }
       if (Date.now() + backoff >= deadline) break;
-      if (offer.status === 'failed') {
+      const pause = async (): Promise<void> => {
         await sleep(backoff);
         backoff = Math.min(2000, backoff * 2);
-      }
+      };
+      // A peer that answered `503 leaving` is excluded already: its rings go elsewhere at once.
+      if (offer.status === 'failed') await pause();
       this.recompute();
       const { mine, away } = this.place(tenant, pending);
       if (this.stopping) {
@@ -498,6 +500,8 @@ export class EphemeralNodes {
         await Promise.all(groups.map((g) => this.sendBatch(g.owner, tenant, g.rings, deadline)));
         return;
       }
+      // Nobody else to try (a stopping node whose peers all left): wait before offering again.
+      if (offer.status === 'leaving' && groups[0]!.owner.serverId === owner.serverId) await pause();
       owner = groups[0]!.owner;
       pending = groups[0]!.rings;
     }
