@@ -1,6 +1,6 @@
 /**
  * One JSON request over a keep-alive agent, shared by the bench scripts (run.ts, lease-memory.ts).
- * The answer body is parsed as JSON when present.
+ * The answer body is parsed as JSON when present ({@link request}) or returned as text ({@link requestText}).
  */
 import http from 'node:http';
 import https from 'node:https';
@@ -26,6 +26,26 @@ export function request(base: string, method: string, path: string, body?: unkno
         const text = Buffer.concat(chunks).toString();
         resolve({ status: res.statusCode ?? 0, body: text ? JSON.parse(text) : undefined });
       });
+    });
+    req.on('error', reject);
+    if (data) req.write(data);
+    req.end();
+  });
+}
+
+/**
+ * Sends `body` (already JSON text, or none) to `base + path` and answers the raw text: for bench
+ * clients that must not spend the machine's CPU on parsing answers they only pick a field from.
+ */
+export function requestText(base: string, method: string, path: string, body?: string, headers: Record<string, string> = {}): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const data = body === undefined ? undefined : Buffer.from(body);
+    const u = new URL(base + path);
+    const tls = u.protocol === 'https:';
+    const req = (tls ? https : http).request({ agent: tls ? benchTlsAgent : benchAgent, host: u.hostname, port: u.port, path: u.pathname + u.search, method, headers: { 'content-type': 'application/json', ...(data ? { 'content-length': String(data.length) } : {}), ...headers } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString() }));
     });
     req.on('error', reject);
     if (data) req.write(data);

@@ -9,4 +9,6 @@ export interface Row {
   p50: number;
   p99: number;
   note?: string;
+  /** Broker CPU time (user + system) per message over the measured window, µs; where measured. */
+  cpuUsPerMsg?: number;
 }

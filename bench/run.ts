@@ -10,8 +10,10 @@
  * delivery), and the same push and pop+ack with JWT (HS256, RS256) and on an encrypted queue as
  * ratios to the plain run; Kafka port rows (kafkajs produce in batches of 100, a kafkajs consumer
  * group) against the same broker, as ratios to HTTP push 100/request and pop+ack.
- * ratios to the plain run; ephemeral (RAM-only) push and pop+ack next to their durable rows, as
- * multiples of them (docs/ephemeral.md); push and pop+ack through the embedded proxy with an API key,
+ * Ephemeral (RAM-only) push and pop+ack next to their durable rows, as
+ * multiples of them and of a bare node:http server (docs/ephemeral.md#benchmarks); the durable and
+ * ephemeral pop+ack (batch 100) rows drain for BENCH_SECONDS from fills sized to last that long;
+ * push and pop+ack through the embedded proxy with an API key,
  * TLS off and on, as ratios to the same broker's PORT measured in the same run (docs/proxy.md).
  *
  * Reference rows (`reference`): RabbitMQ persistent publish with confirms per 100 and consume with
@@ -28,17 +30,16 @@
  */
 import autocannon from 'autocannon';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import os from 'node:os';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { SignJWT, importPKCS8 } from 'jose';
 import { startBroker, tempDir, type BrokerHandle } from '../test/helpers/broker.js';
 import { CLI } from '../test/cli/run.js';
 import { startKafkaBroker } from '../test/kafka/helpers.js';
-import { benchAgent, benchTlsAgent, request } from './http.js';
+import { benchAgent, benchTlsAgent, request, requestText } from './http.js';
 import { benchProxy } from './proxy.js';
 import { benchKafkaConsume, benchKafkaProduce } from './kafka.js';
 import { benchPartitions, rssBytes } from './partitions.js';
@@ -54,6 +55,40 @@ const PAYLOAD_BYTES = Buffer.byteLength(JSON.stringify(PAYLOAD));
 const rows: Row[] = [];
 const want = (name: string) => ONLY.length === 0 || ONLY.includes(name);
 
+
+/** Clock ticks per second of /proc/<pid>/stat's CPU times. */
+const CLK_TCK = (() => {
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
+  } catch {
+    return 100;
+  }
+})();
+
+/**
+ * CPU seconds (user + system) process `pid` (the broker) has used so far, from /proc/<pid>/stat (0 where
+ * there is no /proc). Per message it is the load-independent side of a row: the machine's other
+ * work slows a run down but does not add to the broker's own CPU time.
+ */
+function cpuSeconds(pid: number | undefined): number {
+  if (pid === undefined) return 0;
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' '); // f[0] is field 3 (state): utime is field 14, stime 15
+    return (Number(f[11]) + Number(f[12])) / CLK_TCK;
+  } catch {
+    return 0;
+  }
+}
+
+/** Sets the row's broker CPU per message from two {@link cpuSeconds} readings. */
+function withCpu(row: Row, cpu0: number, cpu1: number): Row {
+  if (cpu1 > cpu0 && row.messages > 0) {
+    row.cpuUsPerMsg = ((cpu1 - cpu0) * 1e6) / row.messages;
+    row.note = `${row.note ? `${row.note}; ` : ''}broker CPU ${row.cpuUsPerMsg.toFixed(1)} µs/msg`;
+  }
+  return row;
+}
 
 function pct(sorted: number[], p: number): number {
   if (sorted.length === 0) return 0;
@@ -73,14 +108,30 @@ function pushBody(queue: string, n: number, partitions: number) {
 
 async function benchPush(b: BrokerHandle, shape: string, batch: number, connections: number, headers: Record<string, string> = {}, queue = `bench-push-${batch}`): Promise<Row> {
   await autocannon({ url: b.url + '/api/v1/push', method: 'POST', connections, duration: 1, body: JSON.stringify(pushBody(queue, batch, 16)), headers: { 'content-type': 'application/json', ...headers } }); // warm-up (JIT, caches)
+  const cpu0 = cpuSeconds(b.proc.pid);
   const r = await cannon(b.url, '/api/v1/push', pushBody(queue, batch, 16), connections, headers);
+  const cpu1 = cpuSeconds(b.proc.pid);
   if (r.non2xx > 0) throw new Error(`${shape}: ${r.non2xx} non-2xx answers`);
   const reqs = r.requests.average;
-  return { shape, messages: r.requests.total * batch, batch, concurrency: connections, msgPerSec: reqs * batch, reqPerSec: reqs, p50: r.latency.p50, p99: r.latency.p99 };
+  return withCpu({ shape, messages: r.requests.total * batch, batch, concurrency: connections, msgPerSec: reqs * batch, reqPerSec: reqs, p50: r.latency.p50, p99: r.latency.p99 }, cpu0, cpu1);
 }
 
-/** Fills `queue` then lets `workers` pop batches and ack them until empty; measures consumed msg/s. */
-async function benchPopAck(b: BrokerHandle, shape: string, queue: string, total: number, batch: number, workers: number, headers: Record<string, string> = {}, group?: string, fillBatch = 1000): Promise<Row> {
+/** The string value of the first (or last) `"key":"…"` in a JSON answer's text. */
+function field(text: string, key: string, last = false): string {
+  const tag = `"${key}":"`;
+  const at = last ? text.lastIndexOf(tag) : text.indexOf(tag);
+  if (at < 0) throw new Error(`no ${key} in ${text.slice(0, 200)}`);
+  const from = at + tag.length;
+  return text.slice(from, text.indexOf('"', from));
+}
+
+/**
+ * Fills `queue` with `total` messages, then lets `workers` pop batches and ack them until it is
+ * empty or `seconds` have passed; measures consumed msg/s over the drain (the fill is not timed).
+ * Like the ephemeral pop+ack client, it reads the ack's fields out of the answer text instead of
+ * parsing it: on a 2-core machine the client shares the CPU with the broker.
+ */
+async function benchPopAck(b: BrokerHandle, shape: string, queue: string, total: number, batch: number, workers: number, headers: Record<string, string> = {}, group?: string, fillBatch = 1000, seconds = Infinity): Promise<Row> {
   const partitions = workers * 2;
   for (let sent = 0; sent < total; sent += fillBatch) {
     const r = await request(b.url, 'POST', '/api/v1/push', pushBody(queue, Math.min(fillBatch, total - sent), partitions), headers);
@@ -89,80 +140,112 @@ async function benchPopAck(b: BrokerHandle, shape: string, queue: string, total:
   const lat: number[] = [];
   let consumed = 0;
   let requests = 0;
+  const cpu0 = cpuSeconds(b.proc.pid);
   const started = performance.now();
+  const until = started + seconds * 1000;
   const g = group ? `&consumerGroup=${group}&subscriptionMode=all` : '';
   await Promise.all(Array.from({ length: workers }, async () => {
-    for (;;) {
+    while (performance.now() < until) {
       const t0 = performance.now();
-      const p = await request(b.url, 'GET', `/api/v1/pop/queue/${queue}?batch=${batch}${g}`, undefined, headers);
+      const p = await requestText(b.url, 'GET', `/api/v1/pop/queue/${queue}?batch=${batch}${g}`, undefined, headers);
       if (p.status === 204) return;
-      const msgs = p.body.messages as any[];
-      const last = msgs[msgs.length - 1];
-      const a = await request(b.url, 'POST', '/api/v1/ack', { transactionId: last.transactionId, partitionId: last.partitionId, leaseId: last.leaseId, consumerGroup: group ?? null }, headers);
+      if (p.status !== 200) throw new Error(`pop: ${p.status} ${p.text}`);
+      // The batch's partition and lease are answered at the top level; the last transactionId in the text is the last message's.
+      const count = p.text.split('"transactionId":"').length - 1;
+      const a = await request(b.url, 'POST', '/api/v1/ack', { transactionId: field(p.text, 'transactionId', true), partitionId: field(p.text, 'partitionId'), leaseId: field(p.text, 'leaseId'), consumerGroup: group ?? null }, headers);
       if (a.status !== 200 || !a.body[0].success) throw new Error(`ack failed: ${JSON.stringify(a.body)}`);
       lat.push(performance.now() - t0);
-      consumed += msgs.length;
+      consumed += count;
       requests += 2;
     }
   }));
   const secs = (performance.now() - started) / 1000;
   lat.sort((x, y) => x - y);
-  return { shape, messages: consumed, batch, concurrency: workers, msgPerSec: consumed / secs, reqPerSec: requests / secs, p50: pct(lat, 50), p99: pct(lat, 99), note: 'latency = pop + ack round trip' };
+  return withCpu({ shape, messages: consumed, batch, concurrency: workers, msgPerSec: consumed / secs, reqPerSec: requests / secs, p50: pct(lat, 50), p99: pct(lat, 99), note: 'latency = pop + ack round trip' }, cpu0, cpuSeconds(b.proc.pid));
 }
 
-/** Ephemeral push: `batch` messages per request into one partition per connection's body (RAM only, nothing fsynced). */
+/** Messages the ephemeral push queue keeps (`dropOldest` evicts the oldest beyond), so memory stays flat however fast it goes. */
+const EPH_PUSH_KEEP = 200_000;
+/** Ephemeral pop+ack fill per BENCH_SECONDS: enough that the drain runs the whole time at well over 3× the durable rate. */
+const EPH_FILL_PER_SECOND = 150_000;
+/** Durable pop+ack (batch 100) fill per BENCH_SECONDS, for the same reason. */
+const FILL_PER_SECOND = 40_000;
+
+/**
+ * Ephemeral push: autocannon for BENCH_SECONDS, `batch` messages per request (RAM only, nothing
+ * fsynced), the same body shape and payload as the durable push rows. The queue is declared
+ * `dropOldest` with `maxLength` {@link EPH_PUSH_KEEP}, so no consumer competes for the CPU and
+ * memory stays bounded; the declaration is removed afterwards.
+ */
 async function benchEphemeralPush(b: BrokerHandle, batch: number, connections: number): Promise<Row> {
-  const body = { queue: 'bench-eph-push', messages: Array.from({ length: batch }, () => ({ payload: PAYLOAD })) };
-  // Consumed as it goes (commitOnDelivery) so the queue stays below its bounds while autocannon pushes.
-  let draining = true;
-  const drain = (async () => {
-    while (draining) await request(b.url, 'GET', '/api/v1/ephemeral/pop?queue=bench-eph-push&batch=10000&commitOnDelivery=true');
-  })();
+  const queue = `bench-eph-push-${batch}`;
+  const cfg = await request(b.url, 'POST', '/api/v1/ephemeral/configure', { queue, options: { maxLength: EPH_PUSH_KEEP, policy: 'dropOldest' } });
+  if (cfg.status !== 201) throw new Error(`ephemeral configure: ${cfg.status} ${JSON.stringify(cfg.body)}`);
+  const body = { queue, messages: Array.from({ length: batch }, () => ({ payload: PAYLOAD })) };
   try {
+    await autocannon({ url: b.url + '/api/v1/ephemeral/push', method: 'POST', connections, duration: 1, body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }); // warm-up, as for push
+    const cpu0 = cpuSeconds(b.proc.pid);
     const r = await cannon(b.url, '/api/v1/ephemeral/push', body, connections);
+    const cpu1 = cpuSeconds(b.proc.pid);
     if (r.non2xx > 0) throw new Error(`ephemeral push: ${r.non2xx} non-2xx answers`);
     const reqs = r.requests.average;
-    return { shape: `ephemeral push ${batch}/request`, messages: r.requests.total * batch, batch, concurrency: connections, msgPerSec: reqs * batch, reqPerSec: reqs, p50: r.latency.p50, p99: r.latency.p99 };
+    return withCpu({ shape: `ephemeral push ${batch}/request`, messages: r.requests.total * batch, batch, concurrency: connections, msgPerSec: reqs * batch, reqPerSec: reqs, p50: r.latency.p50, p99: r.latency.p99 }, cpu0, cpu1);
   } finally {
-    draining = false;
-    await drain;
-    await request(b.url, 'POST', '/api/v1/ephemeral/reset', { queue: 'bench-eph-push' });
+    await request(b.url, 'DELETE', `/api/v1/ephemeral/queue/${queue}`);
   }
 }
 
-/** Ephemeral pop+ack: fills `total`, then `workers` pop batches and ack them by id until empty. */
-async function benchEphemeralPopAck(b: BrokerHandle, total: number, batch: number, workers: number): Promise<Row> {
+/**
+ * Ephemeral pop+ack: fills BENCH_SECONDS × {@link EPH_FILL_PER_SECOND} messages over 16
+ * partitions (not timed), then `workers` pop batches and ack every id until the queue is empty or
+ * BENCH_SECONDS have passed. The client reads ids out of the answer text and writes the ack body
+ * as text: on a 2-core machine the client shares the CPU with the broker, and parsing each answer
+ * would measure the client.
+ */
+async function benchEphemeralPopAck(b: BrokerHandle, batch: number, workers: number): Promise<Row> {
   const queue = 'bench-eph-popack';
+  const total = Math.round(SECONDS * EPH_FILL_PER_SECOND);
+  const fill = `{"queue":"${queue}","partition":"P","messages":[${Array.from({ length: 1000 }, () => `{"payload":${JSON.stringify(PAYLOAD)}}`).join(',')}]}`;
   for (let sent = 0; sent < total; sent += 1000) {
-    const r = await request(b.url, 'POST', '/api/v1/ephemeral/push', { queue, partition: `p${(sent / 1000) % (workers * 2)}`, messages: Array.from({ length: Math.min(1000, total - sent) }, () => ({ payload: PAYLOAD })) });
-    if (r.status !== 201) throw new Error(`ephemeral fill failed: ${r.status} ${JSON.stringify(r.body)}`);
+    const r = await requestText(b.url, 'POST', '/api/v1/ephemeral/push', fill.replace('"P"', `"p${(sent / 1000) % (workers * 2)}"`));
+    if (r.status !== 201) throw new Error(`ephemeral fill failed: ${r.status} ${r.text}`);
   }
   const lat: number[] = [];
   let consumed = 0;
   let requests = 0;
+  const cpu0 = cpuSeconds(b.proc.pid);
   const started = performance.now();
+  const until = started + SECONDS * 1000;
+  const ids = /"id":"(e:[^"]+)"/g;
   await Promise.all(Array.from({ length: workers }, async () => {
-    for (;;) {
+    while (performance.now() < until) {
       const t0 = performance.now();
-      const p = await request(b.url, 'GET', `/api/v1/ephemeral/pop?queue=${queue}&batch=${batch}`);
-      const msgs = p.body.messages as { id: string }[];
-      if (msgs.length === 0) return;
-      const a = await request(b.url, 'POST', '/api/v1/ephemeral/ack', { queue, acks: msgs.map((m) => ({ id: m.id, status: 'completed' })) });
-      if (a.status !== 200 || (a.body.results as { outcome: string }[]).some((x) => x.outcome !== 'acked')) throw new Error(`ephemeral ack failed: ${JSON.stringify(a.body)}`);
+      const p = await requestText(b.url, 'GET', `/api/v1/ephemeral/pop?queue=${queue}&batch=${batch}`);
+      if (p.status !== 200) throw new Error(`ephemeral pop: ${p.status} ${p.text}`);
+      let acks = '';
+      let n = 0;
+      for (const m of p.text.matchAll(ids)) acks += `${n++ === 0 ? '' : ','}{"id":"${m[1]!}","status":"completed"}`;
+      if (n === 0) return;
+      const a = await requestText(b.url, 'POST', '/api/v1/ephemeral/ack', `{"queue":"${queue}","acks":[${acks}]}`);
+      if (a.status !== 200 || a.text.split('"outcome":"acked"').length - 1 !== n) throw new Error(`ephemeral ack failed: ${a.text}`);
       lat.push(performance.now() - t0);
-      consumed += msgs.length;
+      consumed += n;
       requests += 2;
     }
   }));
   const secs = (performance.now() - started) / 1000;
+  const cpu1 = cpuSeconds(b.proc.pid);
+  await request(b.url, 'DELETE', `/api/v1/ephemeral/queue/${queue}`);
   lat.sort((x, y) => x - y);
-  return { shape: `ephemeral pop+ack (batch ${batch})`, messages: consumed, batch, concurrency: workers, msgPerSec: consumed / secs, reqPerSec: requests / secs, p50: pct(lat, 50), p99: pct(lat, 99), note: 'latency = pop + ack round trip' };
+  return withCpu({ shape: `ephemeral pop+ack (batch ${batch})`, messages: consumed, batch, concurrency: workers, msgPerSec: consumed / secs, reqPerSec: requests / secs, p50: pct(lat, 50), p99: pct(lat, 99), note: `latency = pop + ack round trip; drained ${consumed} of ${total} in ${secs.toFixed(1)} s` }, cpu0, cpu1);
 }
 
 /** `row`'s throughput as a multiple of the durable row `shape` of the same run. */
 function versus(row: Row, shape: string): Row {
   const base = rows.find((r) => r.shape === shape);
-  if (base) row.note = `${row.note ? `${row.note}; ` : ''}${(row.msgPerSec / base.msgPerSec).toFixed(1)}× ${shape}`;
+  if (!base) return row;
+  row.note = `${row.note ? `${row.note}; ` : ''}${(row.msgPerSec / base.msgPerSec).toFixed(1)}× ${shape}`;
+  if (row.cpuUsPerMsg && base.cpuUsPerMsg) row.note += ` (${(base.cpuUsPerMsg / row.cpuUsPerMsg).toFixed(1)}× less broker CPU per message)`;
   return row;
 }
 
@@ -235,26 +318,28 @@ async function benchCliPush(b: BrokerHandle, lines: number, concurrency: number)
   return { shape: 'queenctl push (NDJSON file)', messages: lines, batch: 100, concurrency, msgPerSec: lines / secs, reqPerSec: lines / 100 / secs, p50: 0, p99: 0 };
 }
 
-/** A bare node:http server answering push with a fixed 201 array and pop with a fixed 200 body. */
-async function bareServer(): Promise<{ url: string; close: () => void }> {
-  const popBody = JSON.stringify({ success: true, messages: [{ id: 'x', data: PAYLOAD }] });
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      if (req.method === 'POST') {
-        const body = JSON.parse(Buffer.concat(chunks).toString() || '{}');
-        const n = Array.isArray(body.items) ? body.items.length : 1;
-        const out = JSON.stringify(Array.from({ length: n }, (_, index) => ({ index, message_id: 'x', transaction_id: 'x', queueName: 'q', status: 'queued' })));
-        res.writeHead(201, { 'content-type': 'application/json' }).end(out);
-      } else {
-        res.writeHead(200, { 'content-type': 'application/json' }).end(popBody);
-      }
+/** The bare node:http server (bench/bare-http.ts) in a process of its own; resolves once it listens. */
+async function bareServer(): Promise<{ url: string; pid: number | undefined; close: () => void }> {
+  const child = spawn(process.execPath, [path.join(path.dirname(fileURLToPath(import.meta.url)), 'bare-http.js')], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = await new Promise<number>((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      const m = /PORT (\d+)/.exec(out);
+      if (m) resolve(Number(m[1]));
     });
+    child.once('exit', (code) => reject(new Error(`bare node:http server exited with ${code}`)));
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}`, close: () => server.close() };
+  return { url: `http://127.0.0.1:${port}`, pid: child.pid, close: () => child.kill('SIGTERM') };
+}
+
+/** Autocannon against the bare server, with its CPU µs per request, as a note fragment. */
+async function ceilingOf(bare: { url: string; pid: number | undefined }, path: string, body: unknown, connections: number, ours: Row): Promise<string> {
+  const cpu0 = cpuSeconds(bare.pid);
+  const r = await cannon(bare.url, path, body, connections);
+  const cpu1 = cpuSeconds(bare.pid);
+  const us = cpu1 > cpu0 ? ` at ${(((cpu1 - cpu0) * 1e6) / r.requests.total).toFixed(1)} µs CPU/req` : '';
+  return `${(ours.reqPerSec / r.requests.average * 100).toFixed(0)}% of bare node:http (${r.requests.average.toFixed(0)} req/s${us})`;
 }
 
 async function token(alg: 'HS256' | 'RS256', key: Uint8Array | CryptoKey): Promise<string> {
@@ -273,8 +358,7 @@ async function main(): Promise<void> {
     if (want('push')) {
       for (const [batch, conns] of [[1, 32], [100, 8]] as const) {
         const ours = await benchPush(plain, `push ${batch}/request`, batch, conns);
-        const ceiling = await cannon(bare.url, '/api/v1/push', pushBody('q', batch, 16), conns);
-        ours.note = `${(ours.reqPerSec / ceiling.requests.average * 100).toFixed(0)}% of bare node:http (${ceiling.requests.average.toFixed(0)} req/s)`;
+        ours.note = `${await ceilingOf(bare, '/api/v1/push', pushBody('q', batch, 16), conns, ours)}${ours.note ? `; ${ours.note}` : ''}`;
         rows.push(ours);
       }
     }
@@ -284,12 +368,21 @@ async function main(): Promise<void> {
       row.note = `whole run incl. process start${base ? `; ${(row.msgPerSec / base.msgPerSec * 100).toFixed(0)}% of push 100/request` : ''}`;
       rows.push(row);
     }
-    if (want('popack')) rows.push(await benchPopAck(plain, 'pop+ack (batch 100)', 'bench-popack', 30_000, 100, 8));
+    if (want('popack')) {
+      const total = Math.round(SECONDS * FILL_PER_SECOND);
+      const row = await benchPopAck(plain, 'pop+ack (batch 100)', 'bench-popack', total, 100, 8, {}, undefined, 1000, SECONDS);
+      row.note = `${row.note}; drained ${row.messages} of ${total}`;
+      rows.push(row);
+    }
     if (want('popack1')) rows.push(await benchPopAck(plain, 'pop+ack (batch 1)', 'bench-popack1', 5_000, 1, 16));
     if (want('ephemeral')) {
-      rows.push(versus(await benchEphemeralPush(plain, 1, 32), 'push 1/request'));
-      rows.push(versus(await benchEphemeralPush(plain, 100, 8), 'push 100/request'));
-      rows.push(versus(await benchEphemeralPopAck(plain, 30_000, 100, 8), 'pop+ack (batch 100)'));
+      for (const [batch, conns] of [[1, 32], [100, 8]] as const) {
+        const row = versus(await benchEphemeralPush(plain, batch, conns), `push ${batch}/request`);
+        // The HTTP ceiling for the same request count: a bare node:http answering the ephemeral body.
+        row.note = `${row.note}; ${await ceilingOf(bare, '/api/v1/ephemeral/push', { queue: 'q', messages: Array.from({ length: batch }, () => ({ payload: PAYLOAD })) }, conns, row)}`;
+        rows.push(row);
+      }
+      rows.push(versus(await benchEphemeralPopAck(plain, 100, 8), 'pop+ack (batch 100)'));
     }
     if (want('fanout')) rows.push(await benchFanout(plain, 4, 20_000));
     if (want('wakeup')) rows.push(await benchWakeup(plain, 300));

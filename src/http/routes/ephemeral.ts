@@ -120,7 +120,8 @@ export async function ephemeralRoutes(app: FastifyInstance, { services, config }
     if (!nodes) return false;
     let owner: EphemeralNode = nodes.owner(tenant, queue, partition);
     if (owner.self) return false;
-    if (isRelay(req)) throw new QueenError('owner_moved');
+    // A relay is never relayed again; a stopping node says so, and the relaying node excludes it.
+    if (isRelay(req)) throw new QueenError(nodes.stopping ? 'leaving' : 'owner_moved');
     // What this node still holds for the partition goes to the owner first.
     await nodes.shipOne(tenant, queue, partition);
     for (let attempt = 0; ; attempt++) {
@@ -132,6 +133,7 @@ export async function ephemeralRoutes(app: FastifyInstance, { services, config }
           reply.code(r.status).type(r.contentType).send(r.body);
           return true;
         }
+        if (r.code === 'leaving') nodes.leavingAnswered(owner);
       } catch (e) {
         if (signal?.aborted) throw e;
         failed = true;
@@ -366,8 +368,10 @@ export async function ephemeralRoutes(app: FastifyInstance, { services, config }
       });
       rings.push({ queue: o.queue, partition: o.partition, messages, groups });
     }
-    const r = engine.adopt(req.tenant, rings);
-    n.afterAdopt(req.tenant, rings);
+    const l = (body.leaving ?? {}) as { node?: unknown; epoch?: unknown };
+    const epoch = Number(l.epoch);
+    const leaving = typeof l.node === 'string' && l.node !== '' ? { node: l.node, epoch: Number.isSafeInteger(epoch) ? epoch : Number.MAX_SAFE_INTEGER } : undefined;
+    const r = await n.receive(req.tenant, rings, { hop: body.hop === true, leaving });
     return { adopted: r.adopted, refusedRings: r.refusedRings + malformed };
   });
   app.post('/api/v1/ephemeral/_leaving', async (req) => {

@@ -171,17 +171,17 @@ test('SIGTERM hands the stopping node\'s rings to the survivors; SIGKILL loses t
   assert.equal(await heldOn(c!, queue), 50);
   assert.equal(await c!.stop(), 0, 'node C stopped cleanly');
   nodes.delete('node-c');
-  // Nothing is lost: the survivors hold all 50 between them once the hand-over has settled, and a
-  // pop on the node that holds them returns all 50 in order. Which survivor holds them is not
-  // asserted: a ring C shipped with its own view of the owners can stay on the other survivor (see
-  // docs/ephemeral.md#multi-node, known limits).
+  // Nothing is lost, and the ring lives on its owner among the survivors (docs/ephemeral.md#multi-node,
+  // the placement rule): a pop through the other survivor, relayed to that owner, returns all 50 in order.
   await converged(['node-a', 'node-b']);
-  const held = await waitFor(async () => {
-    const onA = await heldOn(a!, queue);
-    const onB = await heldOn(b!, queue);
-    return onA + onB === 50 ? (onA === 50 ? a! : onB === 50 ? b! : undefined) : undefined;
-  }, { what: 'the survivors hold all 50 messages on one node', timeoutMs: 20_000 });
-  const pop = await call(held.url, 'GET', `/api/v1/ephemeral/pop?queue=${queue}&partition=${partition}&batch=100`);
+  const survivorOwner = rendezvous([{ serverId: 'node-a' }, { serverId: 'node-b' }], DEFAULT_TENANT, queue, partition)!.serverId;
+  const other = survivorOwner === 'node-a' ? b! : a!;
+  const eph = (n: BrokerHandle): string => n.output().split('\n').filter((l) => l.includes('ephemeral')).join('\n');
+  await waitFor(async () => (await heldOn(nodes.get(survivorOwner)!, queue)) === 50 && (await heldOn(other, queue)) === 0,
+    { what: `all 50 on the owner ${survivorOwner}`, timeoutMs: 10_000 }).catch((e: Error) => {
+    throw new Error(`${e.message}\nA:\n${eph(a!)}\nB:\n${eph(b!)}\nC:\n${eph(c!)}`);
+  });
+  const pop = await call(other.url, 'GET', `/api/v1/ephemeral/pop?queue=${queue}&partition=${partition}&batch=100`);
   assert.equal(pop.status, 200);
   assert.deepEqual(pop.body.messages.map((m: { payload: unknown }) => m.payload), msgs.map((m) => m.payload), 'all 50, in order');
 
