@@ -71,8 +71,8 @@ async function main(): Promise<void> {
   let proxyStore: { close(): void } | undefined;
   let proxy: FastifyInstance | undefined;
   if (config.proxy) {
-    const [{ buildProxy }, { ProxyState }, { SqliteProxyStore }] = await Promise.all([
-      import('./proxy/server.js'), import('./auth/proxy/state.js'), import('./storage/sqlite/proxy.js'),
+    const [{ buildProxy }, { ProxyState }, { SqliteProxyStore }, { KeyRing }] = await Promise.all([
+      import('./proxy/server.js'), import('./auth/proxy/state.js'), import('./storage/sqlite/proxy.js'), import('./crypto/keyring.js'),
     ]);
     const store = SqliteProxyStore.open(config.dataDir);
     proxyStore = store;
@@ -88,6 +88,7 @@ async function main(): Promise<void> {
     await app.ready();
     proxy = (await buildProxy({
       config: config.proxy, state, log, clock: systemClock, maxHeaderBytes: config.limits.maxHeaderBytes, raftToken: config.tenancy.raftToken,
+      keyRing: KeyRing.fromConfig(config.encryption),
       router: (req, res) => app.routing(req, res),
       brokerMetrics: async () => (await app.inject({ method: 'GET', url: '/metrics/prometheus' })).body,
     })).app;

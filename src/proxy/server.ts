@@ -33,6 +33,8 @@ import { keyAllows, presentedKey, type RouteClass } from '../auth/proxy/api-keys
 import { isLiveOperator, resolveRole, roleAllows, selectableClusters } from '../auth/proxy/roles.js';
 import { SessionTokens } from '../auth/proxy/sessions.js';
 import type { KeyGrant, ProxyState } from '../auth/proxy/state.js';
+import { S3Settings } from '../auth/proxy/s3.js';
+import type { KeyRing } from '../crypto/keyring.js';
 import { routerPath } from '../auth/request-path.js';
 import type { ProxyConfig } from '../config/proxy.js';
 import { QueenError } from '../errors.js';
@@ -41,7 +43,7 @@ import { sameSecret } from '../util/secret.js';
 import { controlPlaneRoutes } from './cp.js';
 import { refuse } from './envelope.js';
 import { PROXY_QUOTA } from '../model/in-process.js';
-import { armUpstreamBudget, brokerCaller, isLongPoll, prepareForBroker, upstreamBudgetMs, type BrokerRouter } from './forward.js';
+import { armUpstreamBudget, brokerCaller, isLongPoll, isPop, prepareForBroker, upstreamBudgetMs, type BrokerRouter } from './forward.js';
 import { Quotas } from './quotas.js';
 import { Buckets, clientIp, ipKey } from './limits.js';
 import { Meter } from './meter.js';
@@ -67,6 +69,8 @@ export interface ProxyDeps {
   maxHeaderBytes: number;
   /** `QUEEN_RAFT_TOKEN`: a verified relay to `/api/v1/ephemeral/…` goes to the broker router as is. */
   raftToken: string | undefined;
+  /** The `QUEEN_ENCRYPTION_KEY` ring that seals S3 secrets; null without a key (`409 encryption_required`). */
+  keyRing: KeyRing | null;
 }
 
 function header(req: FastifyRequest, name: string): string | undefined {
@@ -162,15 +166,21 @@ export async function buildProxy(deps: ProxyDeps): Promise<{ app: FastifyInstanc
     ['x-content-type-options', 'nosniff'], ['x-frame-options', 'DENY'], ['referrer-policy', 'no-referrer'], ['cross-origin-resource-policy', 'same-origin'],
     ...(config.tls ? [['strict-transport-security', 'max-age=31536000']] as [string, string][] : []),
   ];
-  const forward = (req: FastifyRequest, reply: FastifyReply, tenant: string | undefined): void => {
+  /** The query of `url` (empty when none). */
+  const queryOf = (url: string): URLSearchParams => {
+    const q = url.indexOf('?');
+    return new URLSearchParams(q === -1 ? '' : url.slice(q + 1));
+  };
+  const forward = (req: FastifyRequest, reply: FastifyReply, tenant: string | undefined, path: string, query?: URLSearchParams): void => {
     prepareForBroker(req.raw, tenant);
     reply.hijack();
-    const q = req.url.indexOf('?');
-    const budget = upstreamBudgetMs(req.method, routerPath(req.url), new URLSearchParams(q === -1 ? '' : req.url.slice(q + 1)), config);
+    const pop = isPop(req.method, path);
+    // Only a pop's budget depends on its query (wait, timeout): other requests skip parsing it.
+    const budget = pop ? upstreamBudgetMs(req.method, path, query ?? queryOf(req.url), config) : config.requestTimeoutMs;
     armUpstreamBudget(req.raw, reply.raw, budget, clock, () => {
       meter.upstreamTimeout(tenant ?? 'none');
-      log.warn({ method: req.method, path: routerPath(req.url), budget_ms: budget, code: 'upstream_timeout' }, 'proxy: the broker did not answer within the budget');
-    });
+      log.warn({ method: req.method, path, budget_ms: budget, code: 'upstream_timeout' }, 'proxy: the broker did not answer within the budget');
+    }, pop);
     router(req.raw, reply.raw);
   };
 
@@ -185,7 +195,7 @@ export async function buildProxy(deps: ProxyDeps): Promise<{ app: FastifyInstanc
     }
     if (unsafeProxyPath(rawPath)) return refuse(reply, 'invalid_path');
     const path = routerPath(req.url);
-    if (path === '/health') return forward(req, reply, undefined);
+    if (path === '/health') return forward(req, reply, undefined, path);
     if (path.startsWith('/api/v1/ephemeral/') && deps.raftToken !== undefined && header(req, 'x-queen-eph-fwd') !== undefined) {
       const token = header(req, 'x-queen-raft-token');
       if (token !== undefined && sameSecret(token, deps.raftToken)) {
@@ -247,7 +257,7 @@ export async function buildProxy(deps: ProxyDeps): Promise<{ app: FastifyInstanc
       if (credential.from === 'cookie' && changesState(req.method) && !originAllowed(req, config)) return refuse(reply, 'csrf_rejected');
       if (cls.kind === 'operator') {
         if (!isLiveOperator(session.user, config.operatorEnabled)) return refuse(reply, 'route_blocked');
-        return forward(req, reply, undefined); // broker-wide operator views
+        return forward(req, reply, undefined, path); // broker-wide operator views
       }
       let acting = actingCluster(req, session, state, config.operatorEnabled);
       if (acting === undefined && cls.kind === 'read' && !path.startsWith('/api/')) {
@@ -301,8 +311,8 @@ export async function buildProxy(deps: ProxyDeps): Promise<{ app: FastifyInstanc
       done('payload_too_large');
       return refuse(reply, 'payload_too_large', `request body over ${cap} bytes`, { close: true });
     }
-    const q = req.url.indexOf('?');
-    if (isLongPoll(req.method, path, new URLSearchParams(q === -1 ? '' : req.url.slice(q + 1)))) {
+    const query = isPop(req.method, path) ? queryOf(req.url) : undefined;
+    if (query !== undefined && isLongPoll(req.method, path, query)) {
       try {
         const release = quotas.park(cluster.brokerTenantUuid, cluster.id, cluster.slug, typeof limits.max_parked_pops === 'number' ? limits.max_parked_pops : undefined);
         reply.raw.once('close', release);
@@ -316,10 +326,10 @@ export async function buildProxy(deps: ProxyDeps): Promise<{ app: FastifyInstanc
     }
     done('forwarded');
     meter.forwarded(cluster.brokerTenantUuid, cls.kind, Number.isFinite(length) ? length : 0, now);
-    forward(req, reply, cluster.brokerTenantUuid);
+    forward(req, reply, cluster.brokerTenantUuid, path, query);
   };
 
-  await app.register(controlPlaneRoutes, { state, meter, broker: brokerCall });
+  await app.register(controlPlaneRoutes, { state, meter, broker: brokerCall, s3: new S3Settings(state, deps.keyRing, clock) });
   await app.register(sessionRoutes, { config, state, tokens, clock });
   await app.register(oauthRoutes, { config, state, tokens });
   await app.register(consoleRoutes, { config, state, tokens });

@@ -63,6 +63,19 @@ export interface PlanRow {
   features: string;
 }
 
+/**
+ * A cluster's S3 settings (docs/proxy.md#s3-settings): the non-secret fields as JSON text, and the
+ * secret access key sealed (src/crypto/envelope.ts; `null` = none stored). Never holds a clear secret.
+ */
+export interface S3SettingsRow {
+  clusterId: string;
+  /** JSON text of the non-secret fields (bucket, region, endpoint, prefix, access_key_id, force_path_style). */
+  settings: string;
+  /** The sealed secret access key, or null. */
+  sealedSecret: Buffer | null;
+  updatedAt: number;
+}
+
 /** The proxy sub-store contract. Unique-key violations throw {@link ProxyConflict}. */
 export interface ProxyStore {
   tenantBySlug(slug: string): TenantRow | undefined;
@@ -107,6 +120,12 @@ export interface ProxyStore {
   isTokenRevoked(jti: string, now: number): boolean;
   /** Drops deny-list entries whose token has expired; the number dropped. */
   pruneRevokedTokens(now: number): number;
+  /** The cluster's S3 settings, undefined when none. */
+  s3Settings(clusterId: string): S3SettingsRow | undefined;
+  /** Stores (replacing) a cluster's S3 settings. */
+  putS3Settings(row: S3SettingsRow): void;
+  /** Removes a cluster's S3 settings; false when there were none. */
+  deleteS3Settings(clusterId: string): boolean;
   /** Appends to the operations log (`detail` JSON text; never a secret). */
   logOperation(kind: string, detail: string, at: number): void;
   operations(limit: number): { kind: string; detail: string; at: number }[];
