@@ -14,6 +14,7 @@ import { trackConnections } from './http/connections.js';
 import { createLogger } from './observability/logger.js';
 import { prepareDataDir } from './storage/datadir.js';
 import { closeStore, openRuntime, openStore, type OpenedStore } from './storage/open.js';
+import type { ProxyStore } from './storage/proxy.js';
 import { systemClock } from './util/clock.js';
 import { OffsetClock } from './util/offset-clock.js';
 
@@ -68,21 +69,26 @@ async function main(): Promise<void> {
     config.kafka ? import('./kafka/server.js') : undefined,
     config.cluster.listen ? import('./cluster/server.js') : undefined,
   ]);
-  let proxyStore: { close(): void } | undefined;
+  let proxyStore: ProxyStore | undefined;
   let proxy: FastifyInstance | undefined;
   if (config.proxy) {
-    const [{ buildProxy }, { ProxyState }, { SqliteProxyStore }, { KeyRing }] = await Promise.all([
-      import('./proxy/server.js'), import('./auth/proxy/state.js'), import('./storage/sqlite/proxy.js'), import('./crypto/keyring.js'),
+    const [{ buildProxy }, { ProxyState }, { SqliteProxyStore }, { PgProxyStore }, { KeyRing }] = await Promise.all([
+      import('./proxy/server.js'), import('./auth/proxy/state.js'), import('./storage/sqlite/proxy.js'), import('./storage/postgres/proxy.js'), import('./crypto/keyring.js'),
     ]);
-    const store = SqliteProxyStore.open(config.dataDir);
+    // On PostgreSQL the proxy's state is in the database every node shares (docs/proxy.md#state-on-postgresql).
+    const store: ProxyStore = opened.kind === 'postgres'
+      ? await PgProxyStore.open(opened.backend.db, log).catch((e: unknown) => fatal(`cannot load the proxy state from PostgreSQL: ${(e as Error).message}`))
+      : SqliteProxyStore.open(config.dataDir);
     proxyStore = store;
     const state = new ProxyState(store, systemClock, config.proxy.keyEnv);
     const b = config.proxy.bootstrap;
     if (b) {
       const r = state.bootstrap({ tenant: b.slug, plan: b.plan, email: b.email, api_key: b.apiKey }, false);
       const canLogin = config.proxy.bootstrapPassword !== undefined ? await state.setBootstrapPassword(r.user_id, config.proxy.bootstrapPassword) : r.can_login;
+      await store.settled?.();
       log.info({ tenant: b.slug, tenantId: r.tenant_id, clusterId: r.cluster_id, keyRegistered: r.api_key !== null, canLogin }, 'proxy bootstrap tenant ready');
     }
+    await store.settled?.(); // the built-in plans
     if (config.proxy.sessions.defaultRoleInvalid) log.warn('QUEEN_PROXY_DEFAULT_ROLE is not one of admin, producer, consumer, viewer: using viewer');
     if (!config.proxy.sessions.signer) log.warn('neither QUEEN_PROXY_JWT_ED25519_PEM nor QUEEN_PROXY_JWT_SECRET is set: people cannot sign in on the proxy (API keys work)');
     await app.ready();
@@ -154,6 +160,7 @@ async function main(): Promise<void> {
       const sweep = setInterval(() => { connections.closeQuiet(); proxyConnections?.closeQuiet(); }, 25);
       if (proxy) await proxy.close();
       await app.close();
+      await proxyStore?.settled?.().catch(() => undefined); // queued proxy-state writes reach PostgreSQL before its pool closes
       proxyStore?.close();
       clearInterval(sweep);
       await services.stop(config.shutdownGraceMs); // timers, admin jobs, KV sweep, then the broker and its store

@@ -159,6 +159,18 @@ export async function buildProxy(deps: ProxyDeps): Promise<{ app: FastifyInstanc
     return refuse(reply, 'internal_error');
   });
   app.setNotFoundHandler((_req, reply) => refuse(reply, 'not_found'));
+  // A shared proxy store (PostgreSQL) makes writes durable asynchronously: no answer leaves before
+  // the writes made so far are (a refused write answers 503 unavailable, once).
+  if (state.store.settled) {
+    const settled = state.store.settled.bind(state.store);
+    app.addHook('onSend', async () => {
+      try {
+        await settled();
+      } catch (e) {
+        throw new QueenError('unavailable', `the proxy state could not be written: ${(e as Error).message}`);
+      }
+    });
+  }
   await registerSessionParsers(app); // the cookie hook runs before the head hook below
 
   // Security headers on every answer of the proxy listener (docs/proxy.md#forwarding).

@@ -13,7 +13,7 @@ import net from 'node:net';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { after, before, describe, test } from 'node:test';
-import type { BrokerHandle } from '../helpers/broker.js';
+import { ON_POSTGRES, sqliteOnly, type BrokerHandle } from '../helpers/broker.js';
 import { uniqueName } from '../helpers/http.js';
 import { bootstrap, cp, CP_TOKEN, startProxied, type Tenant } from './helpers.js';
 
@@ -73,7 +73,7 @@ describe('S3 settings of a cluster (control plane)', () => {
     assert.equal((await cp(b.url, 'GET', `/api/cp/clusters/${t.clusterId}/s3`)).body.bucket, 'acme-archive');
   });
 
-  test('the secret is sealed in proxy.db under the configured key, and appears in no file of the data directory nor in the log', async () => {
+  test('the secret is sealed in proxy.db under the configured key, and appears in no file of the data directory nor in the log', sqliteOnly('reads proxy.db; the PostgreSQL row is checked in pg-shared-state.test.ts'), async () => {
     const row = storedRow(b.dataDir, t.clusterId);
     assert.ok(row?.sealed_secret, 'a sealed secret is stored');
     assert.equal(row.sealed_secret[0], 1, 'envelope version 1');
@@ -83,7 +83,7 @@ describe('S3 settings of a cluster (control plane)', () => {
     assert.ok(!b.output().includes(SECRET), 'no secret in the log');
   });
 
-  test('a PUT without secret_access_key keeps the stored secret; null removes it', async () => {
+  test('a PUT without secret_access_key keeps the stored secret; null removes it', sqliteOnly('reads proxy.db'), async () => {
     const keep = await cp(b.url, 'PUT', `/api/cp/clusters/${t.slug}/s3`, { ...SETTINGS, prefix: 'other/' });
     assert.equal(keep.status, 200);
     assert.equal(keep.body.prefix, 'other/');
@@ -98,6 +98,7 @@ describe('S3 settings of a cluster (control plane)', () => {
   });
 
   test('validation: 400 invalid with the field named; nothing stored changes', async () => {
+    const stored = () => (ON_POSTGRES ? undefined : storedRow(b.dataDir, t.clusterId));
     const cases: [unknown, RegExp][] = [
       [{}, /bucket is required/],
       [{ ...SETTINGS, bucket: 'Bad_Bucket' }, /bucket must be/],
@@ -114,7 +115,8 @@ describe('S3 settings of a cluster (control plane)', () => {
       [{ ...SETTINGS, secretAccessKey: 'abc' }, /unknown field secretAccessKey/],
       [[SETTINGS], /body must be a JSON object|must be object/],
     ];
-    const stored = storedRow(b.dataDir, t.clusterId);
+    const before = stored();
+    const shown = (await cp(b.url, 'GET', `/api/cp/clusters/${t.slug}/s3`)).body;
     for (const [body, message] of cases) {
       const r = await cp(b.url, 'PUT', `/api/cp/clusters/${t.slug}/s3`, body);
       assert.equal(r.status, 400, `${JSON.stringify(body)} → ${r.status} ${r.text}`);
@@ -124,7 +126,8 @@ describe('S3 settings of a cluster (control plane)', () => {
     const bad = await fetch(`${b.url}/api/cp/clusters/${t.slug}/s3`, { method: 'PUT', headers: { 'x-queen-cp-token': CP_TOKEN, 'content-type': 'application/json' }, body: '{"bucket":' });
     assert.equal(bad.status, 400);
     assert.equal(((await bad.json()) as { code: string }).code, 'invalid');
-    assert.deepEqual(storedRow(b.dataDir, t.clusterId), stored, 'refused PUTs change nothing');
+    assert.deepEqual(stored(), before, 'refused PUTs change nothing stored');
+    assert.deepEqual((await cp(b.url, 'GET', `/api/cp/clusters/${t.slug}/s3`)).body, shown, 'nor what is shown');
   });
 
   test('an unknown cluster is 404 cluster_unknown on PUT, GET and DELETE', async () => {
@@ -165,7 +168,7 @@ describe('S3 settings of a cluster (control plane)', () => {
     const again = await cp(b.url, 'DELETE', `/api/cp/clusters/${t.slug}/s3`);
     assert.deepEqual(again.body, { cluster_id: t.clusterId, slug: t.slug, deleted: false });
     assert.equal((await cp(b.url, 'GET', `/api/cp/clusters/${t.slug}/s3`)).body.configured, false);
-    assert.equal(storedRow(b.dataDir, t.clusterId), undefined);
+    if (!ON_POSTGRES) assert.equal(storedRow(b.dataDir, t.clusterId), undefined);
   });
 });
 
