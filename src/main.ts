@@ -83,9 +83,20 @@ async function main(): Promise<void> {
     const state = new ProxyState(store, systemClock, config.proxy.keyEnv);
     const b = config.proxy.bootstrap;
     if (b) {
-      const r = state.bootstrap({ tenant: b.slug, plan: b.plan, email: b.email, api_key: b.apiKey }, false);
-      const canLogin = config.proxy.bootstrapPassword !== undefined ? await state.setBootstrapPassword(r.user_id, config.proxy.bootstrapPassword) : r.can_login;
-      await store.settled?.();
+      const proxyConfig = config.proxy;
+      const bootstrap = async () => {
+        const r = state.bootstrap({ tenant: b.slug, plan: b.plan, email: b.email, api_key: b.apiKey }, false);
+        const canLogin = proxyConfig.bootstrapPassword !== undefined ? await state.setBootstrapPassword(r.user_id, proxyConfig.bootstrapPassword) : r.can_login;
+        await store.settled?.();
+        return { r, canLogin };
+      };
+      // Two nodes of one database booting together may both create the bootstrap tenant: the one
+      // whose write PostgreSQL refused loads the other's and runs the (idempotent) bootstrap again.
+      const { r, canLogin } = await bootstrap().catch(async (e: unknown) => {
+        if (!store.refresh) throw e;
+        await store.refresh();
+        return bootstrap();
+      });
       log.info({ tenant: b.slug, tenantId: r.tenant_id, clusterId: r.cluster_id, keyRegistered: r.api_key !== null, canLogin }, 'proxy bootstrap tenant ready');
     }
     await store.settled?.(); // the built-in plans

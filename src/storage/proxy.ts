@@ -139,6 +139,8 @@ export interface ProxyStore {
   settled?(): Promise<void>;
   /** Calls `fn` whenever the state changed by another process was loaded (a shared store has it). */
   onChange?(fn: () => void): void;
+  /** Loads the shared state again now (a shared store has it). */
+  refresh?(): Promise<void>;
   close(): void;
 }
 

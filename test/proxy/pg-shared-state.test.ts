@@ -112,3 +112,34 @@ describe('proxy state shared through PostgreSQL by two nodes', () => {
     }
   });
 });
+
+describe('two nodes of one database booting together with the same QUEEN_PROXY_BOOTSTRAP_TENANT', () => {
+  let db: Awaited<ReturnType<typeof freshDatabase>>;
+  const nodes: BrokerHandle[] = [];
+  before(async () => { db = await freshDatabase(); });
+  after(async () => {
+    for (const n of nodes) await n.stop();
+    await db?.drop();
+  });
+
+  test('both boot, name the same tenant and cluster, and accept the bootstrap key', async () => {
+    const apiKey = `qk_test_${randomBytes(32).toString('base64url')}`;
+    const env = (id: string): Record<string, string> => ({
+      QUEEN_STORAGE: 'postgres', DATABASE_URL: db.url, QUEEN_SERVER_ID: id, QUEEN_PROXY_EMBEDDED: 'true', QUEEN_PROXY_CP_TOKEN: CP_TOKEN,
+      QUEEN_PROXY_BOOTSTRAP_TENANT: 'together', QUEEN_PROXY_BOOTSTRAP_API_KEY: apiKey,
+    });
+    nodes.push(...await Promise.all([startBroker({ env: env('boot-a') }), startBroker({ env: env('boot-b') })]));
+    const ready = nodes.map((n) => {
+      const line = n.output().split('\n').find((l) => l.includes('proxy bootstrap tenant ready'));
+      assert.ok(line, `bootstrap line in:\n${n.output()}`);
+      return JSON.parse(line) as { tenantId: string; clusterId: string };
+    });
+    assert.equal(ready[0]!.tenantId, ready[1]!.tenantId, 'one tenant, whichever node created it');
+    assert.equal(ready[0]!.clusterId, ready[1]!.clusterId);
+    for (const n of nodes) {
+      assert.equal((await withKey(n.url, apiKey, 'GET', '/api/v1/resources/queues')).status, 200);
+      const clusters = (await cp(n.url, 'GET', '/api/cp/clusters')).body.clusters as { slug: string }[];
+      assert.deepEqual(clusters.map((c) => c.slug), ['together']);
+    }
+  });
+});

@@ -183,6 +183,13 @@ export class PgProxyStore implements ProxyStore {
     if (f) throw f;
   }
 
+  /** Loads the state from the database now (after the queued writes). */
+  async refresh(): Promise<void> {
+    await this.chain;
+    this.version = -2;
+    await this.reload();
+  }
+
   /** Calls `fn` after each reload that brought changes made elsewhere. */
   onChange(fn: () => void): void {
     this.listeners.push(fn);
