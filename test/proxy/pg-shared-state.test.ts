@@ -99,6 +99,36 @@ describe('proxy state shared through PostgreSQL by two nodes', () => {
       { what: 'B to refuse the suspended cluster', timeoutMs: BOUND_MS });
   });
 
+  test('a write PostgreSQL refuses is answered 503 unavailable, not 2xx, after the node loaded the row that won', async () => {
+    // A tenant written straight into the database, behind node A's back: A's copy does not hold it
+    // until its next poll, so A's own insert of the same slug reaches PostgreSQL and is refused.
+    const c = new pg.Client({ connectionString: db.url });
+    await c.connect();
+    try {
+      let refused: { slug: string; id: string } | undefined;
+      for (let i = 0; i < 5 && !refused; i++) {
+        const slug = uniqueName('race').toLowerCase();
+        const id = `00000000-0000-4000-8000-${randomBytes(6).toString('hex')}`;
+        await c.query('INSERT INTO queen.proxy_tenants VALUES ($1, $2, $3, $4, $5)', [id, slug, slug, 'active', Date.now()]);
+        const r = await cp(a.url, 'POST', '/api/cp/tenants', { slug });
+        if (r.status === 503) {
+          assert.equal(r.body.code, 'unavailable');
+          refused = { slug, id };
+        } else {
+          assert.equal(r.status, 200, `the poll had loaded it first: an existing tenant (${r.text})`);
+        }
+      }
+      assert.ok(refused, 'one of five inserts raced the poll');
+      // The 503 left only after A loaded the database's rows: the very next call sees the one that won.
+      const after = await cp(a.url, 'POST', '/api/cp/tenants', { slug: refused.slug });
+      assert.equal(after.status, 200, after.text);
+      assert.equal(after.body.id, refused.id, 'the row in the database, not the refused one');
+      assert.equal(after.body.created, false);
+    } finally {
+      await c.end();
+    }
+  });
+
   test('no proxy.db in either data directory; the state survives both nodes restarting', async () => {
     for (const n of [a, b]) assert.ok(!fs.existsSync(path.join(n.dataDir, 'proxy.db')), `${n.dataDir} holds no proxy.db`);
     const { key } = await issueKey(b.url, t.clusterId, ['read']);

@@ -5,7 +5,8 @@
  *
  * The contract is synchronous (the proxy reads its state on every request), PostgreSQL is not: each
  * node keeps a mirror of the tables in memory and answers reads from it. A write changes the mirror
- * at once and is queued to PostgreSQL, one transaction per write, in order; {@link PgProxyStore.settled}
+ * at once and is queued to PostgreSQL, in order, the writes of one operation (one synchronous run)
+ * in one transaction; {@link PgProxyStore.settled}
  * resolves when every write queued so far has committed (the proxy answers a request that wrote only
  * after that, so a 2xx means the change is durable) and rejects once when one failed (the mirror is
  * then reloaded from the database). Every write that another node must see (all but `last_used_at`
@@ -71,6 +72,8 @@ export class PgProxyStore implements ProxyStore {
   private pending = 0;
   /** Writes queued since boot (a reload that saw this change while it read is discarded). */
   private writes = 0;
+  /** Writes of the current synchronous run, not yet handed to the chain. */
+  private batch: Write[] | undefined;
   private failure: Error | undefined;
   private timer: NodeJS.Timeout | undefined;
   private polling = false;
@@ -144,17 +147,33 @@ export class PgProxyStore implements ProxyStore {
     }
   }
 
-  /** Queues a write (mirror already changed by the caller). */
+  /**
+   * Queues a write (the mirror already changed by the caller). The writes made in one synchronous
+   * run (one operation of the proxy state: a bootstrap's tenant, cluster, user, role and key) go to
+   * PostgreSQL in one transaction, so another node loads all of them or none.
+   */
   private write(shared: boolean, run: (c: pg.PoolClient) => Promise<unknown>): void {
-    const w: Write = { run, shared };
     this.pending++;
     this.writes++;
+    if (!this.batch) {
+      const batch: Write[] = [];
+      this.batch = batch;
+      queueMicrotask(() => this.flush(batch));
+    }
+    this.batch.push({ run, shared });
+  }
+
+  /** Hands the open batch (if it is `batch`, or any when omitted) to the write chain. */
+  private flush(batch?: Write[]): void {
+    const ws = this.batch;
+    if (!ws || (batch !== undefined && ws !== batch)) return;
+    this.batch = undefined;
     this.chain = this.chain.then(async () => {
       const c = await this.db.pool.connect();
       try {
         await c.query('BEGIN');
-        await w.run(c);
-        if (w.shared) {
+        for (const w of ws) await w.run(c);
+        if (ws.some((w) => w.shared)) {
           const v = num((await c.query<R>('UPDATE queen.proxy_meta SET version = version + 1 WHERE id = 0 RETURNING version')).rows[0]?.version);
           // Our own change needs no reload, unless another node changed the state since ours was read.
           this.version = v === this.version + 1 ? v : -2;
@@ -163,28 +182,34 @@ export class PgProxyStore implements ProxyStore {
       } catch (e) {
         await c.query('ROLLBACK').catch(() => undefined);
         this.failure ??= e as Error;
-        this.version = -2; // the mirror may hold what the database refused: the next poll reloads
+        this.version = -2; // the mirror may hold what the database refused: reloaded by settled() or the next poll
         this.log.error({ err: e }, 'proxy state: a write to PostgreSQL failed; reloading the state');
       } finally {
         c.release();
-        this.pending--;
+        this.pending -= ws.length;
       }
     });
   }
 
   /**
    * Resolves when every write queued so far is committed.
-   * @throws the first write error since the last call (reported once; the state is reloaded)
+   * @throws the first write error since the last call (reported once, after the state was reloaded)
    */
   async settled(): Promise<void> {
+    this.flush();
     await this.chain;
     const f = this.failure;
+    if (!f) return;
     this.failure = undefined;
-    if (f) throw f;
+    // The copy may hold what the database refused: load the database's rows before the caller
+    // answers, so a retry sees them (not the refused write).
+    await this.refresh().catch((e: unknown) => this.log.warn({ err: e }, 'proxy state: reload after a refused write failed; the next poll retries'));
+    throw f;
   }
 
   /** Loads the state from the database now (after the queued writes). */
   async refresh(): Promise<void> {
+    this.flush();
     await this.chain;
     this.version = -2;
     await this.reload();
