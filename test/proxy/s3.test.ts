@@ -138,7 +138,7 @@ describe('S3 settings of a cluster (control plane)', () => {
     }
   });
 
-  test('the control-plane token is checked from the head, before the body: 401 without it, 404 route absent without QUEEN_PROXY_CP_TOKEN', async () => {
+  test('the control-plane token is checked from the head, before the body: 401 without it (the 404 without QUEEN_PROXY_CP_TOKEN: proxy.test.ts)', async () => {
     for (const method of ['PUT', 'GET', 'DELETE']) {
       const r = await cp(b.url, method, `/api/cp/clusters/${t.slug}/s3`, method === 'PUT' ? SETTINGS : undefined, 'wrong-token');
       assert.equal(r.status, 401);
