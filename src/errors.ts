@@ -129,6 +129,7 @@ export const ERRORS = {
   unavailable: { status: 503, message: 'the broker is unavailable' },
   upstream_timeout: { status: 504, message: 'the broker did not answer within the proxy budget' },
   not_deleting: { status: 409, message: 'the tenant is not in status deleting (use ?force=true)' },
+  encryption_required: { status: 409, message: 'storing an S3 secret needs QUEEN_ENCRYPTION_KEY on the broker' },
   // 5xx: ours
   encryption_unavailable: {
     status: 503,

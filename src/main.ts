@@ -14,6 +14,7 @@ import { trackConnections } from './http/connections.js';
 import { createLogger } from './observability/logger.js';
 import { prepareDataDir } from './storage/datadir.js';
 import { closeStore, openRuntime, openStore, type OpenedStore } from './storage/open.js';
+import type { ProxyStore } from './storage/proxy.js';
 import { systemClock } from './util/clock.js';
 import { OffsetClock } from './util/offset-clock.js';
 
@@ -68,26 +69,43 @@ async function main(): Promise<void> {
     config.kafka ? import('./kafka/server.js') : undefined,
     config.cluster.listen ? import('./cluster/server.js') : undefined,
   ]);
-  let proxyStore: { close(): void } | undefined;
+  let proxyStore: ProxyStore | undefined;
   let proxy: FastifyInstance | undefined;
   if (config.proxy) {
-    const [{ buildProxy }, { ProxyState }, { SqliteProxyStore }] = await Promise.all([
-      import('./proxy/server.js'), import('./auth/proxy/state.js'), import('./storage/sqlite/proxy.js'),
+    const [{ buildProxy }, { ProxyState }, { SqliteProxyStore }, { PgProxyStore }, { KeyRing }] = await Promise.all([
+      import('./proxy/server.js'), import('./auth/proxy/state.js'), import('./storage/sqlite/proxy.js'), import('./storage/postgres/proxy.js'), import('./crypto/keyring.js'),
     ]);
-    const store = SqliteProxyStore.open(config.dataDir);
+    // On PostgreSQL the proxy's state is in the database every node shares (docs/proxy.md#state-on-postgresql).
+    const store: ProxyStore = opened.kind === 'postgres'
+      ? await PgProxyStore.open(opened.backend.db, log).catch((e: unknown) => fatal(`cannot load the proxy state from PostgreSQL: ${(e as Error).message}`))
+      : SqliteProxyStore.open(config.dataDir);
     proxyStore = store;
     const state = new ProxyState(store, systemClock, config.proxy.keyEnv);
     const b = config.proxy.bootstrap;
     if (b) {
-      const r = state.bootstrap({ tenant: b.slug, plan: b.plan, email: b.email, api_key: b.apiKey }, false);
-      const canLogin = config.proxy.bootstrapPassword !== undefined ? await state.setBootstrapPassword(r.user_id, config.proxy.bootstrapPassword) : r.can_login;
+      const proxyConfig = config.proxy;
+      const bootstrap = async () => {
+        const r = state.bootstrap({ tenant: b.slug, plan: b.plan, email: b.email, api_key: b.apiKey }, false);
+        const canLogin = proxyConfig.bootstrapPassword !== undefined ? await state.setBootstrapPassword(r.user_id, proxyConfig.bootstrapPassword) : r.can_login;
+        await store.settled?.();
+        return { r, canLogin };
+      };
+      // Two nodes of one database booting together may both create the bootstrap tenant: the one
+      // whose write PostgreSQL refused loads the other's and runs the (idempotent) bootstrap again.
+      const { r, canLogin } = await bootstrap().catch(async (e: unknown) => {
+        if (!store.refresh) throw e;
+        await store.refresh();
+        return bootstrap();
+      });
       log.info({ tenant: b.slug, tenantId: r.tenant_id, clusterId: r.cluster_id, keyRegistered: r.api_key !== null, canLogin }, 'proxy bootstrap tenant ready');
     }
+    await store.settled?.(); // the built-in plans
     if (config.proxy.sessions.defaultRoleInvalid) log.warn('QUEEN_PROXY_DEFAULT_ROLE is not one of admin, producer, consumer, viewer: using viewer');
     if (!config.proxy.sessions.signer) log.warn('neither QUEEN_PROXY_JWT_ED25519_PEM nor QUEEN_PROXY_JWT_SECRET is set: people cannot sign in on the proxy (API keys work)');
     await app.ready();
     proxy = (await buildProxy({
       config: config.proxy, state, log, clock: systemClock, maxHeaderBytes: config.limits.maxHeaderBytes, raftToken: config.tenancy.raftToken,
+      keyRing: KeyRing.fromConfig(config.encryption),
       router: (req, res) => app.routing(req, res), usage: services.usage,
       brokerMetrics: async () => (await app.inject({ method: 'GET', url: '/metrics/prometheus' })).body,
     })).app;
@@ -153,6 +171,7 @@ async function main(): Promise<void> {
       const sweep = setInterval(() => { connections.closeQuiet(); proxyConnections?.closeQuiet(); }, 25);
       if (proxy) await proxy.close();
       await app.close();
+      await proxyStore?.settled?.().catch(() => undefined); // queued proxy-state writes reach PostgreSQL before its pool closes
       proxyStore?.close();
       clearInterval(sweep);
       await services.stop(config.shutdownGraceMs); // timers, admin jobs, KV sweep, then the broker and its store

@@ -5,6 +5,7 @@
  * idempotent; refusals use the proxy envelope with the codes of src/auth/proxy/state.ts.
  */
 import type { FastifyInstance } from 'fastify';
+import type { S3Settings } from '../auth/proxy/s3.js';
 import type { ProxyState } from '../auth/proxy/state.js';
 import type { ApiKeyRow, ClusterRow, TenantRow, UserRow } from '../auth/proxy/state.js';
 import { QueenError } from '../errors.js';
@@ -51,8 +52,8 @@ export interface CoordinationPurge {
   purgeCoordination(tenant: string): Promise<{ kv: number; timers: number }>;
 }
 
-/** Fastify plugin: the control-plane routes over `state`; usage figures from `meter`; the broker through `broker` and `purge`. */
-export async function controlPlaneRoutes(app: FastifyInstance, { state, meter, broker, purge }: { state: ProxyState; meter: Meter; broker: BrokerCall; purge: CoordinationPurge }): Promise<void> {
+/** Fastify plugin: the control-plane routes over `state`; usage figures from `meter`; the broker through `broker` and `purge`; S3 settings through `s3`. */
+export async function controlPlaneRoutes(app: FastifyInstance, { state, meter, broker, purge, s3 }: { state: ProxyState; meter: Meter; broker: BrokerCall; purge: CoordinationPurge; s3: S3Settings }): Promise<void> {
   /** A broker answer that must be 2xx; anything else is `503 unavailable` with the broker's own text. */
   const ok = (what: string, r: { status: number; body: unknown }): Obj => {
     if (r.status >= 200 && r.status < 300 && typeof r.body === 'object' && r.body !== null) return r.body as Obj;
@@ -146,6 +147,10 @@ export async function controlPlaneRoutes(app: FastifyInstance, { state, meter, b
     if (r.status >= 500 || typeof r.body !== 'object' || r.body === null) ok('configure', r);
     return reply.code(r.status).send(r.body);
   });
+  // S3 settings (docs/proxy.md#s3-settings): the secret is sealed with QUEEN_ENCRYPTION_KEY and never shown.
+  app.put<{ Params: { slug: string } }>('/api/cp/clusters/:slug/s3', { schema: { ...slugParam, ...objectBody } }, async (req) => s3.put(req.params.slug, req.body));
+  app.get<{ Params: { slug: string } }>('/api/cp/clusters/:slug/s3', { schema: slugParam }, async (req) => s3.get(req.params.slug));
+  app.delete<{ Params: { slug: string } }>('/api/cp/clusters/:slug/s3', { schema: slugParam }, async (req) => s3.delete(req.params.slug));
   app.put<{ Params: { id: string } }>('/api/cp/clusters/:id/overrides', { schema: { ...idParam, ...objectBody } },
     async (req) => clusterOut(state.setOverrides(req.params.id, req.body)));
   app.put<{ Params: { id: string } }>('/api/cp/clusters/:id/status', { schema: { ...idParam, ...objectBody } },

@@ -24,7 +24,7 @@ export const STRIPPED_HEADERS = [
 
 /** Strips and stamps `req` (see the module comment) so the broker router acts for `tenant`. */
 export function prepareForBroker(req: IncomingMessage, tenant: string | undefined): void {
-  for (const h of STRIPPED_HEADERS) delete req.headers[h];
+  for (const h of STRIPPED_HEADERS) if (req.headers[h] !== undefined) delete req.headers[h];
   if (tenant !== undefined) {
     req.headers['x-queen-tenant'] = tenant;
     (req as unknown as Record<symbol, unknown>)[PROXY_TENANT] = tenant;
@@ -45,9 +45,14 @@ export interface UpstreamBudgets {
 /** Paths of the pops that can park (`wait=true`): queue, partition, discovery, ephemeral. */
 const LONG_POLL = /^\/api\/v1\/(pop(\/queue\/[^/]+(\/partition\/[^/]+)?)?|ephemeral\/pop)$/;
 
+/** True for a `GET` of a pop route (the only routes that read the upstream-abort signal). */
+export function isPop(method: string, path: string): boolean {
+  return method === 'GET' && LONG_POLL.test(path);
+}
+
 /** True for a pop that may park: `GET` of a pop route with `wait=true`. */
 export function isLongPoll(method: string, path: string, query: URLSearchParams): boolean {
-  return method === 'GET' && LONG_POLL.test(path) && query.get('wait') === 'true';
+  return isPop(method, path) && query.get('wait') === 'true';
 }
 
 /**
@@ -64,16 +69,17 @@ export function upstreamBudgetMs(method: string, path: string, query: URLSearchP
 
 /**
  * Arms the upstream budget of one forwarded request: when `budgetMs` passes before the broker has
- * sent its status line, the parked long-poll (if any) is aborted through {@link UPSTREAM_ABORT}
+ * sent its status line, a pop (`pop`: true; parked or not) is aborted through {@link UPSTREAM_ABORT}
  * (it claims nothing) and the client gets `504 {"error","code":"upstream_timeout"}` with
- * `Connection: close`. An answer already started (headers sent) is left to finish.
+ * `Connection: close`. An answer already started (headers sent) is left to finish. Only pops read
+ * the signal, so other requests get none (one AbortController less per push or ack).
  */
-export function armUpstreamBudget(req: IncomingMessage, res: ServerResponse, budgetMs: number, clock: Clock, onTimeout: () => void): void {
-  const abort = new AbortController();
-  (req as unknown as Record<symbol, unknown>)[UPSTREAM_ABORT] = abort.signal;
+export function armUpstreamBudget(req: IncomingMessage, res: ServerResponse, budgetMs: number, clock: Clock, onTimeout: () => void, pop = true): void {
+  const abort = pop ? new AbortController() : undefined;
+  if (abort) (req as unknown as Record<symbol, unknown>)[UPSTREAM_ABORT] = abort.signal;
   const timer = clock.setTimer(() => {
     if (res.headersSent || res.writableEnded || res.destroyed) return;
-    abort.abort();
+    abort?.abort();
     onTimeout();
     const body = JSON.stringify({ error: `the broker did not answer within ${budgetMs} ms`, code: 'upstream_timeout' });
     res.writeHead(504, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), connection: 'close' });

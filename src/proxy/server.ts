@@ -33,6 +33,8 @@ import { keyAllows, presentedKey, type RouteClass } from '../auth/proxy/api-keys
 import { isLiveOperator, resolveRole, roleAllows, selectableClusters } from '../auth/proxy/roles.js';
 import { SessionTokens } from '../auth/proxy/sessions.js';
 import type { KeyGrant, LimitName, ProxyState } from '../auth/proxy/state.js';
+import { S3Settings } from '../auth/proxy/s3.js';
+import type { KeyRing } from '../crypto/keyring.js';
 import { routerPath } from '../auth/request-path.js';
 import type { ProxyConfig } from '../config/proxy.js';
 import { QueenError } from '../errors.js';
@@ -41,7 +43,7 @@ import { sameSecret } from '../util/secret.js';
 import { controlPlaneRoutes } from './cp.js';
 import { refuse } from './envelope.js';
 import { PROXY_QUOTA } from '../model/in-process.js';
-import { armUpstreamBudget, brokerCaller, isLongPoll, prepareForBroker, upstreamBudgetMs, type BrokerRouter } from './forward.js';
+import { armUpstreamBudget, brokerCaller, isLongPoll, isPop, prepareForBroker, upstreamBudgetMs, type BrokerRouter } from './forward.js';
 import { Quotas, type TenantReads } from './quotas.js';
 import type { CoordinationPurge } from './cp.js';
 import { Buckets, clientIp, ipKey } from './limits.js';
@@ -75,6 +77,8 @@ export interface ProxyDeps {
   raftToken: string | undefined;
   /** What each tenant holds in the broker, and the purge of its KV, locks and timers (src/broker/admin/tenant-usage.ts). */
   usage: TenantReads & CoordinationPurge;
+  /** The `QUEEN_ENCRYPTION_KEY` ring that seals S3 secrets; null without a key (`409 encryption_required`). */
+  keyRing: KeyRing | null;
 }
 
 function header(req: FastifyRequest, name: string): string | undefined {
@@ -163,6 +167,18 @@ export async function buildProxy(deps: ProxyDeps): Promise<{ app: FastifyInstanc
     return refuse(reply, 'internal_error');
   });
   app.setNotFoundHandler((_req, reply) => refuse(reply, 'not_found'));
+  // A shared proxy store (PostgreSQL) makes writes durable asynchronously: no answer leaves before
+  // the writes made so far are (a refused write answers 503 unavailable, once).
+  if (state.store.settled) {
+    const settled = state.store.settled.bind(state.store);
+    app.addHook('onSend', async () => {
+      try {
+        await settled();
+      } catch (e) {
+        throw new QueenError('unavailable', `the proxy state could not be written: ${(e as Error).message}`);
+      }
+    });
+  }
   await registerSessionParsers(app); // the cookie hook runs before the head hook below
 
   // Security headers on every answer of the proxy listener (docs/proxy.md#forwarding).
@@ -170,15 +186,21 @@ export async function buildProxy(deps: ProxyDeps): Promise<{ app: FastifyInstanc
     ['x-content-type-options', 'nosniff'], ['x-frame-options', 'DENY'], ['referrer-policy', 'no-referrer'], ['cross-origin-resource-policy', 'same-origin'],
     ...(config.tls ? [['strict-transport-security', 'max-age=31536000']] as [string, string][] : []),
   ];
-  const forward = (req: FastifyRequest, reply: FastifyReply, tenant: string | undefined): void => {
+  /** The query of `url` (empty when none). */
+  const queryOf = (url: string): URLSearchParams => {
+    const q = url.indexOf('?');
+    return new URLSearchParams(q === -1 ? '' : url.slice(q + 1));
+  };
+  const forward = (req: FastifyRequest, reply: FastifyReply, tenant: string | undefined, path: string, query?: URLSearchParams): void => {
     prepareForBroker(req.raw, tenant);
     reply.hijack();
-    const q = req.url.indexOf('?');
-    const budget = upstreamBudgetMs(req.method, routerPath(req.url), new URLSearchParams(q === -1 ? '' : req.url.slice(q + 1)), config);
+    const pop = isPop(req.method, path);
+    // Only a pop's budget depends on its query (wait, timeout): other requests skip parsing it.
+    const budget = pop ? upstreamBudgetMs(req.method, path, query ?? queryOf(req.url), config) : config.requestTimeoutMs;
     armUpstreamBudget(req.raw, reply.raw, budget, clock, () => {
       meter.upstreamTimeout(tenant ?? 'none');
-      log.warn({ method: req.method, path: routerPath(req.url), budget_ms: budget, code: 'upstream_timeout' }, 'proxy: the broker did not answer within the budget');
-    });
+      log.warn({ method: req.method, path, budget_ms: budget, code: 'upstream_timeout' }, 'proxy: the broker did not answer within the budget');
+    }, pop);
     router(req.raw, reply.raw);
   };
 
@@ -193,7 +215,7 @@ export async function buildProxy(deps: ProxyDeps): Promise<{ app: FastifyInstanc
     }
     if (unsafeProxyPath(rawPath)) return refuse(reply, 'invalid_path');
     const path = routerPath(req.url);
-    if (path === '/health') return forward(req, reply, undefined);
+    if (path === '/health') return forward(req, reply, undefined, path);
     if (path.startsWith('/api/v1/ephemeral/') && deps.raftToken !== undefined && header(req, 'x-queen-eph-fwd') !== undefined) {
       const token = header(req, 'x-queen-raft-token');
       if (token !== undefined && sameSecret(token, deps.raftToken)) {
@@ -255,7 +277,7 @@ export async function buildProxy(deps: ProxyDeps): Promise<{ app: FastifyInstanc
       if (credential.from === 'cookie' && changesState(req.method) && !originAllowed(req, config)) return refuse(reply, 'csrf_rejected');
       if (cls.kind === 'operator') {
         if (!isLiveOperator(session.user, config.operatorEnabled)) return refuse(reply, 'route_blocked');
-        return forward(req, reply, undefined); // broker-wide operator views
+        return forward(req, reply, undefined, path); // broker-wide operator views
       }
       let acting = actingCluster(req, session, state, config.operatorEnabled);
       if (acting === undefined && cls.kind === 'read' && !path.startsWith('/api/')) {
@@ -309,8 +331,8 @@ export async function buildProxy(deps: ProxyDeps): Promise<{ app: FastifyInstanc
       done('payload_too_large');
       return refuse(reply, 'payload_too_large', `request body over ${cap} bytes`, { close: true });
     }
-    const q = req.url.indexOf('?');
-    if (isLongPoll(req.method, path, new URLSearchParams(q === -1 ? '' : req.url.slice(q + 1)))) {
+    const query = isPop(req.method, path) ? queryOf(req.url) : undefined;
+    if (query !== undefined && isLongPoll(req.method, path, query)) {
       try {
         const release = quotas.park(cluster.brokerTenantUuid, cluster.id, cluster.slug, typeof limits.max_parked_pops === 'number' ? limits.max_parked_pops : undefined);
         reply.raw.once('close', release);
@@ -324,10 +346,10 @@ export async function buildProxy(deps: ProxyDeps): Promise<{ app: FastifyInstanc
     }
     done('forwarded');
     meter.forwarded(cluster.brokerTenantUuid, cls.kind, Number.isFinite(length) ? length : 0, now);
-    forward(req, reply, cluster.brokerTenantUuid);
+    forward(req, reply, cluster.brokerTenantUuid, path, query);
   };
 
-  await app.register(controlPlaneRoutes, { state, meter, broker: brokerCall, purge: deps.usage });
+  await app.register(controlPlaneRoutes, { state, meter, broker: brokerCall, purge: deps.usage, s3: new S3Settings(state, deps.keyRing, clock) });
   await app.register(sessionRoutes, { config, state, tokens, clock });
   await app.register(oauthRoutes, { config, state, tokens });
   await app.register(consoleRoutes, { config, state, tokens });

@@ -2,10 +2,13 @@
  * The embedded proxy's own state (docs/proxy.md#state; public reference `proxy/src/store/*.rs`):
  * tenants, clusters, users, cluster roles, API keys (their SHA-256 only), plans, revoked session
  * tokens and an operations log. A sub-store of its own, apart from the queues: the SQLite
- * implementation keeps it in `<dataDir>/proxy.db` (src/storage/sqlite/proxy.ts).
+ * implementation keeps it in `<dataDir>/proxy.db` (src/storage/sqlite/proxy.ts), the PostgreSQL one
+ * in the `queen.proxy_*` tables shared by every node (src/storage/postgres/proxy.ts).
  *
- * Every call is synchronous and durable when it returns (the proxy's writes are rare: issuing or
- * revoking a key, creating a tenant). Ids are UUIDs, times epoch ms.
+ * Every call is synchronous (the proxy's writes are rare: issuing or revoking a key, creating a
+ * tenant). On SQLite a write is durable when it returns; a store shared by several nodes
+ * (src/storage/postgres/proxy.ts) makes it durable by `settled()`, which the proxy awaits before it
+ * answers. Ids are UUIDs, times epoch ms.
  */
 
 /** A customer organisation. */
@@ -63,6 +66,19 @@ export interface PlanRow {
   features: string;
 }
 
+/**
+ * A cluster's S3 settings (docs/proxy.md#s3-settings): the non-secret fields as JSON text, and the
+ * secret access key sealed (src/crypto/envelope.ts; `null` = none stored). Never holds a clear secret.
+ */
+export interface S3SettingsRow {
+  clusterId: string;
+  /** JSON text of the non-secret fields (bucket, region, endpoint, prefix, access_key_id, force_path_style). */
+  settings: string;
+  /** The sealed secret access key, or null. */
+  sealedSecret: Buffer | null;
+  updatedAt: number;
+}
+
 /** The proxy sub-store contract. Unique-key violations throw {@link ProxyConflict}. */
 export interface ProxyStore {
   tenantBySlug(slug: string): TenantRow | undefined;
@@ -107,9 +123,24 @@ export interface ProxyStore {
   isTokenRevoked(jti: string, now: number): boolean;
   /** Drops deny-list entries whose token has expired; the number dropped. */
   pruneRevokedTokens(now: number): number;
+  /** The cluster's S3 settings, undefined when none. */
+  s3Settings(clusterId: string): S3SettingsRow | undefined;
+  /** Stores (replacing) a cluster's S3 settings. */
+  putS3Settings(row: S3SettingsRow): void;
+  /** Removes a cluster's S3 settings; false when there were none. */
+  deleteS3Settings(clusterId: string): boolean;
   /** Appends to the operations log (`detail` JSON text; never a secret). */
   logOperation(kind: string, detail: string, at: number): void;
   operations(limit: number): { kind: string; detail: string; at: number }[];
+  /**
+   * Resolves when every write made so far is durable (a store whose writes are durable when they
+   * return has none); rejects once with the error of a write that failed.
+   */
+  settled?(): Promise<void>;
+  /** Calls `fn` whenever the state changed by another process was loaded (a shared store has it). */
+  onChange?(fn: () => void): void;
+  /** Loads the shared state again now (a shared store has it). */
+  refresh?(): Promise<void>;
   close(): void;
 }
 

@@ -275,7 +275,7 @@ describe('control plane without QUEEN_PROXY_CP_TOKEN', () => {
   test('every /api/cp route and /metrics answer 404 not_found', async () => {
     const b = await startProxied({ QUEEN_PROXY_CP_TOKEN: '' });
     try {
-      for (const [m, p] of [['POST', '/api/cp/bootstrap'], ['GET', '/api/cp/clusters'], ['DELETE', '/api/cp/keys/x']] as const) {
+      for (const [m, p] of [['POST', '/api/cp/bootstrap'], ['GET', '/api/cp/clusters'], ['DELETE', '/api/cp/keys/x'], ['PUT', '/api/cp/clusters/x/s3'], ['GET', '/api/cp/clusters/x/s3']] as const) {
         assert.deepEqual((await cp(b.url, m, p, m === 'POST' ? {} : undefined, '')).body, { error: 'not found', code: 'not_found' });
       }
       assert.equal((await call(b.url, 'GET', '/metrics/prometheus', undefined, { authorization: 'Bearer ' })).status, 404);

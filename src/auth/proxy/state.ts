@@ -80,11 +80,13 @@ function slugOf(v: unknown, what: string): string {
 export class ProxyState {
   /**
    * Live grants by key hash. Every write of this state goes through this class, which empties the
-   * cache, so a revocation or a status change is seen by the next request on this node.
+   * cache, so a revocation or a status change is seen by the next request on this node; a shared
+   * store's reload (a change made on another node) empties it too.
    */
   private readonly grants = new Map<string, KeyGrant>();
 
   constructor(readonly store: ProxyStore, private readonly clock: Clock, private readonly keyEnv = 'live') {
+    store.onChange?.(() => this.grants.clear()); // a change made on another node (a revocation) ends the cached grants
     for (const p of BUILT_IN_PLANS) {
       if (!store.plan(p.code)) store.upsertPlan({ code: p.code, limits: JSON.stringify(p.limits), features: JSON.stringify(p.features) });
     }

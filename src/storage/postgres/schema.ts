@@ -298,4 +298,28 @@ CREATE INDEX partitions_scan ON queen.partitions (queue_id, last_activity_ms, pk
 DROP INDEX queen.partitions_recent;
 `,
   },
+  {
+    version: 10,
+    name: 'embedded proxy state',
+    // The proxy's tenants, clusters, users, roles, API keys (hashes), plans, revoked session tokens,
+    // S3 settings and operations log (src/storage/postgres/proxy.ts), shared by every node of the
+    // database; proxy_meta.version moves with every change another node must see. (9 is left to a
+    // migration written alongside; versions apply in order, gaps allowed.)
+    sql: `
+CREATE TABLE queen.proxy_tenants (id text PRIMARY KEY, slug text NOT NULL UNIQUE, name text NOT NULL, status text NOT NULL, created_at_ms bigint NOT NULL);
+CREATE TABLE queen.proxy_clusters (id text PRIMARY KEY, slug text NOT NULL UNIQUE, tenant_id text NOT NULL, plan text NOT NULL, cell text NOT NULL,
+  status text NOT NULL, overrides text NOT NULL, broker_tenant_uuid text NOT NULL, created_at_ms bigint NOT NULL);
+CREATE TABLE queen.proxy_users (id text PRIMARY KEY, email text NOT NULL UNIQUE, tenant_id text NOT NULL, password_hash text, is_operator boolean NOT NULL,
+  created_at_ms bigint NOT NULL);
+CREATE TABLE queen.proxy_cluster_roles (user_id text NOT NULL, cluster_id text NOT NULL, role text NOT NULL, PRIMARY KEY (user_id, cluster_id));
+CREATE TABLE queen.proxy_api_keys (id text PRIMARY KEY, cluster_id text NOT NULL, name text NOT NULL, key_hash text NOT NULL UNIQUE, scopes text NOT NULL,
+  revoked_at_ms bigint, last_used_at_ms bigint, created_at_ms bigint NOT NULL);
+CREATE TABLE queen.proxy_plans (code text PRIMARY KEY, limits text NOT NULL, features text NOT NULL);
+CREATE TABLE queen.proxy_revoked_tokens (jti text PRIMARY KEY, expires_at_ms bigint NOT NULL);
+CREATE TABLE queen.proxy_s3_settings (cluster_id text PRIMARY KEY, settings text NOT NULL, sealed_secret bytea, updated_at_ms bigint NOT NULL);
+CREATE TABLE queen.proxy_operations (seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, kind text NOT NULL, detail text NOT NULL, at_ms bigint NOT NULL);
+CREATE TABLE queen.proxy_meta (id int PRIMARY KEY CHECK (id = 0), version bigint NOT NULL);
+INSERT INTO queen.proxy_meta VALUES (0, 0);
+`,
+  },
 ];

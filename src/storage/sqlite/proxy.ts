@@ -1,11 +1,12 @@
 /**
  * The proxy sub-store on SQLite (src/storage/proxy.ts): `<dataDir>/proxy.db`, WAL,
- * `synchronous=FULL`, one statement per operation. Schema version in `user_version`.
+ * `synchronous=FULL`, one statement per operation. Schema version in `user_version` (1: the first
+ * tables; 2: `s3_settings`).
  */
 import Database from 'better-sqlite3';
 import type { Database as Db, Statement } from 'better-sqlite3';
 import path from 'node:path';
-import { ProxyConflict, type ApiKeyRow, type ClusterRow, type PlanRow, type ProxyStore, type TenantRow, type UserRow } from '../proxy.js';
+import { ProxyConflict, type ApiKeyRow, type ClusterRow, type PlanRow, type ProxyStore, type S3SettingsRow, type TenantRow, type UserRow } from '../proxy.js';
 
 const SCHEMA = [
   `CREATE TABLE tenants (id TEXT PRIMARY KEY, slug TEXT NOT NULL UNIQUE, name TEXT NOT NULL, status TEXT NOT NULL, created_at INTEGER NOT NULL)`,
@@ -18,6 +19,11 @@ const SCHEMA = [
   `CREATE TABLE plans (code TEXT PRIMARY KEY, limits TEXT NOT NULL, features TEXT NOT NULL)`,
   `CREATE TABLE revoked_tokens (jti TEXT PRIMARY KEY, expires_at INTEGER NOT NULL)`,
   `CREATE TABLE operations (seq INTEGER PRIMARY KEY AUTOINCREMENT, kind TEXT NOT NULL, detail TEXT NOT NULL, at INTEGER NOT NULL)`,
+];
+
+/** Schema steps after version 1, applied in order; version n + 2 after step n. */
+const UPGRADES: string[][] = [
+  [`CREATE TABLE s3_settings (cluster_id TEXT PRIMARY KEY, settings TEXT NOT NULL, sealed_secret BLOB, updated_at INTEGER NOT NULL)`],
 ];
 
 type R = Record<string, unknown>;
@@ -63,6 +69,12 @@ export class SqliteProxyStore implements ProxyStore {
         db.pragma('user_version = 1');
       })();
     }
+    for (let v = db.pragma('user_version', { simple: true }) as number; v < 1 + UPGRADES.length; v++) {
+      db.transaction(() => {
+        for (const s of UPGRADES[v - 1]!) db.exec(s);
+        db.pragma(`user_version = ${v + 1}`);
+      })();
+    }
     return new SqliteProxyStore(db);
   }
 
@@ -91,6 +103,7 @@ export class SqliteProxyStore implements ProxyStore {
   deleteTenant(id: string): void {
     this.db.transaction(() => {
       this.run('DELETE FROM api_keys WHERE cluster_id IN (SELECT id FROM clusters WHERE tenant_id = ?)', id);
+      this.run('DELETE FROM s3_settings WHERE cluster_id IN (SELECT id FROM clusters WHERE tenant_id = ?)', id);
       this.run('DELETE FROM cluster_roles WHERE cluster_id IN (SELECT id FROM clusters WHERE tenant_id = ?)', id);
       this.run('DELETE FROM clusters WHERE tenant_id = ?', id);
       this.run('DELETE FROM users WHERE tenant_id = ?', id);
@@ -154,6 +167,16 @@ export class SqliteProxyStore implements ProxyStore {
   isTokenRevoked(jti: string, now: number): boolean {
     return this.stmt('SELECT 1 FROM revoked_tokens WHERE jti = ? AND expires_at > ?').get(jti, now) !== undefined;
   }
+  s3Settings(clusterId: string) {
+    return this.one((r): S3SettingsRow => ({
+      clusterId: r.cluster_id as string, settings: r.settings as string, sealedSecret: (r.sealed_secret as Buffer | null) ?? null, updatedAt: r.updated_at as number,
+    }), 'SELECT * FROM s3_settings WHERE cluster_id = ?', clusterId);
+  }
+  putS3Settings(r: S3SettingsRow): void {
+    this.run(`INSERT INTO s3_settings VALUES (?, ?, ?, ?) ON CONFLICT (cluster_id) DO UPDATE SET settings = excluded.settings,
+              sealed_secret = excluded.sealed_secret, updated_at = excluded.updated_at`, r.clusterId, r.settings, r.sealedSecret, r.updatedAt);
+  }
+  deleteS3Settings(clusterId: string): boolean { return this.run('DELETE FROM s3_settings WHERE cluster_id = ?', clusterId) > 0; }
   logOperation(kind: string, detail: string, at: number): void { this.run('INSERT INTO operations (kind, detail, at) VALUES (?, ?, ?)', kind, detail, at); }
   operations(limit: number) {
     return this.all((r) => ({ kind: r.kind as string, detail: r.detail as string, at: r.at as number }), 'SELECT kind, detail, at FROM operations ORDER BY seq DESC LIMIT ?', limit);
