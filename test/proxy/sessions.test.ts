@@ -154,13 +154,30 @@ describe('proxy sessions', () => {
   });
 
   test('login guard: per-IP failures back off across accounts', async () => {
-    const ip = freshIp();
-    for (let i = 0; i < 7; i++) { // 6 free per IP, the 7th closes the door
-      assert.equal((await postLogin(b.url, { email: `ipguard${i}@${acme.slug}.test`, password: 'x' }, { 'x-forwarded-for': ip })).status, 401);
+    // A broker of its own with a 60 s back-off: with the suite's 400 ms one, a slow machine (each
+    // login hashes a password) could reopen the door before the next attempt arrives.
+    const g = await startProxied({
+      ...SESSION_ENV,
+      QUEEN_LOGIN_BACKOFF_BASE_MS: '60000', QUEEN_LOGIN_LOCKOUT_MAX_MS: '120000',
+      QUEEN_LOGIN_ACCOUNT_FREE_FAILURES: '3', QUEEN_LOGIN_IP_FREE_FAILURES: '6',
+    });
+    try {
+      const t = await bootstrap(g.url, uniqueName('ipg').toLowerCase());
+      const owner = `carol@${t.slug}.test`;
+      await person(g.url, t.slug, owner, PASSWORD, { cluster: t.slug, role: 'admin' });
+      const ip = freshIp();
+      for (let i = 0; i < 7; i++) { // 6 free per IP, the 7th closes the door
+        assert.equal((await postLogin(g.url, { email: `ipguard${i}@${t.slug}.test`, password: 'x' }, { 'x-forwarded-for': ip })).status, 401);
+      }
+      const r = await postLogin(g.url, { email: owner, password: PASSWORD }, { 'x-forwarded-for': ip });
+      assert.equal(r.status, 429);
+      assert.ok(Number(r.headers.get('retry-after')) >= 1);
+      const other = await postLogin(g.url, { email: owner, password: PASSWORD }, { 'x-forwarded-for': freshIp() });
+      assert.equal(other.status, 303, 'another address is not affected');
+      secrets.push(other.cookie!.split('=')[1]!);
+    } finally {
+      await g.stop();
     }
-    const r = await postLogin(b.url, { email, password: PASSWORD }, { 'x-forwarded-for': ip });
-    assert.equal(r.status, 429);
-    assert.equal((await postLogin(b.url, { email, password: PASSWORD }, { 'x-forwarded-for': freshIp() })).status, 303, 'another address is not affected');
   });
 
   test('bootstrap with a password: password_set and can_login, and the admin signs in', async () => {
