@@ -169,6 +169,16 @@ describe('ephemeral queues', () => {
     assert.deepEqual(got.body.messages.map((m: any) => m.payload), [0, 1, 2, 3, 4]);
   });
 
+  test('a window {count:5} that gets fewer than 5 answers at the pop timeout with every message that arrived (spec §1.15 "or timeout")', async () => {
+    const w = uniqueName('eph');
+    await configure(b.url, w, { windowBuffer: { count: 5 } });
+    const held = pop(b.url, w, '&wait=true&timeout=4000&batch=10');
+    await waitFor(async () => (await call(b.url, 'GET', `/metrics/prometheus`)).text.match(/queen_ephemeral_parked_consumers (\d+)/)?.[1] !== '0' || undefined, { timeoutMs: 10_000, what: 'parked pop' });
+    for (let i = 0; i < 3; i++) await push(b.url, w, [i]);
+    // Without the window the pop would answer with the first message alone.
+    assert.deepEqual((await held).body.messages.map((m: any) => m.payload), [0, 1, 2]);
+  });
+
   test('a pop whose client went away while parked is given nothing: the next consumer gets the message on its first attempt', async () => {
     const q = uniqueName('eph');
     const gone = new AbortController();
