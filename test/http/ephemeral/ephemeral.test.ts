@@ -132,7 +132,7 @@ describe('ephemeral queues', () => {
       ['POST', '/api/v1/ephemeral/push', { queue: 'x'.repeat(513), messages: [] }, /queue is longer than 512 bytes/],
       ['POST', '/api/v1/ephemeral/push', { queue: 'a', messages: Array.from({ length: 10_001 }, () => ({ payload: 1 })) }, /at most 10000 messages per push/],
       // A lone UTF-16 surrogate cannot be stored as UTF-8: a declared queue so named came back
-      // under another name after a restart (review of issue 15, item 4).
+      // under another name after a restart (docs/ephemeral.md#common-rules).
       ['POST', '/api/v1/ephemeral/configure', '{"queue":"lone\\ud800x","options":{}}', /lone UTF-16 surrogate.*queue/],
       ['POST', '/api/v1/ephemeral/push', '{"queue":"a","partition":"\\udc00","messages":[]}', /lone UTF-16 surrogate.*partition/],
       ['GET', '/api/v1/ephemeral/pop', undefined, /queue is required/],

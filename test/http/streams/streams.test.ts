@@ -359,7 +359,7 @@ describe('streams', () => {
       ['/streams/v1/cycle', { query_id: '01a22f2a-4a9c-73d8-aa83-9e2ba053bca9', partition_id: '01a22f2a-4a9c-73d8-aa83-9e2ba053bca9', ack: { count: -1 } }, 'ack.count must be a non-negative integer'],
       ['/streams/v1/state/get', { query_id: '01a22f2a-4a9c-73d8-aa83-9e2ba053bca9' }, 'query_id and partition_id are required'],
       ['/streams/v1/state/get', { query_id: '01a22f2a-4a9c-73d8-aa83-9e2ba053bca9', partition_id: 'nope' }, 'partition_id must be a UUID'],
-      // A bad element names itself, not the whole body (review of issue 15, item 4).
+      // A bad element names itself, not the whole body (docs/streams.md#limits).
       ['/streams/v1/cycle', { query_id: '01a22f2a-4a9c-73d8-aa83-9e2ba053bca9', partition_id: '01a22f2a-4a9c-73d8-aa83-9e2ba053bca9', state_ops: [null] }, 'state_ops[0] must be a JSON object'],
       ['/streams/v1/cycle', { query_id: '01a22f2a-4a9c-73d8-aa83-9e2ba053bca9', partition_id: '01a22f2a-4a9c-73d8-aa83-9e2ba053bca9', push_items: [5] }, 'push_items[0] must be a JSON object'],
       ['/streams/v1/cycle', { query_id: '01a22f2a-4a9c-73d8-aa83-9e2ba053bca9', partition_id: '01a22f2a-4a9c-73d8-aa83-9e2ba053bca9', ack: 5 }, 'ack must be a JSON object'],
