@@ -10,6 +10,7 @@ import { QueenError } from '../../errors.js';
 import { DEFAULT_TENANT, type QueueBackend } from '../../storage/contract.js';
 import type { Clock, ClockTimer } from '../../util/clock.js';
 import { MinHeap } from '../../util/heap.js';
+import { hasBadNameChars } from '../../util/names.js';
 import { formatId, idStem, newEpoch, parseOwnId } from './ids.js';
 import { defaultOptions, optionsInForce, validateOptions } from './options.js';
 import { EphemeralQueue } from './queue.js';
@@ -86,7 +87,9 @@ interface LeaseEntry {
 }
 
 /**
- * Checks a queue, partition or group name: non-empty, ≤ 512 UTF-8 bytes, no byte below 0x20.
+ * Checks a queue, partition or group name: non-empty, ≤ 512 UTF-8 bytes, no byte below 0x20, and no
+ * lone UTF-16 surrogate (it has no UTF-8 form: a declared queue so named would come back from the
+ * store under another name; the durable names refuse it too, src/util/names.ts).
  * @throws QueenError `ephemeral_bad_request`
  */
 export function checkName(value: string, what: string): void {
@@ -95,6 +98,7 @@ export function checkName(value: string, what: string): void {
   for (let i = 0; i < value.length; i++) {
     if (value.charCodeAt(i) < 0x20) throw new QueenError('ephemeral_bad_request', `control characters are not allowed in ${what}`);
   }
+  if (hasBadNameChars(value)) throw new QueenError('ephemeral_bad_request', `a lone UTF-16 surrogate is not allowed in ${what}`);
 }
 
 /** The ephemeral engine (see the module comment). */

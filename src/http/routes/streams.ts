@@ -32,8 +32,9 @@ function bad(message: string, extra: Obj = { success: false }): QueenError {
   return new QueenError('streams_bad_request', message, extra);
 }
 
-function objectBody(body: unknown, extra?: Obj): Obj {
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw bad('request body must be a JSON object', extra);
+/** `body` as an object; otherwise 400 `<what> must be a JSON object` (`what`: the request body, or the element's path). */
+function objectBody(body: unknown, extra?: Obj, what = 'request body'): Obj {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw bad(`${what} must be a JSON object`, extra);
   return body as Obj;
 }
 
@@ -65,10 +66,11 @@ function arrayField(o: Obj, k: string): unknown[] {
   return v;
 }
 
-function stateKey(v: unknown, where: string): string {
-  if (typeof v !== 'string') throw bad(`${where}.key must be a string`);
-  if (Buffer.byteLength(v, 'utf8') > MAX_STATE_KEY_BYTES) throw bad(`${where}.key is longer than ${MAX_STATE_KEY_BYTES} bytes`);
-  if (hasBadNameChars(v)) throw bad(`${where}.key must not contain NUL or lone surrogates`);
+/** A state key (`where`: its path in the body, e.g. `state_ops[3].key`, `keys[0]`); 400 unless a string of at most MAX_STATE_KEY_BYTES without NUL or lone surrogates. */
+function stateKey(v: unknown, where: string, extra?: Obj): string {
+  if (typeof v !== 'string') throw bad(`${where} must be a string`, extra);
+  if (Buffer.byteLength(v, 'utf8') > MAX_STATE_KEY_BYTES) throw bad(`${where} is longer than ${MAX_STATE_KEY_BYTES} bytes`, extra);
+  if (hasBadNameChars(v)) throw bad(`${where} must not contain NUL or lone surrogates`, extra);
   return v;
 }
 
@@ -95,14 +97,14 @@ function parseCycle(body: unknown, tenant: string, producerSub: string | null): 
   const partitionId = uuid(reqStr(b, 'partition_id'), 'partition_id');
   const group = optStr(b, 'consumer_group', '');
   const stateOps = arrayField(b, 'state_ops').map((raw, i): CycleStateOp => {
-    const o = objectBody(raw);
+    const o = objectBody(raw, undefined, `state_ops[${i}]`);
     const type = o.type;
     if (typeof type !== 'string') throw bad(`state_ops[${i}].type must be a string`);
-    return { type, key: stateKey(o.key, `state_ops[${i}]`), ...('value' in o ? { value: o.value } : {}) };
+    return { type, key: stateKey(o.key, `state_ops[${i}].key`), ...('value' in o ? { value: o.value } : {}) };
   });
   const pushItems: CyclePushItem[] = [];
   arrayField(b, 'push_items').forEach((raw, i) => {
-    const o = objectBody(raw);
+    const o = objectBody(raw, undefined, `push_items[${i}]`);
     const where = `push_items[${i}].`;
     const queue = optStr(o, 'queue', where) ?? '';
     const partition = optStr(o, 'partition', where);
@@ -114,7 +116,7 @@ function parseCycle(body: unknown, tenant: string, producerSub: string | null): 
   });
   let ack: CycleAck | null = null;
   if (b.ack !== undefined && b.ack !== null) {
-    const a = objectBody(b.ack);
+    const a = objectBody(b.ack, undefined, 'ack');
     ack = {
       transactionId: optStr(a, 'transactionId', 'ack.'), leaseId: optStr(a, 'leaseId', 'ack.'), status: optStr(a, 'status', 'ack.'), count: count(a.count),
     };
@@ -156,7 +158,7 @@ export async function streamsRoutes(app: FastifyInstance, { broker }: RouteConte
     let keys: string[] | undefined;
     if (Array.isArray(b.keys)) {
       if (b.keys.length > MAX_STREAM_ITEMS) throw bad(`keys has ${b.keys.length} entries; at most ${MAX_STREAM_ITEMS} per read`, extra);
-      keys = b.keys.map((k, i) => stateKey(k, `keys[${i}]`));
+      keys = b.keys.map((k, i) => stateKey(k, `keys[${i}]`, extra));
     } else if (b.keys !== undefined && b.keys !== null) {
       throw bad('keys must be an array of strings', extra);
     }

@@ -131,6 +131,10 @@ describe('ephemeral queues', () => {
       ['POST', '/api/v1/ephemeral/push', { queue: 'a\u0001', messages: [] }, /control characters are not allowed in queue/],
       ['POST', '/api/v1/ephemeral/push', { queue: 'x'.repeat(513), messages: [] }, /queue is longer than 512 bytes/],
       ['POST', '/api/v1/ephemeral/push', { queue: 'a', messages: Array.from({ length: 10_001 }, () => ({ payload: 1 })) }, /at most 10000 messages per push/],
+      // A lone UTF-16 surrogate cannot be stored as UTF-8: a declared queue so named came back
+      // under another name after a restart (docs/ephemeral.md#common-rules).
+      ['POST', '/api/v1/ephemeral/configure', '{"queue":"lone\\ud800x","options":{}}', /lone UTF-16 surrogate.*queue/],
+      ['POST', '/api/v1/ephemeral/push', '{"queue":"a","partition":"\\udc00","messages":[]}', /lone UTF-16 surrogate.*partition/],
       ['GET', '/api/v1/ephemeral/pop', undefined, /queue is required/],
       ['POST', '/api/v1/ephemeral/ack', { queue: 'a', acks: Array.from({ length: 10_001 }, () => ({ id: 'x' })) }, /at most 10000 acks per call/],
     ];
@@ -167,6 +171,16 @@ describe('ephemeral queues', () => {
     for (let i = 0; i < 5; i++) await push(b.url, w, [i]);
     const got = await held;
     assert.deepEqual(got.body.messages.map((m: any) => m.payload), [0, 1, 2, 3, 4]);
+  });
+
+  test('a window {count:5} that gets fewer than 5 answers at the pop timeout with every message that arrived (spec §1.15 "or timeout")', async () => {
+    const w = uniqueName('eph');
+    await configure(b.url, w, { windowBuffer: { count: 5 } });
+    const held = pop(b.url, w, '&wait=true&timeout=4000&batch=10');
+    await waitFor(async () => (await call(b.url, 'GET', `/metrics/prometheus`)).text.match(/queen_ephemeral_parked_consumers (\d+)/)?.[1] !== '0' || undefined, { timeoutMs: 10_000, what: 'parked pop' });
+    for (let i = 0; i < 3; i++) await push(b.url, w, [i]);
+    // Without the window the pop would answer with the first message alone.
+    assert.deepEqual((await held).body.messages.map((m: any) => m.payload), [0, 1, 2]);
   });
 
   test('a pop whose client went away while parked is given nothing: the next consumer gets the message on its first attempt', async () => {

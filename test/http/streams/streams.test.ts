@@ -359,11 +359,18 @@ describe('streams', () => {
       ['/streams/v1/cycle', { query_id: '01a22f2a-4a9c-73d8-aa83-9e2ba053bca9', partition_id: '01a22f2a-4a9c-73d8-aa83-9e2ba053bca9', ack: { count: -1 } }, 'ack.count must be a non-negative integer'],
       ['/streams/v1/state/get', { query_id: '01a22f2a-4a9c-73d8-aa83-9e2ba053bca9' }, 'query_id and partition_id are required'],
       ['/streams/v1/state/get', { query_id: '01a22f2a-4a9c-73d8-aa83-9e2ba053bca9', partition_id: 'nope' }, 'partition_id must be a UUID'],
+      // A bad element names itself, not the whole body (docs/streams.md#limits).
+      ['/streams/v1/cycle', { query_id: '01a22f2a-4a9c-73d8-aa83-9e2ba053bca9', partition_id: '01a22f2a-4a9c-73d8-aa83-9e2ba053bca9', state_ops: [null] }, 'state_ops[0] must be a JSON object'],
+      ['/streams/v1/cycle', { query_id: '01a22f2a-4a9c-73d8-aa83-9e2ba053bca9', partition_id: '01a22f2a-4a9c-73d8-aa83-9e2ba053bca9', push_items: [5] }, 'push_items[0] must be a JSON object'],
+      ['/streams/v1/cycle', { query_id: '01a22f2a-4a9c-73d8-aa83-9e2ba053bca9', partition_id: '01a22f2a-4a9c-73d8-aa83-9e2ba053bca9', ack: 5 }, 'ack must be a JSON object'],
+      ['/streams/v1/state/get', { query_id: '01a22f2a-4a9c-73d8-aa83-9e2ba053bca9', partition_id: '01a22f2a-4a9c-73d8-aa83-9e2ba053bca9', keys: ['k', 1] }, 'keys[1] must be a string'],
+      ['/streams/v1/queries', { name: '名前-ü-🎉', source_queue: 's', config_hash: 'h', sink_queue: 5 }, 'sink_queue must be a string'],
     ];
     for (const [p, body, error] of cases) {
       const r = await post(b.url, p, body);
       assert.equal(r.status, 400, `${p} ${r.text}`);
       assert.deepEqual([r.body.code, r.body.error], ['streams_bad_request', error]);
+      if (p === '/streams/v1/state/get') assert.deepEqual(r.body.rows, [], `${error}: rows [] as on every state/get refusal`);
     }
     const malformed = await call(b.url, 'POST', '/streams/v1/cycle', '{"query_id":');
     assert.equal(malformed.status, 400);
