@@ -1,7 +1,9 @@
 /**
  * The embedded SQLite store (better-sqlite3 v12, WAL). Implements {@link Store} with group
  * commit: units of work queued while the event loop is busy run in one transaction, each inside
- * its own savepoint, and share one fsync (`synchronous=FULL` by default).
+ * its own savepoint, and share one fsync. With `QUEEN_SYNC=full` (the default) that fsync of the
+ * WAL runs on the libuv thread pool after COMMIT (SQLite at `synchronous=NORMAL`), and callers are
+ * answered once it is done (docs/storage.md#durability).
  *
  * The WAL is bounded: `journal_size_limit` truncates it to `walLimitBytes` whenever SQLite resets
  * it after a checkpoint, and once no commit has happened for `walIdleMs` the store checkpoints
@@ -31,6 +33,30 @@ interface Job {
   work: (tx: StoreTx) => unknown;
   resolve: (v: unknown) => void;
   reject: (e: unknown) => void;
+}
+
+/** What one unit of a commit produced: its value or error, its after-commit and rollback hooks. */
+interface Outcome {
+  ok: boolean;
+  value: unknown;
+  hooks: (() => void)[];
+  undo: (() => void)[];
+}
+
+/** One commit's callers, waiting for the WAL fsync that makes it durable. */
+interface Committed {
+  batch: Job[];
+  outcomes: Outcome[];
+}
+
+/** Answers a durable commit's callers in order, then runs its after-commit hooks. */
+function settle(batch: Job[], outcomes: Outcome[]): void {
+  for (let i = 0; i < batch.length; i++) {
+    const o = outcomes[i]!;
+    if (o.ok) batch[i]!.resolve(o.value);
+    else batch[i]!.reject(o.value);
+  }
+  for (const o of outcomes) for (const h of o.hooks) h();
 }
 
 /**
@@ -100,12 +126,22 @@ export class SqliteStore implements Store {
   private readonly walIdleMs: number;
   private lastCommitAt = 0;
   private walDirty = false;
+  /**
+   * The WAL file, fsynced off the event loop after each commit when `QUEEN_SYNC=full` (SQLite then
+   * runs `synchronous=NORMAL`, which writes the WAL without syncing it); undefined otherwise.
+   */
+  private readonly wal: { fd: number } | undefined;
+  /** Commits made since the running WAL fsync started (or with none running): the next fsync covers them. */
+  private unsynced: Committed[] = [];
+  /** The commits the running WAL fsync covers, or undefined when none runs. */
+  private syncing: Committed[] | undefined;
   /** The idle checkpoint's entry in a due-time scheduler (its own until {@link useScheduler} names the broker's). */
   private walLane: SchedulerLane<string>;
   private clock: Clock;
 
-  private constructor(db: Db, onCommitFailure?: (e: unknown) => void, walIdleMs = WAL_IDLE_MS, scheduler = new Scheduler(systemClock)) {
+  private constructor(db: Db, onCommitFailure?: (e: unknown) => void, walIdleMs = WAL_IDLE_MS, scheduler = new Scheduler(systemClock), walFd?: number) {
     this.db = db;
+    this.wal = walFd === undefined ? undefined : { fd: walFd };
     this.onCommitFailure = onCommitFailure;
     this.walIdleMs = walIdleMs;
     this.walLane = scheduler.lane<string>(WAL_LANE);
@@ -196,15 +232,28 @@ export class SqliteStore implements Store {
    */
   static open(opts: SqliteOptions): SqliteStore {
     fs.mkdirSync(opts.dataDir, { recursive: true, mode: 0o700 });
-    const db = new Database(path.join(opts.dataDir, 'queen.db'));
+    const file = path.join(opts.dataDir, 'queen.db');
+    const db = new Database(file);
     db.pragma('journal_mode = WAL');
-    db.pragma(`synchronous = ${opts.sync.toUpperCase()}`);
+    // `full`: SQLite writes the WAL at COMMIT without syncing it (NORMAL) and the store fsyncs the
+    // WAL itself on the thread pool before answering (see syncWal), so the disk wait overlaps HTTP work.
+    db.pragma(`synchronous = ${opts.sync === 'full' ? 'NORMAL' : opts.sync.toUpperCase()}`);
     db.pragma('foreign_keys = OFF');
     db.pragma('busy_timeout = 5000');
     db.pragma('cache_size = -65536');
     db.pragma(`journal_size_limit = ${Math.floor(opts.walLimitBytes ?? DEFAULT_WAL_LIMIT_BYTES)}`);
     migrate(db);
-    return new SqliteStore(db, opts.onCommitFailure, opts.walIdleMs, opts.scheduler);
+    let walFd: number | undefined;
+    if (opts.sync === 'full') {
+      // The WAL exists while a connection is open in WAL mode and is only unlinked when the last one
+      // closes, so this descriptor names it for the store's lifetime. The directory entry is made
+      // durable once, as SQLite does on the first sync of a new WAL.
+      walFd = fs.openSync(`${file}-wal`, 'r');
+      fs.fsyncSync(walFd);
+      const dir = fs.openSync(opts.dataDir, 'r');
+      try { fs.fsyncSync(dir); } finally { fs.closeSync(dir); }
+    }
+    return new SqliteStore(db, opts.onCommitFailure, opts.walIdleMs, opts.scheduler, walFd);
   }
 
   loadSnapshot(): StoreSnapshot {
@@ -355,7 +404,7 @@ export class SqliteStore implements Store {
     const batch = this.pending;
     this.pending = [];
     if (batch.length === 0) return;
-    const outcomes: { ok: boolean; value: unknown; hooks: (() => void)[]; undo: (() => void)[] }[] = [];
+    const outcomes: Outcome[] = [];
     try {
       this.s.begin!.run();
       for (const job of batch) {
@@ -386,12 +435,38 @@ export class SqliteStore implements Store {
       this.hooks = [];
       this.undo = [];
     }
-    for (let i = 0; i < batch.length; i++) {
-      const o = outcomes[i]!;
-      if (o.ok) batch[i]!.resolve(o.value);
-      else batch[i]!.reject(o.value);
+    if (this.wal === undefined) {
+      settle(batch, outcomes);
+      return;
     }
-    for (const o of outcomes) for (const h of o.hooks) h();
+    this.unsynced.push({ batch, outcomes });
+    this.syncWal();
+  }
+
+  /**
+   * Starts one fsync of the WAL on the libuv thread pool for every commit not yet covered, unless
+   * one is running (the commits made meanwhile wait for the next). Each commit's callers are
+   * answered, and its after-commit hooks run, once an fsync that started after the commit ended.
+   * A failed fsync rejects those callers (`storage_error`): the rows are committed but their
+   * durability is unknown, so no caller is told they are durable.
+   */
+  private syncWal(): void {
+    if (this.syncing !== undefined || this.unsynced.length === 0 || this.wal === undefined) return;
+    const covered = this.unsynced;
+    this.unsynced = [];
+    this.syncing = covered;
+    fs.fsync(this.wal.fd, (e) => {
+      if (this.syncing !== covered) return; // close() settled them already
+      this.syncing = undefined;
+      if (e) {
+        const err = new StorageError(`WAL fsync failed: ${e.message}`, e);
+        for (const c of covered) for (const job of c.batch) job.reject(err);
+        this.onCommitFailure?.(e);
+      } else {
+        for (const c of covered) settle(c.batch, c.outcomes);
+      }
+      this.syncWal();
+    });
   }
 
   /**
@@ -448,6 +523,19 @@ export class SqliteStore implements Store {
     while (this.pending.length > 0) this.flush();
     this.closed = true;
     this.walLane.cancel(WAL_KEY);
+    if (this.wal !== undefined) {
+      // Commits still waiting for (or covered by a running) WAL fsync: one last fsync here, then answer.
+      const waiting = [...(this.syncing ?? []), ...this.unsynced];
+      this.syncing = undefined;
+      this.unsynced = [];
+      let failure: Error | undefined;
+      try { fs.fsyncSync(this.wal.fd); } catch (e) { failure = e as Error; }
+      for (const c of waiting) {
+        if (failure) for (const job of c.batch) job.reject(new StorageError(`WAL fsync failed: ${failure.message}`, failure));
+        else settle(c.batch, c.outcomes);
+      }
+      fs.closeSync(this.wal.fd);
+    }
     this.db.close();
   }
 }
