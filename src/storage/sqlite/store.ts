@@ -383,10 +383,7 @@ export class SqliteStore implements Store {
     if (this.closed) return Promise.reject(new StorageError('store is closed'));
     return new Promise<T>((resolve, reject) => {
       this.pending.push({ work, resolve: resolve as (v: unknown) => void, reject });
-      if (!this.scheduled) {
-        this.scheduled = true;
-        setImmediate(() => this.flush());
-      }
+      this.schedule();
     });
   }
 
@@ -398,9 +395,25 @@ export class SqliteStore implements Store {
     return this.run(() => fn(this.db));
   }
 
-  /** One group commit: every pending unit of work in one transaction, one fsync. */
-  private flush(): void {
+  /**
+   * Arms the next group commit for the next turn of the event loop, unless one is armed or a WAL
+   * fsync is running: then the units wait for it to end and go into one commit together, so each
+   * fsync is paired with one commit however small the requests are (measured: committing during
+   * the fsync instead made 4× as many commits under push 1/request, and more CPU per message).
+   */
+  private schedule(): void {
+    if (this.scheduled || this.syncing !== undefined || this.pending.length === 0) return;
+    this.scheduled = true;
+    setImmediate(() => this.flush());
+  }
+
+  /**
+   * One group commit: every pending unit of work in one transaction, one fsync.
+   * @param force commit even while a WAL fsync runs (close)
+   */
+  private flush(force = false): void {
     this.scheduled = false;
+    if (this.syncing !== undefined && !force) return; // the running fsync's end schedules this commit
     const batch = this.pending;
     this.pending = [];
     if (batch.length === 0) return;
@@ -466,6 +479,7 @@ export class SqliteStore implements Store {
         for (const c of covered) settle(c.batch, c.outcomes);
       }
       this.syncWal();
+      this.schedule(); // the units that arrived during the fsync, on the next turn (after the answers' continuations)
     });
   }
 
@@ -520,7 +534,7 @@ export class SqliteStore implements Store {
 
   async close(): Promise<void> {
     if (this.closed) return;
-    while (this.pending.length > 0) this.flush();
+    while (this.pending.length > 0) this.flush(true);
     this.closed = true;
     this.walLane.cancel(WAL_KEY);
     if (this.wal !== undefined) {
