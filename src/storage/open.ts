@@ -50,6 +50,7 @@ export async function openStore(config: Config, log: Logger): Promise<OpenedStor
   const store = SqliteStore.open({
     dataDir: config.dataDir,
     sync: config.sync,
+    syncThread: config.syncThread,
     walLimitBytes: config.walLimitBytes,
     onCommitFailure: (e) => log.error({ err: e }, 'commit failed'),
   });

@@ -14,6 +14,7 @@ import { test } from 'node:test';
 import { SqliteStore } from '../../src/storage/sqlite/store.js';
 import { DEFAULT_TENANT } from '../../src/storage/contract.js';
 import { QUEUE_DEFAULTS } from '../../src/model/options.js';
+import { loadConfig } from '../../src/config/index.js';
 import { tempDir } from '../helpers/broker.js';
 
 type Event = { kind: 'work' | 'resolved' | 'hook'; unit: number } | { kind: 'fsync-start' | 'fsync-end'; fd: number };
@@ -96,6 +97,22 @@ test('QUEEN_SYNC=normal: no WAL fsync of the store\'s own', async () => {
   const store = SqliteStore.open({ dataDir, sync: 'normal' });
   const events: Event[] = [];
   try {
+    await recordingFsync(events, () => Promise.all(Array.from({ length: 5 }, (_, i) => store.run((tx) => tx.insertQueue(queueRow(i))))));
+    assert.deepEqual(events, []);
+  } finally {
+    await store.close();
+  }
+});
+
+test('QUEEN_SYNC_THREAD=false: SQLite fsyncs inside COMMIT (FULL) and the store makes no fsync of its own', async () => {
+  assert.equal(loadConfig({ QUEEN_DATA_DIR: tempDir() }).syncThread, true);
+  assert.equal(loadConfig({ QUEEN_DATA_DIR: tempDir(), QUEEN_SYNC_THREAD: 'false' }).syncThread, false);
+  assert.throws(() => loadConfig({ QUEEN_DATA_DIR: tempDir(), QUEEN_SYNC_THREAD: 'sometimes' }), /QUEEN_SYNC_THREAD/);
+  const dataDir = path.join(tempDir(), 'data');
+  const store = SqliteStore.open({ dataDir, sync: 'full', syncThread: false });
+  const events: Event[] = [];
+  try {
+    assert.equal(await store.runOnDb((db) => db.pragma('synchronous', { simple: true })), 2, 'SQLite runs FULL');
     await recordingFsync(events, () => Promise.all(Array.from({ length: 5 }, (_, i) => store.run((tx) => tx.insertQueue(queueRow(i))))));
     assert.deepEqual(events, []);
   } finally {

@@ -86,6 +86,8 @@ export interface SqliteOptions {
   /** Directory holding `queen.db` (created with mode 0700 when missing). */
   dataDir: string;
   sync: SyncMode;
+  /** With `sync: 'full'`: fsync the WAL on the thread pool after COMMIT (default true), else inside COMMIT (SQLite FULL). */
+  syncThread?: boolean;
   /** Called when a commit fails (every unit's rollback hooks have run by then). */
   onCommitFailure?: (e: unknown) => void;
   /** WAL size kept after each checkpoint, bytes (`QUEEN_WAL_LIMIT_BYTES`; default {@link DEFAULT_WAL_LIMIT_BYTES}). */
@@ -237,14 +239,15 @@ export class SqliteStore implements Store {
     db.pragma('journal_mode = WAL');
     // `full`: SQLite writes the WAL at COMMIT without syncing it (NORMAL) and the store fsyncs the
     // WAL itself on the thread pool before answering (see syncWal), so the disk wait overlaps HTTP work.
-    db.pragma(`synchronous = ${opts.sync === 'full' ? 'NORMAL' : opts.sync.toUpperCase()}`);
+    const offThread = opts.sync === 'full' && opts.syncThread !== false;
+    db.pragma(`synchronous = ${offThread ? 'NORMAL' : opts.sync.toUpperCase()}`);
     db.pragma('foreign_keys = OFF');
     db.pragma('busy_timeout = 5000');
     db.pragma('cache_size = -65536');
     db.pragma(`journal_size_limit = ${Math.floor(opts.walLimitBytes ?? DEFAULT_WAL_LIMIT_BYTES)}`);
     migrate(db);
     let walFd: number | undefined;
-    if (opts.sync === 'full') {
+    if (offThread) {
       // The WAL exists while a connection is open in WAL mode and is only unlinked when the last one
       // closes, so this descriptor names it for the store's lifetime. The directory entry is made
       // durable once, as SQLite does on the first sync of a new WAL.
