@@ -5,7 +5,7 @@
  * was committed. `close()` answers the units still waiting for that fsync, and their rows are there
  * when the store is opened again.
  *
- * The real `fs.fsync` runs; the test only records when each call starts and ends.
+ * The real `fs.fdatasync` runs; the test only records when each call starts and ends.
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -19,10 +19,10 @@ import { tempDir } from '../helpers/broker.js';
 
 type Event = { kind: 'work' | 'resolved' | 'hook'; unit: number } | { kind: 'fsync-start' | 'fsync-end'; fd: number };
 
-/** Records fs.fsync calls into `events` while `fn` runs (the real fsync still does the work). */
+/** Records fs.fdatasync calls (the store's WAL sync) into `events` while `fn` runs (the real call still does the work). */
 async function recordingFsync<T>(events: Event[], fn: () => Promise<T>): Promise<T> {
-  const real = fs.fsync;
-  (fs as { fsync: unknown }).fsync = (fd: number, cb: (e: NodeJS.ErrnoException | null) => void) => {
+  const real = fs.fdatasync;
+  (fs as { fdatasync: unknown }).fdatasync = (fd: number, cb: (e: NodeJS.ErrnoException | null) => void) => {
     events.push({ kind: 'fsync-start', fd });
     real(fd, (e) => {
       events.push({ kind: 'fsync-end', fd });
@@ -32,7 +32,7 @@ async function recordingFsync<T>(events: Event[], fn: () => Promise<T>): Promise
   try {
     return await fn();
   } finally {
-    (fs as { fsync: unknown }).fsync = real;
+    (fs as { fdatasync: unknown }).fdatasync = real;
   }
 }
 

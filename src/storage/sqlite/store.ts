@@ -471,7 +471,8 @@ export class SqliteStore implements Store {
     const covered = this.unsynced;
     this.unsynced = [];
     this.syncing = covered;
-    fs.fsync(this.wal.fd, (e) => {
+    // fdatasync, as SQLite syncs its WAL on Linux: the frames and the file size, not the inode times.
+    fs.fdatasync(this.wal.fd, (e) => {
       if (this.syncing !== covered) return; // close() settled them already
       this.syncing = undefined;
       if (e) {
@@ -546,7 +547,7 @@ export class SqliteStore implements Store {
       this.syncing = undefined;
       this.unsynced = [];
       let failure: Error | undefined;
-      try { fs.fsyncSync(this.wal.fd); } catch (e) { failure = e as Error; }
+      try { fs.fdatasyncSync(this.wal.fd); } catch (e) { failure = e as Error; }
       for (const c of waiting) {
         if (failure) for (const job of c.batch) job.reject(new StorageError(`WAL fsync failed: ${failure.message}`, failure));
         else settle(c.batch, c.outcomes);
