@@ -26,6 +26,9 @@
  * PostgreSQL backend next to the SQLite rows, the wake-up latency across two nodes, 1 node against
  * 2 on one database, and 100 against 100,000 partitions; skipped with a line when no server answers.
  *
+ * Idle row (`rss`): the RSS of a freshly booted SQLite broker with nothing to do. Broker CPU per
+ * message (load-independent, for before/after comparisons on a shared machine): bench/cpu.ts.
+ *
  * Env: BENCH_SECONDS (default 5) per autocannon run; BENCH_ONLY=name,name to pick shapes.
  */
 import autocannon from 'autocannon';
@@ -420,6 +423,18 @@ async function main(): Promise<void> {
       rows.push(against(add!, 'push 100/request'), against(proc!, 'pop+ack (batch 100)'));
     } catch (e) {
       rows.push({ shape: 'BullMQ', messages: 0, batch: 0, concurrency: 0, msgPerSec: 0, reqPerSec: 0, p50: 0, p99: 0, note: `not measured: ${(e as Error).message}` });
+    }
+  }
+
+  if (want('rss')) {
+    // A freshly booted SQLite broker with nothing to do: RSS once boot work has settled (issue target ≤ 80 MB).
+    const b = await startBroker({ env: { LOG_LEVEL: 'info' } });
+    try {
+      await new Promise((r) => setTimeout(r, 1000));
+      const rss = rssBytes(b.proc.pid);
+      rows.push({ shape: 'idle RSS (fresh broker, SQLite)', messages: 0, batch: 0, concurrency: 0, msgPerSec: 0, reqPerSec: 0, p50: 0, p99: 0, note: `${(rss / 2 ** 20).toFixed(1)} MiB (VmRSS)` });
+    } finally {
+      await b.stop();
     }
   }
 

@@ -4,6 +4,7 @@
  * binds. SIGTERM/SIGINT: stop accepting, answer parked pops with 204, finish in-flight commits,
  * close the store, exit 0.
  */
+import { releaseBootHeap } from './util/boot-heap.js'; // first: holds the young generation small while the rest loads
 import { hostname } from 'node:os';
 import { ConfigError, loadConfig } from './config/index.js';
 import { initEncryption, initEncryptionOn } from './crypto/boot.js';
@@ -139,6 +140,7 @@ async function main(): Promise<void> {
   }
   storage.cluster?.announce(`${host === '0.0.0.0' || host === '::' ? hostname() : h}:${port}`);
   log.info({ port, host, dataDir: config.dataDir, sync: config.sync }, 'queen-ts listening');
+  releaseBootHeap();
   // The Kafka port (docs/kafka.md), off unless QUEEN_KAFKA_EMBEDDED=true; a bind failure is fatal.
   // A front door of the services: closed before the domain stops and the store closes.
   if (config.kafka && kafkaPort) await services.openFrontDoor(new kafkaPort.KafkaServer(services, config.kafka, config.jwt, log)).catch((e: unknown) => fatal((e as Error).message));

@@ -90,8 +90,9 @@ export async function registerAuth(app: FastifyInstance, cfg: JwtConfig, log: Lo
 
   app.decorateRequest('identity', null as unknown as Identity);
   if (!cfg.enabled) {
-    app.addHook('onRequest', async (request: FastifyRequest) => {
+    app.addHook('onRequest', (request: FastifyRequest, _reply: FastifyReply, done: () => void) => { // callback style: no promise per request
       request.identity = EMPTY_IDENTITY;
+      done();
     });
   } else {
     app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {

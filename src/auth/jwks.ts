@@ -12,7 +12,7 @@
  *
  * Source: docs/security.md#jwks.
  */
-import { importJWK, type JWK } from 'jose';
+import type { JWK } from 'jose';
 import type { Logger } from '../observability/logger.js';
 import { decodeB64url } from './token.js';
 import { Scheduler, type SchedulerLane } from '../util/scheduler.js';
@@ -170,7 +170,7 @@ async function parseEntry(entry: unknown): Promise<JwksKey | undefined> {
     return undefined;
   }
   try {
-    await importJWK(jwk, probeAlg);
+    await (await import('jose')).importJWK(jwk, probeAlg); // loaded here: a broker without JWKS never holds jose
   } catch {
     return undefined;
   }

@@ -13,7 +13,7 @@
  *
  * Source: docs/security.md#request-pipeline.
  */
-import { compactVerify } from 'jose';
+import type { compactVerify } from 'jose';
 import type { JwtConfig } from '../config/jwt.js';
 import { QueenError } from '../errors.js';
 import { classify, levelRoleSets, passes, type AccessLevel } from './access-levels.js';
@@ -87,6 +87,12 @@ export function createAuthenticator(cfg: JwtConfig, keys: KeyMaterial, clock: Cl
   return { authenticate, levelOf: classify };
 }
 
+let loaded: Promise<typeof import('jose')> | undefined;
+/** `jose`, loaded on the first signature check: a broker without JWT never holds it (idle RSS, README). */
+function jose(): Promise<typeof import('jose')> {
+  return (loaded ??= import('jose'));
+}
+
 /**
  * Verifies the signature with exactly the token's `alg`, then parses the payload.
  * @throws QueenError `invalid_token_signature` on any failure: bad signature, wrong key type,
@@ -96,7 +102,7 @@ async function verifySignature(token: string, header: Readonly<Record<string, un
   if (Object.hasOwn(header, 'b64')) throw new QueenError('invalid_token_signature');
   let payload: Uint8Array;
   try {
-    ({ payload } = await compactVerify(token, key as Exclude<typeof key, (...a: never[]) => unknown>, { algorithms: [alg] }));
+    ({ payload } = await (await jose()).compactVerify(token, key as Exclude<typeof key, (...a: never[]) => unknown>, { algorithms: [alg] }));
   } catch {
     throw new QueenError('invalid_token_signature');
   }

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { isNewMode } from '../model/subscription.js';
 import { loadEncryptionConfig, type EncryptionConfig } from './encryption.js';
 import { loadEphemeralConfig, type EphemeralConfig } from './ephemeral.js';
-import { ConfigError, int, oneOf, str, type Env } from './env.js';
+import { bool, ConfigError, int, oneOf, str, type Env } from './env.js';
 import { loadJwtConfig, type JwtConfig } from './jwt.js';
 import { loadKafkaConfig, type KafkaConfig } from './kafka.js';
 import { loadClusterConfig, type ClusterConfig } from './cluster.js';
@@ -67,6 +67,12 @@ export interface Config {
   popDefaultBatch: number;
   /** SQLite `synchronous` (`QUEEN_SYNC`): `full` survives power loss; `normal` may lose the last commits on power loss (not on a process crash). */
   sync: SyncMode;
+  /**
+   * With `sync: 'full'`, whether the WAL fsync runs on the libuv thread pool after COMMIT (SQLite at
+   * NORMAL, `QUEEN_SYNC_THREAD`, default true) or inside COMMIT on the event loop (SQLite at FULL).
+   * Both answer only after the fsync (docs/storage.md#durability).
+   */
+  syncThread: boolean;
   /** Retention / eviction sweep cadence in ms (`RETENTION_INTERVAL`). */
   retentionIntervalMs: number;
   /** Rows removed per sweep step (`RETENTION_BATCH_SIZE`). */
@@ -143,6 +149,7 @@ export function loadConfig(env: Env = process.env): Config {
     popDefaultTimeoutMs: int(env, popTimeoutName, 30_000, 0, maxPopTimeoutMs),
     popDefaultBatch: int(env, 'DEFAULT_BATCH_SIZE', 200, 1, limits.maxPopBatch),
     sync: oneOf(env, 'QUEEN_SYNC', ['full', 'normal', 'off'] as const, 'full'),
+    syncThread: bool(env, 'QUEEN_SYNC_THREAD', true),
     retentionIntervalMs: int(env, 'RETENTION_INTERVAL', 5000, 100, 86_400_000),
     retentionBatchSize: int(env, 'RETENTION_BATCH_SIZE', 1000, 1, 1_000_000),
     shutdownGraceMs: int(env, 'QUEEN_SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),

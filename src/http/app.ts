@@ -92,7 +92,16 @@ export async function buildApp(config: Config, services: Services, log: Logger):
   const coverage = attachRouteSchemas(app); // every route gets its schema; see src/http/schemas
   await registerOpenApi(app, VERSION);
   // gzip / deflate / br bodies, decoded size capped by QUEEN_MAX_BODY_BYTES (src/http/body-encoding.ts)
-  app.addHook('preParsing', async (req, _reply, payload) => decodeBody(req.headers['content-encoding'], payload, config.limits.maxBodyBytes));
+  // (callback style: no promise per request)
+  app.addHook('preParsing', (req, _reply, payload, done) => {
+    let decoded;
+    try {
+      decoded = decodeBody(req.headers['content-encoding'], payload, config.limits.maxBodyBytes);
+    } catch (e) {
+      return done(e as Error);
+    }
+    done(null, decoded);
+  });
   app.addHook('preClose', (done) => { closing = true; done(); });
   const auth = await registerAuth(app, config.jwt, log, services.clock, services.scheduler, config.tenancy.raftToken); // JWT hook on every route (docs/security.md#jwt)
   installTenancy(app, config.tenancy); // request.tenant on every route, after authentication (src/http/tenant.ts)

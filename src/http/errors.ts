@@ -119,8 +119,12 @@ const RETRY_LATER: ReadonlySet<string> = new Set(['db_read_only', 'standby']);
 
 /** Installs the error and not-found handlers on `app`. */
 export function installErrorHandling(app: FastifyInstance): void {
-  app.addHook('onRequest', async (request, reply) => {
-    if (unsafePath(request.url)) return reply.code(400).type('application/json').send(new QueenError('invalid_path').toJSON());
+  app.addHook('onRequest', (request, reply, done) => { // callback style: no promise per request
+    if (unsafePath(request.url)) {
+      reply.code(400).type('application/json').send(new QueenError('invalid_path').toJSON());
+      return;
+    }
+    done();
   });
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     const qe = isQueenError(error) ? error : fromFastify(error);

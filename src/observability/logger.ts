@@ -11,8 +11,8 @@
  * is flushed synchronously for at most {@link FINAL_FLUSH_MS}.
  */
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import { pino, type Logger } from 'pino';
-import { prettyFactory } from 'pino-pretty';
 import sonicBoom from 'sonic-boom';
 
 // sonic-boom is CommonJS: the class comes off the module object.
@@ -149,7 +149,9 @@ export function createLogger(level: string, format: LogFormat = 'auto', opts: Lo
   const pretty = resolveLogFormat(format, process.stdout.isTTY === true) === 'pretty';
   stdout ??= new StdoutSink(1, opts.bufferBytes ?? DEFAULT_LOG_BUFFER_BYTES);
   const sink = stdout;
-  const render = pretty ? prettyFactory({ translateTime: 'SYS:standard', ignore: 'pid,hostname,service' }) : undefined;
+  // pino-pretty (CommonJS) is loaded only for pretty output: a JSON-logging broker never holds it (idle RSS, README).
+  const prettyFactory = pretty ? (createRequire(import.meta.url)('pino-pretty') as typeof import('pino-pretty')).prettyFactory : undefined;
+  const render = prettyFactory ? prettyFactory({ translateTime: 'SYS:standard', ignore: 'pid,hostname,service' }) : undefined;
   const log = pino(options, render === undefined ? sink : { write: (line: string) => sink.write(render(line)) });
   sink.reporter = log;
   return log;

@@ -12,8 +12,7 @@ import type { PayloadCodec } from '../model/codec.js';
 import type { Clock } from '../util/clock.js';
 import type { StorageRuntime } from './runtime.js';
 import type { StoreSnapshot } from './store.js';
-import { PgBackend } from './postgres/backend.js';
-import { PgRuntime } from './postgres/runtime.js';
+import type { PgBackend } from './postgres/backend.js';
 import { SqliteRuntime } from './sqlite/runtime.js';
 import { SqliteStore } from './sqlite/store.js';
 import { OffsetClock } from '../util/offset-clock.js';
@@ -32,6 +31,8 @@ export async function openStore(config: Config, log: Logger): Promise<OpenedStor
     const pg = config.storage.pg;
     const where = pg.connectionString !== undefined ? 'DATABASE_URL' : `${pg.host}:${pg.port}/${pg.database}`;
     try {
+      // Loaded only here: a SQLite broker never holds the pg driver in memory (idle RSS, README).
+      const { PgBackend } = await import('./postgres/backend.js');
       const backend = await PgBackend.open({
         pool: { host: pg.host, port: pg.port, user: pg.user, database: pg.database, ssl: pg.ssl, max: pg.max, connectionString: pg.connectionString, password: pg.password },
         listenUrl: pg.listenUrl,
@@ -49,6 +50,7 @@ export async function openStore(config: Config, log: Logger): Promise<OpenedStor
   const store = SqliteStore.open({
     dataDir: config.dataDir,
     sync: config.sync,
+    syncThread: config.syncThread,
     walLimitBytes: config.walLimitBytes,
     onCommitFailure: (e) => log.error({ err: e }, 'commit failed'),
   });
@@ -64,6 +66,7 @@ export async function openStore(config: Config, log: Logger): Promise<OpenedStor
 export async function openRuntime(opened: OpenedStore, config: Config, codec: PayloadCodec, log: Logger, clock: Clock): Promise<StorageRuntime> {
   if (opened.kind === 'postgres') {
     const c = config.cluster;
+    const { PgRuntime } = await import('./postgres/runtime.js');
     return PgRuntime.open(opened.backend, codec, clock, log, config.storage.kind === 'postgres' ? config.storage.pg.recheckMs : undefined, {
       serverId: c.serverIdSet ? c.serverId : `${hostname()}-${process.pid}`, exclusive: c.serverIdSet,
       address: `${hostname()}:${config.port}`, heartbeatMs: c.heartbeatMs, nodeTtlMs: c.nodeTtlMs,

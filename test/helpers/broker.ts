@@ -41,6 +41,8 @@ export interface StartOptions {
   port?: number;
   /** Another build's `main.js` (bench comparisons); default {@link MAIN}. */
   main?: string;
+  /** Node flags before `main.js` (bench profiles: `--cpu-prof`, which NODE_OPTIONS refuses). */
+  nodeArgs?: string[];
 }
 
 /** True when the black-box suite runs on PostgreSQL (`QUEEN_TEST_STORAGE=postgres`). */
@@ -116,8 +118,8 @@ process.once('SIGTERM', () => {
 });
 
 /** Spawns a broker process and tracks it until it exits (see `liveBrokers`). */
-function spawnTracked(main: string, env: NodeJS.ProcessEnv): ChildProcess {
-  const proc = spawn(process.execPath, [main], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+function spawnTracked(main: string, env: NodeJS.ProcessEnv, nodeArgs: string[] = []): ChildProcess {
+  const proc = spawn(process.execPath, [...nodeArgs, main], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   liveBrokers.add(proc);
   proc.once('exit', () => liveBrokers.delete(proc));
   return proc;
@@ -154,7 +156,7 @@ export async function startBroker(opts: StartOptions = {}): Promise<BrokerHandle
     LOG_LEVEL: level,
     ...storage,
     ...opts.env,
-  });
+  }, opts.nodeArgs);
   let out = '';
   let stdoutTail = ''; // the incomplete last line of stdout (chunks split lines anywhere)
   let resolveListening!: (port: number) => void;

@@ -160,24 +160,31 @@ export interface PushAppends {
 }
 
 /**
- * The appends of a planned push, in request order: consecutive items of one partition go in one
- * append; only items with a caller-named transactionId carry the queue's dedup window (ms).
+ * The appends of a planned push: all items of one partition (and dedup window) go in one append,
+ * in request order within it; the appends follow the order in which their partitions first appear.
+ * Only items with a caller-named transactionId carry the queue's dedup window (ms). One append per
+ * partition, not per run of consecutive items: a push of 100 items rotating over 16 partitions is
+ * 16 appends (16 partition-head updates), not 100.
  */
 export function pushAppends(plan: PushPlan, now: number): PushAppends {
   const ops: PushAppends['ops'] = [];
   const slots: PushAppends['slots'] = [];
-  let last: AppendRequest | undefined;
+  const byKey = new Map<string, { index: number; request: AppendRequest }>();
   for (const p of plan.items) {
     if (p.repeatOf !== undefined) {
       slots.push(undefined);
       continue;
     }
     const dedupWindowMs = p.dedupWindowMs;
-    if (!last || last.key.queue !== p.queue || last.key.partition !== p.partition || last.dedupWindowMs !== dedupWindowMs) {
-      last = { key: { tenant: plan.tenant, queue: p.queue, partition: p.partition }, items: [], dedupWindowMs, now };
-      ops.push({ op: 'append', request: last });
+    const key = `${p.queue}\u0000${p.partition}\u0000${dedupWindowMs}`; // names never hold NUL
+    let group = byKey.get(key);
+    if (!group) {
+      group = { index: ops.length, request: { key: { tenant: plan.tenant, queue: p.queue, partition: p.partition }, items: [], dedupWindowMs, now } };
+      byKey.set(key, group);
+      ops.push({ op: 'append', request: group.request });
     }
-    slots.push([ops.length - 1, last.items.length]);
+    const last = group.request;
+    slots.push([group.index, last.items.length]);
     last.items.push({
       messageId: p.messageId, transactionId: p.transactionId, payload: p.stored.payload, encrypted: p.stored.encrypted,
       traceId: p.traceId, producerSub: plan.producerSub,

@@ -48,6 +48,24 @@ describe('POST /api/v1/push', () => {
     assert.deepEqual(pop.body.messages.map((m: any) => m.data), [1], 'the duplicate was not stored');
   });
 
+  test('items interleaved over partitions: answers in request order, each partition\'s offsets in request order, dedup across the interleaving', async () => {
+    const q = uniqueName();
+    const parts = ['a', 'b', 'c'];
+    const items = Array.from({ length: 12 }, (_, i) => ({ queue: q, partition: parts[i % 3], payload: { i }, transactionId: `t${i}` }));
+    items.push({ queue: q, partition: 'a', payload: { i: 12 }, transactionId: 't0' }); // a repeat of item 0, three appends later
+    const r = await call(b.url, 'POST', '/api/v1/push', { items });
+    assert.equal(r.status, 201, r.text);
+    assert.deepEqual(r.body.map((x: any) => x.index), items.map((_, i) => i));
+    assert.deepEqual(r.body.map((x: any) => x.partition), items.map((x) => x.partition));
+    assert.deepEqual(r.body.map((x: any) => x.offset), [0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3, 0]);
+    assert.deepEqual(r.body.map((x: any) => x.status), [...Array(12).fill('queued'), 'duplicate']);
+    assert.equal(r.body[12].message_id, r.body[0].message_id);
+    for (const [k, part] of parts.entries()) {
+      const pop = await call(b.url, 'GET', `/api/v1/pop/queue/${q}/partition/${part}?batch=10`);
+      assert.deepEqual(pop.body.messages.map((m: any) => m.data.i), [k, k + 3, k + 6, k + 9]);
+    }
+  });
+
   test('a dedup window of 0 turns dedup off', async () => {
     const q = uniqueName();
     await call(b.url, 'POST', '/api/v1/configure', { queue: q, options: { dedupWindowSeconds: 0 } });
