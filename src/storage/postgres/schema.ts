@@ -298,4 +298,21 @@ CREATE INDEX partitions_scan ON queen.partitions (queue_id, last_activity_ms, pk
 DROP INDEX queen.partitions_recent;
 `,
   },
+  {
+    version: 9,
+    name: 'claim floors: idle partitions cost a busy queue nothing',
+    // The hot claim (hot-path.ts) keeps, per (queue, group), the activity below which a walk from the
+    // start found nothing to claim (less the watermark's margin), so a queue that never runs empty
+    // does not walk its idle partitions again on every wrap-around; \`gen\` moves when the group's
+    // start points move (seek, delete), so a floor computed before that is never written after it.
+    sql: `
+CREATE TABLE queen.claim_floors (
+  queue_id uuid NOT NULL REFERENCES queen.queues (id) ON DELETE CASCADE,
+  consumer_group text COLLATE "C" NOT NULL,
+  floor_ms bigint NOT NULL,
+  gen bigint NOT NULL DEFAULT 0,
+  PRIMARY KEY (queue_id, consumer_group)
+);
+`,
+  },
 ];
