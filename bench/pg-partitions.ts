@@ -5,8 +5,8 @@
  * one of 100,000, each on a fresh broker and database.
  *
  * Both queues have the same 100 busy partitions holding the same messages (`BENCH_PG_PARTS_MESSAGES`,
- * default 5,000, 50 per partition), popped in batches of 1 and acked by 8 workers until the queue
- * is drained. The 100,000-partition queue also has 99,900 idle partitions, each holding one message
+ * default 5,000, 50 per partition, pushed again each round), popped in batches of 1 and acked by 8
+ * workers until the queue is drained, in rounds that alternate between the two queues. The 100,000-partition queue also has 99,900 idle partitions, each holding one message
  * that the same consumer (queue mode) has already consumed before the busy messages arrive: a
  * long-lived queue keyed by, say, customer, where most keys had work once and went quiet. They are
  * loaded and consumed through the broker (push 1,000 per request, pops of 1,000 partitions with
@@ -29,7 +29,7 @@ const WORKERS = 8;
  * Pushes one message to each of `count` partitions `idle-<i>` of `queue`, consumes them all (queue
  * mode, auto-ack), then moves their times back `ageMs` in the database at `dbUrl`.
  */
-async function loadIdle(b: BrokerHandle, dbUrl: string, queue: string, count: number, ageMs: number, payload: unknown): Promise<void> {
+export async function loadIdle(b: BrokerHandle, dbUrl: string, queue: string, count: number, ageMs: number, payload: unknown): Promise<void> {
   for (let start = 0; start < count; start += 1000) {
     const items = Array.from({ length: Math.min(1000, count - start) }, (_, i) => ({ queue, partition: `idle-${start + i}`, payload }));
     const r = await request(b.url, 'POST', '/api/v1/push', { items });
@@ -59,12 +59,8 @@ async function loadIdle(b: BrokerHandle, dbUrl: string, queue: string, count: nu
   }
 }
 
-/**
- * Loads `queue` (idle partitions first, see the module comment), then pushes `messages` over the
- * busy partitions `busy-0` … `busy-99`, 1,000 per request.
- */
-export async function loadWide(b: BrokerHandle, dbUrl: string, queue: string, count: number, messages: number, payload: unknown): Promise<void> {
-  if (count > BUSY) await loadIdle(b, dbUrl, queue, count - BUSY, 3_600_000, payload);
+/** Pushes `messages` over the busy partitions `busy-0` … `busy-99` of `queue`, 1,000 per request. */
+export async function fillBusy(b: BrokerHandle, queue: string, messages: number, payload: unknown): Promise<void> {
   for (let sent = 0; sent < messages; sent += 1000) {
     const items = Array.from({ length: Math.min(1000, messages - sent) }, (_, i) => ({ queue, partition: `busy-${(sent + i) % BUSY}`, payload }));
     const r = await request(b.url, 'POST', '/api/v1/push', { items });
@@ -72,9 +68,11 @@ export async function loadWide(b: BrokerHandle, dbUrl: string, queue: string, co
   }
 }
 
-/** Pop (batch 1) + ack by `WORKERS` workers until `queue` answers 204; throws unless exactly `messages` came. */
-export async function drainWide(b: BrokerHandle, queue: string, count: number, messages: number): Promise<Row> {
-  const lat: number[] = [];
+/**
+ * Pop (batch 1) + ack by `WORKERS` workers until `queue` answers 204, latencies (ms) added to `lat`;
+ * throws unless exactly `messages` came. @returns the seconds it took
+ */
+export async function drainWide(b: BrokerHandle, queue: string, messages: number, lat: number[]): Promise<number> {
   let consumed = 0;
   const started = performance.now();
   await Promise.all(Array.from({ length: WORKERS }, async () => {
@@ -90,18 +88,16 @@ export async function drainWide(b: BrokerHandle, queue: string, count: number, m
       consumed++;
     }
   }));
-  const secs = (performance.now() - started) / 1000;
-  if (consumed !== messages) throw new Error(`queue of ${count} partitions: consumed ${consumed} of ${messages}`);
-  lat.sort((x, y) => x - y);
-  const idle = count - BUSY;
-  return {
-    shape: `PostgreSQL pop+ack (batch 1), queue of ${count} partitions`, messages: consumed, batch: 1, concurrency: WORKERS,
-    msgPerSec: consumed / secs, reqPerSec: (consumed * 2) / secs, p50: pct(lat, 50), p99: pct(lat, 99),
-    note: `${BUSY} busy partitions (${messages / BUSY} messages each)${idle > 0 ? `, ${idle} idle ones (one message each, consumed, an hour old)` : ''}; drained in ${secs.toFixed(1)} s`,
-  };
+  if (consumed !== messages) throw new Error(`${queue}: consumed ${consumed} of ${messages}`);
+  return (performance.now() - started) / 1000;
 }
 
-/** The two rows (100 and 100,000 partitions), the second with its ratio to the first. */
+/**
+ * The two rows (100 and 100,000 partitions), the second with its ratio to the first. Both brokers
+ * are loaded first; then `BENCH_PG_PARTS_ROUNDS` rounds (default 3) each push the busy messages
+ * into one queue and drain it, then the other, so that the load of a shared machine falls on both
+ * alike; each row sums its rounds (messages over seconds).
+ */
 export async function benchPgPartitions(payload: unknown): Promise<Row[]> {
   try {
     await admin((c) => c.query('SELECT 1'));
@@ -111,17 +107,40 @@ export async function benchPgPartitions(payload: unknown): Promise<Row[]> {
     return [{ shape: 'PostgreSQL partitions', messages: 0, batch: 0, concurrency: 0, msgPerSec: 0, reqPerSec: 0, p50: 0, p99: 0, note: why }];
   }
   const messages = Number(process.env.BENCH_PG_PARTS_MESSAGES ?? 5000);
-  const rows: Row[] = [];
-  for (const count of [BUSY, 100_000]) {
-    const one = await cluster(1);
-    try {
-      const queue = `bench-pg-wide-${count}`;
-      await loadWide(one.brokers[0]!, one.url, queue, count, messages, payload);
-      rows.push(await drainWide(one.brokers[0]!, queue, count, messages));
-    } finally {
-      await one.stop();
+  const rounds = Number(process.env.BENCH_PG_PARTS_ROUNDS ?? 3);
+  const counts = [BUSY, 100_000];
+  const sets: Awaited<ReturnType<typeof cluster>>[] = [];
+  try {
+    for (const count of counts) {
+      const one = await cluster(1);
+      sets.push(one);
+      if (count > BUSY) await loadIdle(one.brokers[0]!, one.url, `bench-pg-wide-${count}`, count - BUSY, 3_600_000, payload);
     }
+    const lat = counts.map((): number[] => []);
+    const secs = counts.map(() => 0);
+    const perRound: string[] = [];
+    for (let r = 0; r < rounds; r++) {
+      const took: number[] = [];
+      for (const [i, count] of counts.entries()) {
+        const b = sets[i]!.brokers[0]!;
+        await fillBusy(b, `bench-pg-wide-${count}`, messages, payload);
+        took.push(await drainWide(b, `bench-pg-wide-${count}`, messages, lat[i]!));
+        secs[i] = secs[i]! + took[i]!;
+      }
+      perRound.push((took[0]! / took[1]!).toFixed(2));
+    }
+    const rows = counts.map((count, i): Row => {
+      const l = lat[i]!.sort((x, y) => x - y);
+      const idle = count - BUSY;
+      return {
+        shape: `PostgreSQL pop+ack (batch 1), queue of ${count} partitions`, messages: messages * rounds, batch: 1, concurrency: WORKERS,
+        msgPerSec: (messages * rounds) / secs[i]!, reqPerSec: (messages * rounds * 2) / secs[i]!, p50: pct(l, 50), p99: pct(l, 99),
+        note: `${BUSY} busy partitions, ${messages / BUSY} messages each per round, ${rounds} rounds${idle > 0 ? `; ${idle} idle ones (one message each, consumed, an hour old)` : ''}`,
+      };
+    });
+    rows[1]!.note += `; ${(rows[1]!.msgPerSec / rows[0]!.msgPerSec).toFixed(2)}× ${BUSY} partitions (per round: ${perRound.join(', ')})`;
+    return rows;
+  } finally {
+    for (const one of sets) await one.stop();
   }
-  rows[1]!.note += `; ${(rows[1]!.msgPerSec / rows[0]!.msgPerSec).toFixed(2)}× ${BUSY} partitions`;
-  return rows;
 }
