@@ -1,9 +1,8 @@
 /**
  * PostgreSQL rows for `npm run bench` (docs/storage.md#postgresql-backend), next to the SQLite
  * rows of the same run: push 1 and 100 per request, pop+ack in batches of 100 and 1, the wake-up
- * latency across two nodes (push on A, a pop parked on B), the same load on 1 node and split across
- * 2 nodes of one database, and pop+ack on a queue of 100 partitions against one of 100,000 (one
- * message each). Each broker set gets a fresh database on the local server
+ * latency across two nodes (push on A, a pop parked on B), and the same load on 1 node and split across
+ * 2 nodes of one database (the partition-count rows are bench/pg-partitions.ts). Each broker set gets a fresh database on the local server
  * (`QUEEN_TEST_PG_URL`, default `postgres://postgres@127.0.0.1:5432/postgres`); when the server
  * does not answer, one row says so and the rest is skipped.
  */
@@ -16,11 +15,13 @@ import type { Row } from './row.js';
 
 const ADMIN_URL = process.env.QUEEN_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
-function pct(sorted: number[], p: number): number {
+/** The `p`th percentile of ascending `sorted` (0 when empty). */
+export function pct(sorted: number[], p: number): number {
   return sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 }
 
-async function admin<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
+/** Runs `fn` on a connection to the admin database (`QUEEN_TEST_PG_URL`). */
+export async function admin<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
   const c = new pg.Client({ connectionString: ADMIN_URL, connectionTimeoutMillis: 3000 });
   await c.connect();
   try {
@@ -30,8 +31,8 @@ async function admin<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
   }
 }
 
-/** A fresh database and `nodes` brokers on it; `stop` stops them and drops it. */
-async function cluster(nodes: number): Promise<{ brokers: BrokerHandle[]; stop(): Promise<void> }> {
+/** A fresh database and `nodes` brokers on it (`env` added to theirs); `stop` stops them and drops it; `url` is the database's. */
+export async function cluster(nodes: number, env: Record<string, string> = {}): Promise<{ brokers: BrokerHandle[]; url: string; stop(): Promise<void> }> {
   const name = `queen_bench_${randomBytes(4).toString('hex')}`;
   await admin((c) => c.query(`CREATE DATABASE ${name}`));
   const u = new URL(ADMIN_URL);
@@ -43,13 +44,13 @@ async function cluster(nodes: number): Promise<{ brokers: BrokerHandle[]; stop()
   };
   try {
     for (let i = 0; i < nodes; i++) {
-      brokers.push(await startBroker({ env: { LOG_LEVEL: 'info', QUEEN_STORAGE: 'postgres', DATABASE_URL: u.toString(), QUEEN_SERVER_ID: `bench-${name}-${i}` } }));
+      brokers.push(await startBroker({ env: { LOG_LEVEL: 'info', QUEEN_STORAGE: 'postgres', DATABASE_URL: u.toString(), QUEEN_SERVER_ID: `bench-${name}-${i}`, ...env } }));
     }
   } catch (e) {
     await stop();
     throw e;
   }
-  return { brokers, stop };
+  return { brokers, url: u.toString(), stop };
 }
 
 function body(queue: string, n: number, partitions: number, payload: unknown) {
@@ -123,34 +124,6 @@ async function wakeAcross(a: BrokerHandle, b: BrokerHandle, rounds: number, payl
   return { shape: 'PostgreSQL wake-up across nodes (push on A → pop parked on B)', messages: rounds, batch: 1, concurrency: 1, msgPerSec: 0, reqPerSec: 0, p50: pct(lat, 50), p99: pct(lat, 99), note: 'LISTEN/NOTIFY; target p99 ≤ 50 ms' };
 }
 
-/** Pop+ack in batches of 1 of `pops` messages from a queue of `count` partitions holding one message each. */
-async function wide(b: BrokerHandle, count: number, pops: number, payload: unknown): Promise<Row> {
-  const queue = `bench-pg-wide-${count}`;
-  for (let start = 0; start < count; start += 1000) {
-    const items = Array.from({ length: Math.min(1000, count - start) }, (_, i) => ({ queue, partition: `p${start + i}`, payload }));
-    const r = await request(b.url, 'POST', '/api/v1/push', { items });
-    if (r.status !== 201) throw new Error(`partition load failed: ${r.status}`);
-  }
-  const lat: number[] = [];
-  let consumed = 0;
-  const started = performance.now();
-  await Promise.all(Array.from({ length: 8 }, async () => {
-    while (consumed < pops) {
-      const t0 = performance.now();
-      const p = await request(b.url, 'GET', `/api/v1/pop/queue/${queue}?batch=1`);
-      if (p.status === 204) return;
-      const [m] = p.body.messages as { transactionId: string; partitionId: string; leaseId: string }[];
-      const a = await request(b.url, 'POST', '/api/v1/ack', { transactionId: m!.transactionId, partitionId: m!.partitionId, leaseId: m!.leaseId, consumerGroup: null });
-      if (a.status !== 200) throw new Error(`ack failed: ${a.status}`);
-      lat.push(performance.now() - t0);
-      consumed++;
-    }
-  }));
-  const secs = (performance.now() - started) / 1000;
-  lat.sort((x, y) => x - y);
-  return { shape: `PostgreSQL pop+ack (batch 1), queue of ${count} partitions`, messages: consumed, batch: 1, concurrency: 8, msgPerSec: consumed / secs, reqPerSec: (consumed * 2) / secs, p50: pct(lat, 50), p99: pct(lat, 99), note: 'one message per partition' };
-}
-
 /**
  * The PostgreSQL rows (see the module comment); `sqlite` are the rows already measured in this run,
  * to which the notes compare.
@@ -188,21 +161,6 @@ export async function benchPostgres(sqlite: Row[], payload: unknown, seconds: nu
     rows.push(both);
   } finally {
     await two.stop();
-  }
-  const few = await cluster(1);
-  try {
-    rows.push(await wide(few.brokers[0]!, 100, 100, payload));
-  } finally {
-    await few.stop();
-  }
-  const many = await cluster(1);
-  try {
-    const row = await wide(many.brokers[0]!, 100_000, 2_000, payload);
-    const base = rows[rows.length - 1]!;
-    row.note += `; ${(row.msgPerSec / base.msgPerSec).toFixed(2)}× 100 partitions`;
-    rows.push(row);
-  } finally {
-    await many.stop();
   }
   return rows;
 }

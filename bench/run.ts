@@ -24,7 +24,9 @@
  *
  * PostgreSQL rows (`postgres`, bench/pg-rows.ts): the same push and pop+ack shapes on the
  * PostgreSQL backend next to the SQLite rows, the wake-up latency across two nodes, 1 node against
- * 2 on one database, and 100 against 100,000 partitions; skipped with a line when no server answers.
+ * 2 on one database; skipped with a line when no server answers. PostgreSQL partition rows
+ * (`pgpartitions`, also run with `postgres`; bench/pg-partitions.ts): the same busy work on a queue
+ * of 100 partitions and on one of 100,000 whose other partitions are idle.
  *
  * Idle row (`rss`): the RSS of a freshly booted SQLite broker with nothing to do. Broker CPU per
  * message (load-independent, for before/after comparisons on a shared machine): bench/cpu.ts.
@@ -48,6 +50,7 @@ import { benchKafkaConsume, benchKafkaProduce } from './kafka.js';
 import { benchPartitions, rssBytes } from './partitions.js';
 import { benchBullMQ, benchRabbitConsume, benchRabbitPublish } from './reference-mq.js';
 import { benchPostgres } from './pg-rows.js';
+import { benchPgPartitions } from './pg-partitions.js';
 import type { Row } from './row.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -404,6 +407,7 @@ async function main(): Promise<void> {
   }
 
   if (want('postgres')) rows.push(...await benchPostgres(rows, PAYLOAD, SECONDS));
+  if (want('postgres') || want('pgpartitions')) rows.push(...await benchPgPartitions(PAYLOAD));
 
   if (want('reference')) {
     /** `ours` as a multiple of the reference row, in the reference row's note. */

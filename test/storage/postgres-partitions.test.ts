@@ -1,12 +1,14 @@
 /**
  * Pops cost O(recent activity), not O(partitions), on PostgreSQL (docs/storage.md#postgresql-backend),
- * through a real broker over one real database: two queues, one of 100 partitions and one of
- * 100,000, each partition holding one message pushed over HTTP. The same number of pops and acks
- * on each queue must touch about the same number of rows. The work is read from PostgreSQL's own
- * per-table counters (`pg_stat_user_tables`: rows read by sequential and index scans, scans
- * started) of the `queen` schema; a broker's counters reach them when its connections close, so
- * each measured phase is one broker lifetime, and the work of a lifetime without pops (boot and
- * stop) is taken off. Speed is the bench's (`npm run bench`), never asserted here.
+ * through a real broker over one real database: a queue of 100 partitions against one of 100,000,
+ * the same pops and acks on each must touch about the same number of rows. Two shapes: every
+ * partition holding one message (all pending); and 100 busy partitions next to 99,900 idle ones
+ * whose one message was consumed an hour ago, in a queue that has not run empty since (no
+ * watermark: the claim floor alone keeps the idle ones out of the walk). The work is read from
+ * PostgreSQL's own per-table counters (`pg_stat_user_tables`: rows read by sequential and index
+ * scans, scans started) of the `queen` schema; a broker's counters reach them when its connections
+ * close, so each measured phase is one broker lifetime, and the work of a lifetime without pops
+ * (boot and stop) is taken off. Speed is the bench's (`npm run bench`), never asserted here.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -35,7 +37,8 @@ async function json(url: string, method: string, body?: unknown): Promise<{ stat
   return { status: r.status, body: text ? JSON.parse(text) : undefined };
 }
 
-test('100,000 partitions: pops and acks touch no more rows than on 100 partitions (pg_stat_user_tables)', { timeout: 900_000 }, async () => {
+/** A fresh database, an admin connection to it and broker lifetimes whose work is counted (see the module comment). */
+async function harness() {
   const db = await freshDatabase();
   const admin = new pg.Client({ connectionString: db.url });
   await admin.connect();
@@ -62,42 +65,117 @@ test('100,000 partitions: pops and acks touch no more rows than on 100 partition
     }
     return minus(await counters(), before);
   };
-  const popAck = (queue: string) => async (b: BrokerHandle) => {
-    for (let i = 0; i < POPS; i++) {
-      const p = await json(`${b.url}/api/v1/pop/queue/${queue}?batch=1`, 'GET');
-      assert.equal(p.status, 200, `pop ${i} on ${queue}`);
-      const [m] = p.body.messages as { transactionId: string; partitionId: string; leaseId: string }[];
-      const a = await json(`${b.url}/api/v1/ack`, 'POST', { transactionId: m!.transactionId, partitionId: m!.partitionId, leaseId: m!.leaseId, consumerGroup: null });
-      assert.equal(a.status, 200);
-      assert.equal(a.body[0].success, true, JSON.stringify(a.body));
+  /** `text` on a connection of its own, closed after: its reads reach the counters before the next lifetime's start. */
+  const sql = async (text: string, values: unknown[] = []) => {
+    const c = new pg.Client({ connectionString: db.url });
+    await c.connect();
+    try {
+      return await c.query(text, values);
+    } finally {
+      await c.end();
     }
   };
-  try {
-    await lifetime(async (b) => {
-      for (const count of [100, 100_000]) {
-        for (let start = 0; start < count; start += 1000) {
-          const items = Array.from({ length: Math.min(1000, count - start) }, (_, i) => ({ queue: `wide-${count}`, partition: `p${start + i}`, payload: { i: start + i } }));
-          const r = await json(`${b.url}/api/v1/push`, 'POST', { items });
-          assert.equal(r.status, 201, JSON.stringify(r.body));
-        }
-      }
-    });
-    const idle = await lifetime(async () => undefined); // boot and stop: what every lifetime costs besides the pops
-    const few = minus(await lifetime(popAck('wide-100')), idle);
-    const many = minus(await lifetime(popAck('wide-100000')), idle);
-    const show = (w: Work) => Object.entries(w).filter(([, v]) => v.scans !== 0).map(([t, v]) => `${t} ${v.rowsRead} rows/${v.scans} scans`).join(', ');
-    console.log(`# ${POPS} pops+acks on 100 partitions: ${show(few)}`);
-    console.log(`# ${POPS} pops+acks on 100,000 partitions: ${show(many)}`);
-    const rowsFew = sum(few, PER_PARTITION, 'rowsRead');
-    const rowsMany = sum(many, PER_PARTITION, 'rowsRead');
-    assert.ok(rowsFew >= POPS, `the counters saw the pops (${rowsFew} rows of ${PER_PARTITION.join(', ')})`);
-    assert.ok(rowsMany <= rowsFew * 1.3, `100,000 partitions: ${rowsMany} rows of ${PER_PARTITION.join(', ')} read for ${POPS} pops+acks, against ${rowsFew} for 100 (bound 1.3×)`);
-    assert.ok(sum(many, undefined, 'scans') <= sum(few, undefined, 'scans') * 1.3,
-      `scans started: ${sum(many, undefined, 'scans')} against ${sum(few, undefined, 'scans')} (bound 1.3×)`);
-    const parts = (await admin.query(`SELECT q.name, count(*)::int AS n, sum(p.next_offset)::int AS m FROM queen.partitions p JOIN queen.queues q ON q.id = p.queue_id GROUP BY q.name ORDER BY q.name`)).rows;
-    assert.deepEqual(parts, [{ name: 'wide-100', n: 100, m: 100 }, { name: 'wide-100000', n: 100_000, m: 100_000 }], 'one message in each partition');
-  } finally {
+  const close = async () => {
     await admin.end();
     await db.drop();
+  };
+  return { admin, sql, lifetime, minus, close };
+}
+
+/** `pops` pops (batch 1) of `queue`, each acked. */
+const popAck = (queue: string, pops = POPS) => async (b: BrokerHandle) => {
+  for (let i = 0; i < pops; i++) {
+    const p = await json(`${b.url}/api/v1/pop/queue/${queue}?batch=1`, 'GET');
+    assert.equal(p.status, 200, `pop ${i} on ${queue}`);
+    const [m] = p.body.messages as { transactionId: string; partitionId: string; leaseId: string }[];
+    const a = await json(`${b.url}/api/v1/ack`, 'POST', { transactionId: m!.transactionId, partitionId: m!.partitionId, leaseId: m!.leaseId, consumerGroup: null });
+    assert.equal(a.status, 200);
+    assert.equal(a.body[0].success, true, JSON.stringify(a.body));
+  }
+};
+
+/** Pushes one message to each partition `<prefix><i>` of `queue`, i in [0, count), `each` times over, 1,000 per request. */
+async function fill(b: BrokerHandle, queue: string, prefix: string, count: number, each = 1): Promise<void> {
+  const total = count * each;
+  for (let start = 0; start < total; start += 1000) {
+    const items = Array.from({ length: Math.min(1000, total - start) }, (_, i) => ({ queue, partition: `${prefix}${(start + i) % count}`, payload: { i: start + i } }));
+    const r = await json(`${b.url}/api/v1/push`, 'POST', { items });
+    assert.equal(r.status, 201, JSON.stringify(r.body));
+  }
+}
+
+const show = (w: Work) => Object.entries(w).filter(([, v]) => v.scans !== 0).map(([t, v]) => `${t} ${v.rowsRead} rows/${v.scans} scans`).join(', ');
+
+/** The bounds both shapes assert: rows of the per-partition tables and scans started, 100,000 against 100 partitions. */
+function assertSameWork(few: Work, many: Work, shape: string): void {
+  console.log(`# ${shape}, ${POPS} pops+acks on 100 partitions: ${show(few)}`);
+  console.log(`# ${shape}, ${POPS} pops+acks on 100,000 partitions: ${show(many)}`);
+  const rowsFew = sum(few, PER_PARTITION, 'rowsRead');
+  const rowsMany = sum(many, PER_PARTITION, 'rowsRead');
+  assert.ok(rowsFew >= POPS, `the counters saw the pops (${rowsFew} rows of ${PER_PARTITION.join(', ')})`);
+  assert.ok(rowsMany <= rowsFew * 1.3, `${shape}, 100,000 partitions: ${rowsMany} rows of ${PER_PARTITION.join(', ')} read for ${POPS} pops+acks, against ${rowsFew} for 100 (bound 1.3×)`);
+  assert.ok(sum(many, undefined, 'scans') <= sum(few, undefined, 'scans') * 1.3,
+    `${shape}: scans started: ${sum(many, undefined, 'scans')} against ${sum(few, undefined, 'scans')} (bound 1.3×)`);
+}
+
+test('100,000 partitions: pops and acks touch no more rows than on 100 partitions (pg_stat_user_tables)', { timeout: 900_000 }, async () => {
+  const h = await harness();
+  try {
+    await h.lifetime(async (b) => {
+      for (const count of [100, 100_000]) await fill(b, `wide-${count}`, 'p', count);
+    });
+    const idle = await h.lifetime(async () => undefined); // boot and stop: what every lifetime costs besides the pops
+    const few = h.minus(await h.lifetime(popAck('wide-100')), idle);
+    const many = h.minus(await h.lifetime(popAck('wide-100000')), idle);
+    assertSameWork(few, many, 'one message in each partition');
+    const parts = (await h.admin.query(`SELECT q.name, count(*)::int AS n, sum(p.next_offset)::int AS m FROM queen.partitions p JOIN queen.queues q ON q.id = p.queue_id GROUP BY q.name ORDER BY q.name`)).rows;
+    assert.deepEqual(parts, [{ name: 'wide-100', n: 100, m: 100 }, { name: 'wide-100000', n: 100_000, m: 100_000 }], 'one message in each partition');
+  } finally {
+    await h.close();
+  }
+});
+
+test('99,900 idle partitions in a queue that never runs empty: pops read as many rows as without them (claim floor)', { timeout: 900_000 }, async () => {
+  const h = await harness();
+  try {
+    await h.lifetime(async (b) => {
+      // The idle partitions: one message each, consumed (queue mode) through the broker.
+      await fill(b, 'busy-100000', 'idle-', 99_900);
+      let consumed = 0;
+      for (;;) {
+        const p = await json(`${b.url}/api/v1/pop/queue/busy-100000?batch=1000&partitions=1000&autoAck=true`, 'GET');
+        if (p.status === 204) break;
+        assert.equal(p.status, 200);
+        consumed += (p.body.messages as unknown[]).length;
+      }
+      assert.equal(consumed, 99_900);
+    });
+    // They went quiet an hour ago and the queue has not run empty since: times moved back an hour,
+    // and no watermark (the drain's last, empty pop set one; a queue that never runs empty has none).
+    const ids = `SELECT p.id FROM queen.partitions p JOIN queen.queues q ON q.id = p.queue_id WHERE q.name = 'busy-100000'`;
+    await h.sql(`UPDATE queen.partitions SET last_activity_ms = last_activity_ms - 3600000, last_message_at_ms = last_message_at_ms - 3600000 WHERE id IN (${ids})`);
+    await h.sql(`UPDATE queen.messages SET created_at = created_at - interval '1 hour' WHERE partition_id IN (${ids})`);
+    assert.equal((await h.sql('DELETE FROM queen.consumer_watermarks')).rowCount, 1);
+    await h.sql('VACUUM ANALYZE queen.partitions');
+    await h.lifetime(async (b) => {
+      // The same busy work on both queues: 100 partitions, 2 messages each (more than the pops: never empty).
+      for (const queue of ['busy-100', 'busy-100000']) await fill(b, queue, 'busy-', 100, 2);
+      // A first pop on each: the first walk of the 100,000 (from the lowest floor) passes the idle
+      // partitions once and sets the claim floor above them.
+      for (const queue of ['busy-100', 'busy-100000']) await popAck(queue, 1)(b);
+    });
+    const floors = (await h.sql(`SELECT q.name, f.floor_ms::bigint > max(p.last_activity_ms) FILTER (WHERE p.name LIKE 'idle-%') AS above_idle
+                                           FROM queen.claim_floors f JOIN queen.queues q ON q.id = f.queue_id JOIN queen.partitions p ON p.queue_id = q.id
+                                          WHERE q.name = 'busy-100000' GROUP BY q.name, f.floor_ms`)).rows;
+    assert.deepEqual(floors, [{ name: 'busy-100000', above_idle: true }], 'the claim floor is above the idle partitions');
+    const quiet = await h.lifetime(async () => undefined);
+    const few = h.minus(await h.lifetime(popAck('busy-100')), quiet);
+    const many = h.minus(await h.lifetime(popAck('busy-100000')), quiet);
+    assertSameWork(few, many, '100 busy partitions, the rest idle');
+    const left = (await h.admin.query(`SELECT q.name, sum(p.next_offset - COALESCE(c.next_offset, p.first_offset))::int AS n FROM queen.partitions p JOIN queen.queues q ON q.id = p.queue_id
+                                         LEFT JOIN queen.consumers c ON c.partition_id = p.id GROUP BY q.name ORDER BY q.name`)).rows;
+    assert.deepEqual(left, [{ name: 'busy-100', n: 200 - POPS - 1 }, { name: 'busy-100000', n: 200 - POPS - 1 }], 'the pops took busy messages only, in both queues');
+  } finally {
+    await h.close();
   }
 });

@@ -27,14 +27,18 @@ import { encodeHints, WAKE_CHANNEL } from './wake.js';
 /** SQL: the operation's time in epoch ms: the caller's (`$n`), or the database's `now()` when `$n` is null. */
 const nowMs = (param: string) => `COALESCE(${param}::bigint, ${tsToMs('now()')})`;
 
+/** The lowest activity floor: below every activity time. */
+const MIN = Number.MIN_SAFE_INTEGER;
+
 /** The largest `bigint`: a position before every pk of one activity time. */
 const PK_MAX = '9223372036854775807';
 
 /**
- * The claim's first statement: the queue, the group's subscription and watermark, and the
+ * The claim's first statement: the queue, the group's subscription, watermark and claim floor, and the
  * candidates: partitions with something beyond the group's cursor and no live lease, walked in
  * (activity, pk) order from a start position (`partitions_scan`, stopping at `$5` found: the cost
- * is the rows skipped, not the partitions of the queue), never below the watermark less its margin,
+ * is the rows skipped, not the partitions of the queue), never below the floor (the watermark less
+ * its margin, or the claim floor, whichever is higher: see {@link FLOOR}),
  * plus the group's expired leases on the queue (`consumers_expiry`); pinned, the one partition.
  * One row with a null `id` when there is no candidate; no row when the queue or the group's
  * subscription is missing. Candidates come in scan order, then the expired leases (`src` 1).
@@ -44,12 +48,14 @@ const PK_MAX = '9223372036854775807';
 const CANDIDATES = `
   WITH h AS (
     SELECT q.id AS queue_id, CASE WHEN s.mode = 'from' THEN s.from_time_ms END AS from_time,
-           COALESCE(${tsToMs('w.last_empty_scan_at')} - ${WATERMARK_MARGIN_MS}, ${Number.MIN_SAFE_INTEGER}) AS floor, ${nowMs('$4')} AS now_ms
+           GREATEST(COALESCE(${tsToMs('w.last_empty_scan_at')} - ${WATERMARK_MARGIN_MS}, ${MIN}), COALESCE(f.floor_ms, ${MIN})) AS floor,
+           f.gen AS floor_gen, ${nowMs('$4')} AS now_ms
       FROM queen.queues q
       JOIN queen.subscriptions s ON s.queue_id = q.id AND s.consumer_group = $2
       LEFT JOIN queen.consumer_watermarks w ON w.queue_id = q.id AND w.consumer_group = $2
+      LEFT JOIN queen.claim_floors f ON f.queue_id = q.id AND f.consumer_group = $2
      WHERE q.tenant_id = $1 AND q.name = $3)
-  SELECT h.queue_id, h.now_ms, h.from_time, k.*
+  SELECT h.queue_id, h.now_ms, h.from_time, h.floor, h.floor_gen, k.*
     FROM h LEFT JOIN LATERAL (
       (SELECT 0 AS src, p.id, p.pk, p.name, p.next_offset, p.first_offset, p.last_message_at_ms, p.last_activity_ms, c.partition_id IS NOT NULL AS has_cursor
          FROM queen.partitions p
@@ -121,6 +127,30 @@ const GRANT = `
   SELECT took.*, g.delivery_count FROM took JOIN granted g ON g.partition_id = took.partition_id
    ORDER BY took.ord, took."offset"`;
 
+/**
+ * Moves a group's claim floor on a queue up (migration 9): after a walk from the floor found its
+ * first candidate at activity A, every partition below A had nothing to claim for the group at the
+ * walk's snapshot but those leased (found again by their lease's expiry or, at ack, by the
+ * activity bump of a rest), and whatever makes one pending later moves its activity to at least
+ * its writer's `now` (log-ops.ts, hot-path.ts {@link COMMIT}). So the floor is min(A, now less the
+ * watermark's margin, which covers commits in flight and clocks), as an empty scan's watermark is
+ * now less the margin. Written only while the row is the generation the walk read (a seek or a
+ * group's deletion resets it to the lowest floor and the next generation), or inserted when the
+ * walk saw none, never lowered.
+ * Params: $1 queue id, $2 group, $3 new floor (ms), $4 the generation the walk read (null: no row).
+ */
+const FLOOR = `
+  WITH up AS (
+    UPDATE queen.claim_floors SET floor_ms = $3
+     WHERE $4::bigint IS NOT NULL AND queue_id = $1 AND consumer_group = $2 AND gen = $4::bigint AND floor_ms < $3
+    RETURNING 1)
+  INSERT INTO queen.claim_floors (queue_id, consumer_group, floor_ms)
+  SELECT $1, $2, $3 WHERE $4::bigint IS NULL
+  ON CONFLICT (queue_id, consumer_group) DO NOTHING`;
+
+/** How far a claim floor must move before it is written, ms: at most one write per this much time per (queue, group). */
+const FLOOR_STEP_MS = 5_000;
+
 /** Where a walk over a queue's partitions in (activity, pk) order stands. */
 export interface ScanPosition {
   activity: number;
@@ -190,6 +220,7 @@ export async function claimFast(db: PgDb, req: ClaimRequest, positions: ScanPosi
   });
   const from = pinned === null ? positions.get(posKey) ?? START : START;
   let head = await scan(from);
+  let firstHead = head;
   let first = head.rows[0] as Row | undefined;
   if (!first) {
     // First contact of the group with the queue: its subscription registered from the request's start point (no
@@ -203,6 +234,7 @@ export async function claimFast(db: PgDb, req: ClaimRequest, positions: ScanPosi
         s.mode === 'from' ? s.label ?? 'timestamp' : 'all', req.conflation, req.now],
     });
     head = await scan(from);
+    firstHead = head;
     first = head.rows[0] as Row | undefined;
     if (!first) return undefined; // no such queue: the general code answers
   }
@@ -216,6 +248,14 @@ export async function claimFast(db: PgDb, req: ClaimRequest, positions: ScanPosi
   const seen = new Set<string>();
   const rows = found(head.rows as Row[]).filter((r) => !seen.has(r.id as string) && seen.add(r.id as string));
   const queueId = first.queue_id as string;
+  const walked = rows.find((r) => r.src === 0);
+  if (pinned === null && walked && (from === START || head !== firstHead)) {
+    // A walk from the floor: nothing below its first candidate to claim (see FLOOR).
+    const floor = Math.min(walked.last_activity_ms as number, (first.now_ms as number) - WATERMARK_MARGIN_MS);
+    if (floor >= (first.floor as number) + FLOOR_STEP_MS) {
+      await db.named({ name: 'queen_claim_floor', text: FLOOR, values: [queueId, req.group, floor, first.floor_gen ?? null] });
+    }
+  }
   if (rows.length === 0) {
     positions.delete(posKey);
     if (pinned === null) await onEmptyScan(queueId, first.now_ms as number);

@@ -161,9 +161,16 @@ export async function touchPartition(t: Tx, partitionId: string, now: number): P
   await exec(t, 'UPDATE queen.partitions SET last_activity_ms = GREATEST(last_activity_ms, $2) WHERE id = $1', [partitionId, now]);
 }
 
-/** Forgets a group's watermarks (its start points moved): its next unpinned claims scan every partition once. */
+/**
+ * Forgets a group's watermarks and claim floors (its start points moved): its next unpinned claims
+ * scan every partition once. A floor row is reset (lowest floor, next generation) rather than
+ * deleted, so that a claim which read the floor before this cannot write one computed from then.
+ */
 export async function forgetWatermarks(t: Tx, queueIds: string[], group: string): Promise<void> {
   await exec(t, 'DELETE FROM queen.consumer_watermarks WHERE queue_id = ANY($1::uuid[]) AND consumer_group = $2', [queueIds, group]);
+  await exec(t, `INSERT INTO queen.claim_floors (queue_id, consumer_group, floor_ms, gen)
+                 SELECT id, $2, ${Number.MIN_SAFE_INTEGER}, 1 FROM unnest($1::uuid[]) AS x(id)
+                 ON CONFLICT (queue_id, consumer_group) DO UPDATE SET floor_ms = EXCLUDED.floor_ms, gen = queen.claim_floors.gen + 1`, [queueIds, group]);
 }
 
 /** The group's stored subscription on the queue, registered from `req.seed` on first contact. */

@@ -7,7 +7,8 @@ import type { PayloadCodec } from '../../model/codec.js';
 import type { CursorKey, PartitionKey, QueueKey } from '../contract.js';
 import type { GroupPosition, LogEntry, LogReadStore, PartitionBounds } from '../log-read.js';
 import { QUEUE_MODE } from '../../model/subscription.js';
-import { exec, msToTs, payloadOf, q, tsToMs, type PgDb } from './db.js';
+import { clockOf, exec, msToTs, payloadOf, q, tsToMs, type PgDb } from './db.js';
+import { touchPartition } from './log-ops.js';
 
 /** Log reads over `db`; payloads decoded with `codec` (null when one fails authentication). */
 export class PgLogReads implements LogReadStore {
@@ -77,11 +78,13 @@ export class PgLogReads implements LogReadStore {
     });
   }
 
-  async clearPosition(key: CursorKey, _now: number): Promise<void> {
+  async clearPosition(key: CursorKey, now: number): Promise<void> {
     await this.db.tx(async (t) => {
       const r = await q(t, `DELETE FROM queen.consumers c USING queen.partitions p, queen.queues q
                              WHERE c.partition_id = p.id AND p.queue_id = q.id AND q.tenant_id = $1 AND q.name = $2 AND p.name = $3
                                AND c.consumer_group = $4 RETURNING p.id`, [key.tenant, key.queue, key.partition, key.group]);
+      // Pending again without a push: the partition's activity moves, so watermarks and claim floors do not hide it.
+      for (const row of r) await touchPartition(t, row.id as string, clockOf(t, now));
       if (r.length > 0) t.hints.push({ tenant: key.tenant, queue: key.queue, partitions: [key.partition], visibleAt: null });
     });
   }

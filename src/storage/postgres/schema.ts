@@ -299,12 +299,28 @@ DROP INDEX queen.partitions_recent;
 `,
   },
   {
+    version: 9,
+    name: 'claim floors: idle partitions cost a busy queue nothing',
+    // The hot claim (hot-path.ts) keeps, per (queue, group), the activity below which a walk from the
+    // start found nothing to claim (less the watermark's margin), so a queue that never runs empty
+    // does not walk its idle partitions again on every wrap-around; \`gen\` moves when the group's
+    // start points move (seek, delete), so a floor computed before that is never written after it.
+    sql: `
+CREATE TABLE queen.claim_floors (
+  queue_id uuid NOT NULL REFERENCES queen.queues (id) ON DELETE CASCADE,
+  consumer_group text COLLATE "C" NOT NULL,
+  floor_ms bigint NOT NULL,
+  gen bigint NOT NULL DEFAULT 0,
+  PRIMARY KEY (queue_id, consumer_group)
+);
+`,
+  },
+  {
     version: 10,
     name: 'embedded proxy state',
     // The proxy's tenants, clusters, users, roles, API keys (hashes), plans, revoked session tokens,
     // S3 settings and operations log (src/storage/postgres/proxy.ts), shared by every node of the
-    // database; proxy_meta.version moves with every change another node must see. (9 is left to a
-    // migration written alongside; versions apply in order, gaps allowed.)
+    // database; proxy_meta.version moves with every change another node must see.
     sql: `
 CREATE TABLE queen.proxy_tenants (id text PRIMARY KEY, slug text NOT NULL UNIQUE, name text NOT NULL, status text NOT NULL, created_at_ms bigint NOT NULL);
 CREATE TABLE queen.proxy_clusters (id text PRIMARY KEY, slug text NOT NULL UNIQUE, tenant_id text NOT NULL, plan text NOT NULL, cell text NOT NULL,
