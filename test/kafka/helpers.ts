@@ -6,7 +6,7 @@
 import net from 'node:net';
 import { startBroker, type BrokerHandle, type StartOptions } from '../helpers/broker.js';
 import { uniqueName } from '../helpers/http.js';
-import { within } from '../helpers/wait.js';
+import { waitFor, within } from '../helpers/wait.js';
 
 export interface KafkaBroker extends BrokerHandle {
   kafkaPort: number;
@@ -34,6 +34,15 @@ export function kafkaEnv(port: number): Record<string, string> {
   };
 }
 
+/** True when a TCP connection to 127.0.0.1:`port` is accepted (it is closed at once). */
+function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = net.connect(port, '127.0.0.1');
+    s.once('connect', () => { s.destroy(); resolve(true); });
+    s.once('error', () => { s.destroy(); resolve(false); });
+  });
+}
+
 /**
  * Starts a broker with the Kafka port; `kafkaPort` reuses a port (restart tests).
  * @throws Error with the broker output after three failed starts
@@ -44,6 +53,10 @@ export async function startKafkaBroker(opts: StartOptions & { kafkaPort?: number
     const kafkaPort = opts.kafkaPort ?? await freeLoopbackPort();
     try {
       const b = await startBroker({ ...opts, env: { ...kafkaEnv(kafkaPort), ...opts.env } });
+      // The Kafka port opens after the HTTP listening line (src/main.ts), once its module and the
+      // credential check have loaded: wait until it accepts a connection, or the broker has exited.
+      await waitFor(async () => b.proc.exitCode !== null || b.proc.signalCode !== null || await accepts(kafkaPort), { what: `the Kafka port ${kafkaPort} to accept`, timeoutMs: 30_000, intervalMs: 25 });
+      if (b.proc.exitCode !== null || b.proc.signalCode !== null) throw new Error(`broker exited before its Kafka port accepted:\n${b.output()}`);
       return Object.assign(b, { kafkaPort, bootstrap: `127.0.0.1:${kafkaPort}` });
     } catch (e) {
       last = e;
