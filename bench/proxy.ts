@@ -4,7 +4,6 @@
  * next to the same shape on the broker's own PORT measured in the same run, as a percentage.
  */
 import { execFileSync } from 'node:child_process';
-import fs from 'node:fs';
 import path from 'node:path';
 import { startBroker, tempDir, type BrokerHandle } from '../test/helpers/broker.js';
 import { request } from './http.js';
@@ -29,33 +28,16 @@ function makeCert(): { cert: string; key: string } {
   return { cert, key };
 }
 
-/** CPU time (user + system) the process `pid` has used so far, in µs; undefined off Linux. */
-function processCpuUs(pid: number | undefined): number | undefined {
-  try {
-    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * (1_000_000 / 100); // clock ticks (USER_HZ 100)
-  } catch {
-    return undefined;
-  }
-}
-
 /**
- * Runs `shape` and adds to its note the CPU each request cost the broker process and this bench
- * process (the client: autocannon, TLS included), in µs, the 1 s warm-up of the shape counted in the
- * CPU but not in the requests (the same for every row): on a small machine both share the cores,
- * so a row bound by the client's TLS work shows it here.
+ * The CPU note of a push row: broker and client (this process: autocannon, TLS included) µs per
+ * request over the measured window only (bench/run.ts), warm-up excluded. An earlier note counted
+ * the 1 s warm-up in the CPU but not in the requests; the proxy row's warm-up is also where its path
+ * is first compiled, so that note inflated the proxy row most when its throughput was lowest.
  */
-async function withCpu(b: BrokerHandle, run: () => Promise<Row>): Promise<Row> {
-  const broker0 = processCpuUs(b.proc.pid);
-  const client0 = process.cpuUsage();
-  const row = await run();
-  const client = process.cpuUsage(client0);
-  const broker1 = processCpuUs(b.proc.pid);
-  const requests = row.reqPerSec > 0 && row.msgPerSec > 0 ? row.messages / (row.msgPerSec / row.reqPerSec) : 0;
-  if (requests > 0 && broker0 !== undefined && broker1 !== undefined) {
-    row.note = `${row.note ? `${row.note}; ` : ''}CPU/request (warm-up second included): broker ${((broker1 - broker0) / requests).toFixed(0)} µs, client ${((client.user + client.system) / requests).toFixed(0)} µs`;
-  }
-  return row;
+function cpuNote(row: Row): string {
+  const broker = row.cpuUsPerMsg === undefined ? '–' : `${(row.cpuUsPerMsg * row.batch).toFixed(0)} µs`;
+  const client = row.clientCpuUsPerReq === undefined ? '–' : `${row.clientCpuUsPerReq.toFixed(0)} µs`;
+  return `CPU/request: broker ${broker}, client ${client}`;
 }
 
 /** Push and pop+ack direct and through the proxy, TLS off then on. */
@@ -79,9 +61,9 @@ export async function benchProxy(push: Shape, popAck: Shape): Promise<Row[]> {
       const probe = await request(via.url, 'GET', '/api/v1/pop/queue/none', undefined, h);
       if (probe.status !== 204) throw new Error(`proxy probe answered ${probe.status}`);
       const label = `through the proxy, API key, TLS ${tls ? 'on' : 'off'}`;
-      const directPush = await withCpu(b, () => push(b, 'push 1/request, direct', {}, `bench-direct-${tls}`));
-      const p = await withCpu(b, () => push(via, `push 1/request, ${label}`, h, `bench-proxy-${tls}`));
-      p.note = `${(p.msgPerSec / directPush.msgPerSec * 100).toFixed(0)}% of PORT in the same run (${directPush.msgPerSec.toFixed(0)} msg/s; ${directPush.note ?? ''}); ${p.note ?? ''}`;
+      const directPush = await push(b, 'push 1/request, direct', {}, `bench-direct-${tls}`);
+      const p = await push(via, `push 1/request, ${label}`, h, `bench-proxy-${tls}`);
+      p.note = `${(p.msgPerSec / directPush.msgPerSec * 100).toFixed(0)}% of PORT in the same run (${directPush.msgPerSec.toFixed(0)} msg/s; ${cpuNote(directPush)}); ${cpuNote(p)}`;
       rows.push(p);
       const directPa = await popAck(b, 'pop+ack, direct', {}, `bench-direct-pa-${tls}`);
       const pa = await popAck(via, `pop+ack (batch 100), ${label}`, h, `bench-proxy-pa-${tls}`);

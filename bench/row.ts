@@ -11,4 +11,6 @@ export interface Row {
   note?: string;
   /** Broker CPU time (user + system) per message over the measured window, µs; where measured. */
   cpuUsPerMsg?: number;
+  /** This bench process's CPU time (the client: autocannon, TLS included) per request over the same window, µs; where measured. */
+  clientCpuUsPerReq?: number;
 }

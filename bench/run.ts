@@ -115,11 +115,14 @@ function pushBody(queue: string, n: number, partitions: number) {
 async function benchPush(b: BrokerHandle, shape: string, batch: number, connections: number, headers: Record<string, string> = {}, queue = `bench-push-${batch}`): Promise<Row> {
   await autocannon({ url: b.url + '/api/v1/push', method: 'POST', connections, duration: 1, body: JSON.stringify(pushBody(queue, batch, 16)), headers: { 'content-type': 'application/json', ...headers } }); // warm-up (JIT, caches)
   const cpu0 = cpuSeconds(b.proc.pid);
+  const client0 = process.cpuUsage();
   const r = await cannon(b.url, '/api/v1/push', pushBody(queue, batch, 16), connections, headers);
+  const client = process.cpuUsage(client0);
   const cpu1 = cpuSeconds(b.proc.pid);
   if (r.non2xx > 0) throw new Error(`${shape}: ${r.non2xx} non-2xx answers`);
   const reqs = r.requests.average;
-  return withCpu({ shape, messages: r.requests.total * batch, batch, concurrency: connections, msgPerSec: reqs * batch, reqPerSec: reqs, p50: r.latency.p50, p99: r.latency.p99 }, cpu0, cpu1);
+  const clientCpuUsPerReq = r.requests.total > 0 ? (client.user + client.system) / r.requests.total : undefined;
+  return withCpu({ shape, messages: r.requests.total * batch, batch, concurrency: connections, msgPerSec: reqs * batch, reqPerSec: reqs, p50: r.latency.p50, p99: r.latency.p99, clientCpuUsPerReq }, cpu0, cpu1);
 }
 
 /** The string value of the first (or last) `"key":"…"` in a JSON answer's text. */

@@ -13,6 +13,7 @@ test('generated keys are qk_<env>_ + 43 base64url characters; the stored hash is
   assert.notEqual(generateKey('live'), k);
   assert.equal(hashKey(k), createHash('sha256').update(k, 'utf8').digest('hex'));
   assert.match(hashKey(k), /^[0-9a-f]{64}$/);
+  assert.equal(hashKey('qk_live_é€'), createHash('sha256').update('qk_live_é€', 'utf8').digest('hex')); // UTF-8, not Latin-1
 });
 
 test('a key is presented as Bearer (any case) or bare; anything not starting qk_ is no key', () => {

@@ -3,7 +3,7 @@
  * the format, the hash that is stored, how a request presents a key, and the authorization
  * matrix from a key's scopes to the route classes of the proxy's classification table.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 
 /** The four key scopes. */
 export const SCOPES = ['produce', 'consume', 'admin', 'read'] as const;
@@ -30,9 +30,12 @@ export function generateKey(env: string): string {
   return `qk_${env}_${randomBytes(32).toString('base64url')}`;
 }
 
-/** SHA-256 of the whole key string (UTF-8), 64 lowercase hex: what the store keeps. */
+/**
+ * SHA-256 of the whole key string (UTF-8), 64 lowercase hex: what the store keeps. Runs on every
+ * request with an API key, so it uses the one-shot `crypto.hash` (no Hash object per call).
+ */
 export function hashKey(key: string): string {
-  return createHash('sha256').update(key, 'utf8').digest('hex');
+  return hash('sha256', key, 'hex');
 }
 
 /**
