@@ -38,6 +38,12 @@ test('a tumbling-window count survives a SIGKILL of the broker: no window emitte
   let pushed = 0;
   const producer = (async () => {
     for (let i = 0; i < TOTAL; i++) {
+      if (i === TOTAL / 4 || i === (3 * TOTAL) / 4) {
+        // The messages must span several windows whatever the push rate, so that some batches close
+        // a window (emitting cycles) besides the idle flushes: wait for the next window to begin.
+        const now = Math.floor(Date.now() / WINDOW_MS);
+        await waitFor(() => Math.floor(Date.now() / WINDOW_MS) > now, { timeoutMs: 5_000, intervalMs: 10, what: 'the next window to begin' });
+      }
       const r = await req('POST', '/api/v1/push', { items: [{ queue: src, partition: `p${i % 2}`, transactionId: `m-${i}`, payload: { i } }] });
       assert.equal(r.status, 201, r.text);
       pushed++;
