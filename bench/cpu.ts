@@ -14,22 +14,16 @@
  */
 import autocannon from 'autocannon';
 import { spawn } from 'node:child_process';
-import fs from 'node:fs';
 import os from 'node:os';
 import { startBroker, type BrokerHandle } from '../test/helpers/broker.js';
 import { request } from './http.js';
-import { rssBytes } from './partitions.js';
+import { cpuSeconds, rssBytes } from './proc.js';
 
 const PAYLOAD = { orderId: 12345, customer: 'c-0042', amount: 99.95, items: ['a', 'b', 'c'], note: 'x'.repeat(120) };
 const REQUESTS = Number(process.env.CPU_REQUESTS ?? 20_000);
-const TICK_US = 1e6 / 100; // USER_HZ on Linux
 
-/** utime + stime of `pid` in µs, from /proc/<pid>/stat. */
-function cpuMicros(pid: number): number {
-  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(f[11]) + Number(f[12])) * TICK_US;
-}
+/** utime + stime of `pid` in µs. */
+const cpuMicros = (pid: number): number => cpuSeconds(pid) * 1e6;
 
 function pushBody(queue: string, n: number) {
   return JSON.stringify({ items: Array.from({ length: n }, (_, i) => ({ queue, partition: `p${i % 16}`, payload: PAYLOAD })) });

@@ -11,21 +11,10 @@
  * The broker's RSS (kB, from `/proc/<pid>/status`) is read after loading.
  */
 import autocannon from 'autocannon';
-import fs from 'node:fs';
 import type { BrokerHandle } from '../test/helpers/broker.js';
 import { request } from './http.js';
+import { rssBytes } from './proc.js';
 import type { Row } from './row.js';
-
-/** VmRSS of `pid` in bytes (Linux), or 0 when unreadable. */
-export function rssBytes(pid: number | undefined): number {
-  if (pid === undefined) return 0;
-  try {
-    const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) * 1024 : 0;
-  } catch {
-    return 0;
-  }
-}
 
 /** Pushes one message into each of `count` partitions of `queue`, 1,000 per request. */
 async function load(b: BrokerHandle, queue: string, count: number, payload: unknown): Promise<void> {

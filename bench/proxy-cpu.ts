@@ -11,13 +11,13 @@
  * `CPU_N` (default 20000), `CPU_WARMUP` (default 2000).
  */
 import autocannon from 'autocannon';
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
-import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import tls from 'node:tls';
-import { startBroker, tempDir, type BrokerHandle } from '../test/helpers/broker.js';
+import { startBroker, type BrokerHandle } from '../test/helpers/broker.js';
+import { makeCert } from '../test/helpers/tls.js';
+import { cpuSeconds } from './proc.js';
 
 const N = Number(process.env.CPU_N ?? 20_000);
 const WARMUP = Number(process.env.CPU_WARMUP ?? 2_000);
@@ -28,21 +28,8 @@ const profile = process.env.CPU_PROFILE;
 const target = process.env.CPU_TARGET ?? 'proxy-tls';
 const PAYLOAD = { n: 1, text: 'x'.repeat(100) };
 
-/** A self-signed P-256 certificate made for this run (openssl CLI), as bench/proxy.ts does. */
-function makeCert(): { cert: string; key: string } {
-  const dir = tempDir('queen-cpu-tls-');
-  const cert = path.join(dir, 'cert.pem');
-  const key = path.join(dir, 'key.pem');
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', key, '-out', cert,
-    '-days', '1', '-subj', '/CN=localhost'], { stdio: 'ignore' });
-  return { cert, key };
-}
-
-/** CPU time (user + system) of process `pid` so far, in µs (clock ticks of 10 ms: USER_HZ 100). */
-function processCpuUs(pid: number): number {
-  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10_000;
-}
+/** CPU time (user + system) of process `pid` so far, in µs. */
+const processCpuUs = (pid: number): number => cpuSeconds(pid) * 1e6;
 
 /** The proxy's bound port, from its `public listener (hardened)` boot line. */
 function proxyPort(output: string): number {
@@ -103,7 +90,7 @@ for (let round = 1; round <= rounds; round++) {
       QUEEN_PROXY_BOOTSTRAP_API_KEY: apiKey, QUEEN_EDGE_RATE: '10000000', QUEEN_EDGE_BURST: '10000000',
     };
     if (useTls) {
-      const c = makeCert();
+      const c = makeCert('queen-cpu-tls-');
       env.QUEEN_TLS_CERT = c.cert;
       env.QUEEN_TLS_KEY = c.key;
     }

@@ -3,9 +3,8 @@
  * push 1/request and pop+ack (batch 100) with an API key through the proxy, TLS off and on, each
  * next to the same shape on the broker's own PORT measured in the same run, as a percentage.
  */
-import { execFileSync } from 'node:child_process';
-import path from 'node:path';
-import { startBroker, tempDir, type BrokerHandle } from '../test/helpers/broker.js';
+import { startBroker, type BrokerHandle } from '../test/helpers/broker.js';
+import { makeCert } from '../test/helpers/tls.js';
 import { request } from './http.js';
 import type { Row } from './row.js';
 
@@ -16,16 +15,6 @@ function proxyPort(output: string): number {
   const line = output.split('\n').find((l) => l.includes('public listener (hardened)'));
   if (!line) throw new Error(`no proxy listener line:\n${output}`);
   return (JSON.parse(line) as { port: number }).port;
-}
-
-/** A self-signed certificate made for this run (openssl CLI). */
-function makeCert(): { cert: string; key: string } {
-  const dir = tempDir('queen-bench-tls-');
-  const cert = path.join(dir, 'cert.pem');
-  const key = path.join(dir, 'key.pem');
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', key, '-out', cert,
-    '-days', '1', '-subj', '/CN=localhost'], { stdio: 'ignore' });
-  return { cert, key };
 }
 
 /**
@@ -50,7 +39,7 @@ export async function benchProxy(push: Shape, popAck: Shape): Promise<Row[]> {
       QUEEN_PROXY_BOOTSTRAP_API_KEY: apiKey, QUEEN_EDGE_RATE: '10000000', QUEEN_EDGE_BURST: '10000000',
     };
     if (tls) {
-      const c = makeCert();
+      const c = makeCert('queen-bench-tls-');
       env.QUEEN_TLS_CERT = c.cert;
       env.QUEEN_TLS_KEY = c.key;
     }

@@ -36,7 +36,7 @@
 import autocannon from 'autocannon';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import os from 'node:os';
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -47,7 +47,8 @@ import { startKafkaBroker } from '../test/kafka/helpers.js';
 import { benchAgent, benchTlsAgent, request, requestText } from './http.js';
 import { benchProxy } from './proxy.js';
 import { benchKafkaConsume, benchKafkaProduce } from './kafka.js';
-import { benchPartitions, rssBytes } from './partitions.js';
+import { benchPartitions } from './partitions.js';
+import { cpuSeconds, rssBytes } from './proc.js';
 import { benchBullMQ, benchRabbitConsume, benchRabbitPublish } from './reference-mq.js';
 import { benchPostgres } from './pg-rows.js';
 import { benchPgPartitions } from './pg-partitions.js';
@@ -61,31 +62,6 @@ const PAYLOAD_BYTES = Buffer.byteLength(JSON.stringify(PAYLOAD));
 const rows: Row[] = [];
 const want = (name: string) => ONLY.length === 0 || ONLY.includes(name);
 
-
-/** Clock ticks per second of /proc/<pid>/stat's CPU times. */
-const CLK_TCK = (() => {
-  try {
-    return Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
-  } catch {
-    return 100;
-  }
-})();
-
-/**
- * CPU seconds (user + system) process `pid` (the broker) has used so far, from /proc/<pid>/stat (0 where
- * there is no /proc). Per message it is the load-independent side of a row: the machine's other
- * work slows a run down but does not add to the broker's own CPU time.
- */
-function cpuSeconds(pid: number | undefined): number {
-  if (pid === undefined) return 0;
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' '); // f[0] is field 3 (state): utime is field 14, stime 15
-    return (Number(f[11]) + Number(f[12])) / CLK_TCK;
-  } catch {
-    return 0;
-  }
-}
 
 /** Sets the row's broker CPU per message from two {@link cpuSeconds} readings. */
 function withCpu(row: Row, cpu0: number, cpu1: number): Row {

@@ -173,7 +173,7 @@ async function main(): Promise<void> {
       const sweep = setInterval(() => { connections.closeQuiet(); proxyConnections?.closeQuiet(); }, 25);
       if (proxy) await proxy.close();
       await app.close();
-      await proxyStore?.settled?.().catch(() => undefined); // queued proxy-state writes reach PostgreSQL before its pool closes
+      await proxyStore?.settled?.().catch((e: unknown) => log.error({ err: e }, 'proxy state: a queued write did not reach PostgreSQL before shutdown')); // queued proxy-state writes reach PostgreSQL before its pool closes
       proxyStore?.close();
       clearInterval(sweep);
       await services.stop(config.shutdownGraceMs); // timers, admin jobs, KV sweep, then the broker and its store

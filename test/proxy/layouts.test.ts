@@ -4,7 +4,6 @@
  * `QUEEN_PROXY_BOOTSTRAP_*` tenant across a restart (docs/proxy.md#layouts, docs/proxy.md#tls).
  */
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
@@ -14,16 +13,7 @@ import { call, uniqueName } from '../helpers/http.js';
 import { runBrokerExpectingExit, startBroker, tempDir, type BrokerHandle } from '../helpers/broker.js';
 import { CP_TOKEN, proxyPortOf, startProxied } from './helpers.js';
 import { waitForParked } from '../helpers/wait.js';
-
-/** A self-signed certificate for 127.0.0.1 and its key, made now with the openssl CLI. */
-function makeCert(): { dir: string; cert: string; key: string } {
-  const dir = tempDir('queen-tls-');
-  const cert = path.join(dir, 'cert.pem');
-  const key = path.join(dir, 'key.pem');
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', key, '-out', cert,
-    '-days', '1', '-subj', '/CN=localhost', '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost'], { stdio: 'ignore' });
-  return { dir, cert, key };
-}
+import { makeCert } from '../helpers/tls.js';
 
 /** An HTTPS request trusting only `ca`; resolves status and body text. */
 function httpsCall(port: number, ca: Buffer, method: string, p: string, body?: unknown, headers: Record<string, string> = {}, tls: https.RequestOptions = {}): Promise<{ status: number; text: string; protocol: string }> {

@@ -160,13 +160,10 @@ export class Activity implements BrokerObserver {
   // ---------------------------------------------------------------- BrokerObserver
 
   pushed(results: readonly PushResult[], now: number, tenant: string = DEFAULT_TENANT): void {
-    const perQueue = new Map<string, number>();
-    for (const r of results) {
-      if (r.status !== 'queued') continue;
-      const slot = queueSlot(tenant, r.queueName);
-      perQueue.set(slot, (perQueue.get(slot) ?? 0) + 1);
-    }
-    for (const [q, n] of perQueue) {
+    const perQueue = new Map<string, number>(); // by queue name: the slot is built once per queue, not per message
+    for (const r of results) if (r.status === 'queued') perQueue.set(r.queueName, (perQueue.get(r.queueName) ?? 0) + 1);
+    for (const [name, n] of perQueue) {
+      const q = queueSlot(tenant, name);
       this.add(q, 'pushMessages', n, now);
       this.add(q, 'pushRequests', 1, now);
     }

@@ -451,7 +451,7 @@ export class EphemeralNodes {
         this.leavingAnswered(owner);
         return { status: 'leaving' };
       }
-    } catch { /* no answer */ }
+    } catch (e) { this.opts.log.debug({ err: e, to: owner.serverId }, 'an ephemeral hand-over attempt got no answer (retried)'); }
     return { status: 'failed' };
   }
 

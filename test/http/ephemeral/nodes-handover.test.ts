@@ -8,12 +8,11 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { rendezvous } from '../../../src/broker/ephemeral/nodes.js';
-import { DEFAULT_TENANT } from '../../../src/model/tenancy.js';
 import { startBroker, type BrokerHandle } from '../../helpers/broker.js';
 import { call, uniqueName } from '../../helpers/http.js';
 import { waitFor } from '../../helpers/wait.js';
 import { freshDatabase } from '../../storage/postgres-backend.js';
+import { converged, nodeEnv, ownerAmong, partitionsOn } from './cluster.js';
 
 const TOKEN = 'eph-handover-test-token-0123456789abcdef';
 const IDS = ['node-a', 'node-b', 'node-c'] as const;
@@ -21,45 +20,12 @@ const SURVIVORS = ['node-a', 'node-b'] as const;
 
 let db: Awaited<ReturnType<typeof freshDatabase>>;
 const nodes = new Map<string, BrokerHandle>();
-const env = (id: string): Record<string, string> => ({
-  QUEEN_STORAGE: 'postgres', DATABASE_URL: db.url, QUEEN_SERVER_ID: id, QUEEN_RAFT_TOKEN: TOKEN,
-  QUEEN_CLUSTER_HEARTBEAT_MS: '200', QUEEN_CLUSTER_NODE_TTL_MS: '1000',
-});
-
-const ownerAmong = (among: readonly string[], queue: string, partition: string): string =>
-  rendezvous(among.map((serverId) => ({ serverId })), DEFAULT_TENANT, queue, partition)!.serverId;
-
-/** Messages each partition of `queue` holds on `node` (its own share: the depth read does not relay). */
-async function partitionsOn(node: BrokerHandle, queue: string): Promise<Map<string, number>> {
-  const r = await call(node.url, 'GET', `/api/v1/ephemeral/queues/${queue}/depth`);
-  const out = new Map<string, number>();
-  if (r.status !== 200) return out;
-  for (const p of r.body.partitions as { partition: string; pending: number }[]) out.set(p.partition, p.pending);
-  return out;
-}
-
-/** Waits until each node of `among` relays a push for a partition another one owns to that owner. */
-async function converged(among: readonly string[]): Promise<void> {
-  for (const owner of among) {
-    for (const from of among) {
-      if (from === owner) continue;
-      const queue = uniqueName('conv');
-      let partition = '';
-      for (let i = 0; ownerAmong(among, queue, (partition = `p-${i}`)) !== owner; i++);
-      await waitFor(async () => {
-        const r = await call(nodes.get(from)!.url, 'POST', '/api/v1/ephemeral/push', { queue, partition, messages: [{ payload: 1 }] });
-        assert.equal(r.status, 201, JSON.stringify(r.body));
-        return ((await partitionsOn(nodes.get(from)!, queue)).get(partition) ?? 0) === 0 && ((await partitionsOn(nodes.get(owner)!, queue)).get(partition) ?? 0) > 0;
-      }, { what: `${from} relays ${queue}/${partition} to ${owner}`, timeoutMs: 20_000, intervalMs: 100 });
-      await call(nodes.get(owner)!.url, 'DELETE', `/api/v1/ephemeral/queue/${queue}`);
-    }
-  }
-}
+const env = (id: string): Record<string, string> => nodeEnv(db.url, id, TOKEN);
 
 before(async () => {
   db = await freshDatabase();
   for (const id of IDS) nodes.set(id, await startBroker({ env: env(id) }));
-  await converged(IDS);
+  await converged(nodes, IDS);
 });
 
 after(async () => {

@@ -19,25 +19,18 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
 import pg from 'pg';
-import { rendezvous } from '../../../src/broker/ephemeral/nodes.js';
-import { DEFAULT_TENANT } from '../../../src/model/tenancy.js';
 import { startBroker, type BrokerHandle } from '../../helpers/broker.js';
 import { call, uniqueName } from '../../helpers/http.js';
 import { waitFor } from '../../helpers/wait.js';
 import { freshDatabase } from '../../storage/postgres-backend.js';
+import { converged, nodeEnv, ownerAmong, partitionsOn } from './cluster.js';
 
 const TOKEN = 'eph-races-test-token-0123456789abcdef';
 const RELAY = { 'x-queen-eph-fwd': '1', 'x-queen-raft-token': TOKEN };
 
 let db: Awaited<ReturnType<typeof freshDatabase>>;
 const nodes = new Map<string, BrokerHandle>();
-const env = (id: string): Record<string, string> => ({
-  QUEEN_STORAGE: 'postgres', DATABASE_URL: db.url, QUEEN_SERVER_ID: id, QUEEN_RAFT_TOKEN: TOKEN,
-  QUEEN_CLUSTER_HEARTBEAT_MS: '200', QUEEN_CLUSTER_NODE_TTL_MS: '1000',
-});
-
-const ownerAmong = (among: readonly string[], queue: string, partition: string): string =>
-  rendezvous(among.map((serverId) => ({ serverId })), DEFAULT_TENANT, queue, partition)!.serverId;
+const env = (id: string): Record<string, string> => nodeEnv(db.url, id, TOKEN);
 
 /** The first partition `p-<i>` of `queue` whose owner is `owner` in every placement of `placements`. */
 function partitionWith(queue: string, placements: readonly (readonly [owner: string, among: readonly string[]])[]): string {
@@ -124,32 +117,8 @@ class ScriptedPeer {
 
 const z = new ScriptedPeer('node-z');
 
-/** Messages each partition of `queue` holds on `node` (its own share). */
-async function partitionsOn(node: BrokerHandle, queue: string): Promise<Map<string, number>> {
-  const r = await call(node.url, 'GET', `/api/v1/ephemeral/queues/${queue}/depth`);
-  const out = new Map<string, number>();
-  if (r.status !== 200) return out;
-  for (const p of r.body.partitions as { partition: string; pending: number }[]) out.set(p.partition, p.pending);
-  return out;
-}
-
-/** Waits until every real node of `real` relays pushes to every other node of `among` that owns the partition. */
-async function converged(real: readonly string[], among: readonly string[]): Promise<void> {
-  for (const owner of among) {
-    for (const from of real) {
-      if (from === owner) continue;
-      const queue = uniqueName('conv');
-      const partition = partitionWith(queue, [[owner, among]]);
-      await waitFor(async () => {
-        const r = await call(nodes.get(from)!.url, 'POST', '/api/v1/ephemeral/push', { queue, partition, messages: [{ payload: 1 }] });
-        assert.equal(r.status, 201, JSON.stringify(r.body));
-        if (owner === z.serverId) return z.events.some((e) => e.what === 'push' && e.queue === queue);
-        return ((await partitionsOn(nodes.get(from)!, queue)).get(partition) ?? 0) === 0 && ((await partitionsOn(nodes.get(owner)!, queue)).get(partition) ?? 0) > 0;
-      }, { what: `${from} relays ${queue}/${partition} to ${owner}`, timeoutMs: 20_000, intervalMs: 100 });
-      if (owner !== z.serverId) await call(nodes.get(owner)!.url, 'DELETE', `/api/v1/ephemeral/queue/${queue}`);
-    }
-  }
-}
+/** The scripted peer as an owner the set-up's relay probes reach. */
+const zOwner = { serverId: z.serverId, receivedPush: (queue: string) => z.events.some((e) => e.what === 'push' && e.queue === queue) };
 
 const ephLog = (n: BrokerHandle): string => n.output().split('\n').filter((l) => l.includes('ephemeral')).join('\n');
 
@@ -158,7 +127,7 @@ before(async () => {
   nodes.set('node-a', await startBroker({ env: env('node-a') })); // creates the schema Z's row goes into
   await z.start(db.url);
   for (const id of ['node-b', 'node-c']) nodes.set(id, await startBroker({ env: env(id) }));
-  await converged(['node-a', 'node-b', 'node-c'], ['node-a', 'node-b', 'node-c', 'node-z']);
+  await converged(nodes, ['node-a', 'node-b', 'node-c', 'node-z'], ['node-a', 'node-b', 'node-c'], zOwner);
 });
 
 after(async () => {
@@ -184,7 +153,7 @@ test('a stopping node has every peer\'s answer to _leaving before it ships a rin
 
 test('a ring passed on to a peer that answers 503 leaving is placed again without it, never lost; a relay re-routes the same way', async () => {
   const [a, b] = ['node-a', 'node-b'].map((id) => nodes.get(id)!);
-  await converged(['node-a', 'node-b'], ['node-a', 'node-b', 'node-z']);
+  await converged(nodes, ['node-a', 'node-b', 'node-z'], ['node-a', 'node-b'], zOwner);
   const queue = uniqueName('refused');
   // Z owns it while it counts; without Z, A does.
   const partition = partitionWith(queue, [['node-z', ['node-a', 'node-b', 'node-z']], ['node-a', ['node-a', 'node-b']]]);

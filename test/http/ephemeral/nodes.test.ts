@@ -7,12 +7,11 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { rendezvous } from '../../../src/broker/ephemeral/nodes.js';
-import { DEFAULT_TENANT } from '../../../src/model/tenancy.js';
 import { startBroker, type BrokerHandle } from '../../helpers/broker.js';
 import { call, uniqueName } from '../../helpers/http.js';
 import { waitFor, within } from '../../helpers/wait.js';
 import { freshDatabase } from '../../storage/postgres-backend.js';
+import { converged, nodeEnv, ownerAmong, partitionOwnedBy } from './cluster.js';
 
 const TOKEN = 'eph-nodes-test-token-0123456789abcdef';
 const IDS = ['node-a', 'node-b', 'node-c'] as const;
@@ -20,19 +19,7 @@ type Id = string;
 
 let db: Awaited<ReturnType<typeof freshDatabase>>;
 const nodes = new Map<Id, BrokerHandle>();
-const env = (id: string): Record<string, string> => ({
-  QUEEN_STORAGE: 'postgres', DATABASE_URL: db.url, QUEEN_SERVER_ID: id, QUEEN_RAFT_TOKEN: TOKEN,
-  QUEEN_CLUSTER_HEARTBEAT_MS: '200', QUEEN_CLUSTER_NODE_TTL_MS: '1000',
-});
-
-/** A partition name whose owner among `among` is `owner`. */
-function partitionOwnedBy(owner: Id, among: readonly Id[], queue: string): string {
-  const list = among.map((serverId) => ({ serverId }));
-  for (let i = 0; ; i++) {
-    const p = `p-${i}`;
-    if (rendezvous(list, DEFAULT_TENANT, queue, p)!.serverId === owner) return p;
-  }
-}
+const env = (id: string): Record<string, string> => nodeEnv(db.url, id, TOKEN);
 
 /** Raw answer text of a request (the payload bytes are compared as sent). */
 async function raw(base: string, method: string, path: string, body?: string): Promise<{ status: number; text: string }> {
@@ -46,27 +33,10 @@ async function heldOn(node: BrokerHandle, queue: string): Promise<number> {
   return r.status === 200 ? r.body.pending as number : 0;
 }
 
-/** Waits until every node in `from` relays to `to` the partitions `to` owns among `among`. */
-async function converged(among: readonly Id[]): Promise<void> {
-  for (const owner of among) {
-    for (const from of among) {
-      if (from === owner) continue;
-      const queue = uniqueName('conv');
-      const partition = partitionOwnedBy(owner, among, queue);
-      await waitFor(async () => {
-        const r = await call(nodes.get(from)!.url, 'POST', '/api/v1/ephemeral/push', { queue, partition, messages: [{ payload: 1 }] });
-        assert.equal(r.status, 201, JSON.stringify(r.body));
-        return (await heldOn(nodes.get(from)!, queue)) === 0 && (await heldOn(nodes.get(owner)!, queue)) > 0;
-      }, { what: `${from} relays ${queue}/${partition} to ${owner}`, timeoutMs: 20_000, intervalMs: 100 });
-      await call(nodes.get(owner)!.url, 'DELETE', `/api/v1/ephemeral/queue/${queue}`);
-    }
-  }
-}
-
 before(async () => {
   db = await freshDatabase();
   for (const id of IDS) nodes.set(id, await startBroker({ env: env(id) }));
-  await converged(IDS);
+  await converged(nodes, IDS);
 });
 
 after(async () => {
@@ -173,8 +143,8 @@ test('SIGTERM hands the stopping node\'s rings to the survivors; SIGKILL loses t
   nodes.delete('node-c');
   // Nothing is lost, and the ring lives on its owner among the survivors (docs/ephemeral.md#multi-node,
   // the placement rule): a pop through the other survivor, relayed to that owner, returns all 50 in order.
-  await converged(['node-a', 'node-b']);
-  const survivorOwner = rendezvous([{ serverId: 'node-a' }, { serverId: 'node-b' }], DEFAULT_TENANT, queue, partition)!.serverId;
+  await converged(nodes, ['node-a', 'node-b']);
+  const survivorOwner = ownerAmong(['node-a', 'node-b'], queue, partition);
   const other = survivorOwner === 'node-a' ? b! : a!;
   const eph = (n: BrokerHandle): string => n.output().split('\n').filter((l) => l.includes('ephemeral')).join('\n');
   await waitFor(async () => (await heldOn(nodes.get(survivorOwner)!, queue)) === 50 && (await heldOn(other, queue)) === 0,
@@ -188,7 +158,7 @@ test('SIGTERM hands the stopping node\'s rings to the survivors; SIGKILL loses t
   // SIGKILL: B's share is gone, A keeps serving (an empty answer, not an error).
   const q2 = uniqueName('killed');
   const p2 = partitionOwnedBy('node-b', ['node-a', 'node-b'], q2);
-  await converged(['node-a', 'node-b']);
+  await converged(nodes, ['node-a', 'node-b']);
   assert.equal((await call(a!.url, 'POST', '/api/v1/ephemeral/push', { queue: q2, partition: p2, messages: [{ payload: 1 }] })).status, 201);
   assert.equal(await heldOn(b!, q2), 1);
   await b!.kill();
@@ -206,7 +176,7 @@ test('SIGTERM hands the stopping node\'s rings to the survivors; SIGKILL loses t
   await waitFor(async () => (await heldOn(a!, q3)) === 12, { what: 'node A alone holding all 12' });
   const d = await startBroker({ env: env('node-d') });
   nodes.set('node-d', d);
-  const moved = parts.filter((p) => rendezvous([{ serverId: 'node-a' }, { serverId: 'node-d' }], DEFAULT_TENANT, q3, p)!.serverId === 'node-d');
+  const moved = parts.filter((p) => ownerAmong(['node-a', 'node-d'], q3, p) === 'node-d');
   assert.ok(moved.length > 0 && moved.length < 12, `some partitions move (${moved.length})`);
   await waitFor(async () => (await heldOn(d, q3)) === moved.length && (await heldOn(a!, q3)) === 12 - moved.length,
     { what: `node D adopting ${moved.length} partitions`, timeoutMs: 20_000, intervalMs: 100 });
