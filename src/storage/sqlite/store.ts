@@ -21,7 +21,7 @@ import type {
   CursorRow, DlqFilter, DlqRow, MessageRow, PartitionRow, QueueRow, Store, StoreCapabilities,
   StoreSnapshot, StoreTx, SubscriptionRow,
 } from '../store.js';
-import { toDlq, toMessage, type Row } from './rows.js';
+import { MESSAGE_COLUMNS, toDlq, toMessageFromArray, type Row } from './rows.js';
 import { migrate } from './schema.js';
 import { SqliteOps } from './ops.js';
 import { DEFAULT_TENANT } from '../../model/tenancy.js';
@@ -167,10 +167,10 @@ export class SqliteStore implements Store {
       updateHead: p('UPDATE partitions SET next_offset = ?, last_message_at = ? WHERE pk = ?'),
       insertMessage: p(`INSERT INTO messages (partition_pk, offset, queue_pk, id, transaction_id, payload, encrypted, trace_id, producer_sub, created_at)
                         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
-      findByTxn: p(`SELECT * FROM messages WHERE partition_pk = ? AND transaction_id = ? AND created_at >= ?
-                    ORDER BY offset DESC LIMIT 1`),
-      readMessages: p('SELECT * FROM messages WHERE partition_pk = ? AND offset >= ? ORDER BY offset LIMIT ?'),
-      readMessage: p('SELECT * FROM messages WHERE partition_pk = ? AND offset = ?'),
+      findByTxn: p(`SELECT ${MESSAGE_COLUMNS} FROM messages WHERE partition_pk = ? AND transaction_id = ? AND created_at >= ?
+                    ORDER BY offset DESC LIMIT 1`).raw(true),
+      readMessages: p(`SELECT ${MESSAGE_COLUMNS} FROM messages WHERE partition_pk = ? AND offset >= ? ORDER BY offset LIMIT ?`).raw(true),
+      readMessage: p(`SELECT ${MESSAGE_COLUMNS} FROM messages WHERE partition_pk = ? AND offset = ?`).raw(true),
       createdAtOf: p('SELECT created_at FROM messages WHERE partition_pk = ? AND offset >= ? ORDER BY offset LIMIT 1'),
       upsertCursor: p(`INSERT INTO cursors (partition_pk, consumer_group, next_offset, lease_id, lease_expires_at, lease_end_offset, retry_count, delivery_count)
                        VALUES (?, ?, ?, ?, ?, ?, ?, ?)
@@ -300,17 +300,17 @@ export class SqliteStore implements Store {
   }
 
   findByTransactionId(partitionPk: number, transactionId: string, since: number): MessageRow | undefined {
-    const r = this.s.findByTxn!.get(partitionPk, transactionId, since) as Row | undefined;
-    return r ? toMessage(r) : undefined;
+    const r = this.s.findByTxn!.get(partitionPk, transactionId, since) as unknown[] | undefined;
+    return r ? toMessageFromArray(r) : undefined;
   }
 
   readMessages(partitionPk: number, fromOffset: number, limit: number): MessageRow[] {
-    return (this.s.readMessages!.all(partitionPk, fromOffset, limit) as Row[]).map(toMessage);
+    return (this.s.readMessages!.all(partitionPk, fromOffset, limit) as unknown[][]).map(toMessageFromArray);
   }
 
   readMessage(partitionPk: number, offset: number): MessageRow | undefined {
-    const r = this.s.readMessage!.get(partitionPk, offset) as Row | undefined;
-    return r ? toMessage(r) : undefined;
+    const r = this.s.readMessage!.get(partitionPk, offset) as unknown[] | undefined;
+    return r ? toMessageFromArray(r) : undefined;
   }
 
   /** Binary search over offsets (created_at is non-decreasing in offset order): O(log n) point reads. */
