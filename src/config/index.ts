@@ -68,11 +68,12 @@ export interface Config {
   /** SQLite `synchronous` (`QUEEN_SYNC`): `full` survives power loss; `normal` may lose the last commits on power loss (not on a process crash). */
   sync: SyncMode;
   /**
-   * With `sync: 'full'`, whether the WAL fsync runs on the libuv thread pool after COMMIT (SQLite at
-   * NORMAL, `QUEEN_SYNC_THREAD`, default true) or inside COMMIT on the event loop (SQLite at FULL).
-   * Both answer only after the fsync (docs/storage.md#durability).
+   * With `sync: 'full'`, where the WAL fsync runs (`QUEEN_SYNC_THREAD`): `'auto'` (default) after
+   * COMMIT on the event loop while syncs take at most 1 ms and on the libuv thread pool otherwise;
+   * `true` always on the thread pool; `false` inside COMMIT (SQLite at FULL). All answer only after
+   * the fsync (docs/storage.md#durability).
    */
-  syncThread: boolean;
+  syncThread: boolean | 'auto';
   /** Retention / eviction sweep cadence in ms (`RETENTION_INTERVAL`). */
   retentionIntervalMs: number;
   /** Rows removed per sweep step (`RETENTION_BATCH_SIZE`). */
@@ -100,6 +101,20 @@ export interface Config {
   tenancy: TenancyConfig;
   /** The embedded proxy (docs/proxy.md), undefined unless `QUEEN_PROXY_EMBEDDED=true`. */
   proxy: ProxyConfig | undefined;
+}
+
+/**
+ * `QUEEN_SYNC_THREAD`: `auto` (the default, also when unset or empty) or a boolean as {@link bool} reads it.
+ * @throws ConfigError on any other value
+ */
+function syncThreadOf(env: Env): boolean | 'auto' {
+  const v = env.QUEEN_SYNC_THREAD?.trim().toLowerCase();
+  if (v === undefined || v === '' || v === 'auto') return 'auto';
+  try {
+    return bool(env, 'QUEEN_SYNC_THREAD', true);
+  } catch {
+    throw new ConfigError(`QUEEN_SYNC_THREAD=${JSON.stringify(env.QUEEN_SYNC_THREAD)} is not auto, true or false`);
+  }
 }
 
 /**
@@ -149,7 +164,7 @@ export function loadConfig(env: Env = process.env): Config {
     popDefaultTimeoutMs: int(env, popTimeoutName, 30_000, 0, maxPopTimeoutMs),
     popDefaultBatch: int(env, 'DEFAULT_BATCH_SIZE', 200, 1, limits.maxPopBatch),
     sync: oneOf(env, 'QUEEN_SYNC', ['full', 'normal', 'off'] as const, 'full'),
-    syncThread: bool(env, 'QUEEN_SYNC_THREAD', true),
+    syncThread: syncThreadOf(env),
     retentionIntervalMs: int(env, 'RETENTION_INTERVAL', 5000, 100, 86_400_000),
     retentionBatchSize: int(env, 'RETENTION_BATCH_SIZE', 1000, 1, 1_000_000),
     shutdownGraceMs: int(env, 'QUEEN_SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),

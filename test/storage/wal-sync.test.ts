@@ -1,46 +1,69 @@
 /**
- * With `QUEEN_SYNC=full` the store fsyncs the WAL on the thread pool after each group commit
- * (docs/storage.md#durability): SQLite itself runs `synchronous=NORMAL`, and a unit's promise
- * resolves (its after-commit hooks run) only after an fsync of the WAL that started once the unit
- * was committed. `close()` answers the units still waiting for that fsync, and their rows are there
- * when the store is opened again.
+ * With `QUEEN_SYNC=full` the store fsyncs the WAL itself after each group commit
+ * (docs/storage.md#durability), inline on the event loop or on the thread pool as its sync-cost
+ * estimate decides: SQLite itself runs `synchronous=NORMAL`, and a unit's promise resolves (its
+ * after-commit hooks run) only after an fsync of the WAL that started once the unit was committed,
+ * whichever way the sync was made. `close()` answers the units still waiting for that fsync, and
+ * their rows are there when the store is opened again.
  *
- * The real `fs.fdatasync` runs; the test only records when each call starts and ends.
+ * The real `fs.fdatasync` / `fs.fdatasyncSync` run; the test only records when each call starts and ends.
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { SqliteStore } from '../../src/storage/sqlite/store.js';
+import { INLINE_SYNC_MAX_MS, SyncCost } from '../../src/storage/sqlite/wal-sync.js';
 import { DEFAULT_TENANT } from '../../src/storage/contract.js';
 import { QUEUE_DEFAULTS } from '../../src/model/options.js';
 import { loadConfig } from '../../src/config/index.js';
 import { tempDir } from '../helpers/broker.js';
 
-type Event = { kind: 'work' | 'resolved' | 'hook'; unit: number } | { kind: 'fsync-start' | 'fsync-end'; fd: number };
+type Event = { kind: 'work' | 'resolved' | 'hook'; unit: number } | { kind: 'fsync-start' | 'fsync-end'; fd: number; inline: boolean };
 
-/** Records fs.fdatasync calls (the store's WAL sync) into `events` while `fn` runs (the real call still does the work). */
+/**
+ * Records fs.fdatasync (thread pool) and fs.fdatasyncSync (inline) calls, the store's WAL syncs,
+ * into `events` while `fn` runs (the real call still does the work).
+ */
 async function recordingFsync<T>(events: Event[], fn: () => Promise<T>): Promise<T> {
   const real = fs.fdatasync;
+  const realSync = fs.fdatasyncSync;
   (fs as { fdatasync: unknown }).fdatasync = (fd: number, cb: (e: NodeJS.ErrnoException | null) => void) => {
-    events.push({ kind: 'fsync-start', fd });
+    events.push({ kind: 'fsync-start', fd, inline: false });
     real(fd, (e) => {
-      events.push({ kind: 'fsync-end', fd });
+      events.push({ kind: 'fsync-end', fd, inline: false });
       cb(e);
     });
+  };
+  (fs as { fdatasyncSync: unknown }).fdatasyncSync = (fd: number) => {
+    events.push({ kind: 'fsync-start', fd, inline: true });
+    realSync(fd);
+    events.push({ kind: 'fsync-end', fd, inline: true });
   };
   try {
     return await fn();
   } finally {
     (fs as { fdatasync: unknown }).fdatasync = real;
+    (fs as { fdatasyncSync: unknown }).fdatasyncSync = realSync;
+  }
+}
+
+/** A sync-cost estimate pinned to one answer, so a test runs one path whatever the disk's speed. */
+class PinnedCost extends SyncCost {
+  constructor(private readonly pinned: boolean) {
+    super();
+  }
+  override inline(): boolean {
+    return this.pinned;
   }
 }
 
 const queueRow = (i: number) => ({ id: `q-${i}`, tenant: DEFAULT_TENANT, name: `q${i}`, namespace: '', task: '', options: { ...QUEUE_DEFAULTS }, createdAt: i });
 
-test('QUEEN_SYNC=full: every unit resolves after a WAL fsync that started once it was committed, hooks after it', async () => {
+for (const inline of [false, true]) {
+test(`QUEEN_SYNC=full, ${inline ? 'inline' : 'thread-pool'} sync: every unit resolves after a WAL fsync that started once it was committed, hooks after it`, async () => {
   const dataDir = path.join(tempDir(), 'data');
-  const store = SqliteStore.open({ dataDir, sync: 'full' });
+  const store = SqliteStore.open({ dataDir, sync: 'full', syncCost: new PinnedCost(inline) });
   const events: Event[] = [];
   try {
     assert.equal(await store.runOnDb((db) => db.pragma('synchronous', { simple: true })), 1, 'SQLite runs NORMAL; the store syncs the WAL itself');
@@ -62,6 +85,7 @@ test('QUEEN_SYNC=full: every unit resolves after a WAL fsync that started once i
     });
     const starts = events.flatMap((e, i) => (e.kind === 'fsync-start' ? [i] : []));
     assert.ok(starts.length >= 1, 'no WAL fsync was made');
+    assert.deepEqual(new Set(events.flatMap((e) => (e.kind === 'fsync-start' ? [e.inline] : []))), new Set([inline]), 'the sync ran where the estimate said');
     for (let unit = 0; unit < 60; unit++) {
       const worked = events.findIndex((e) => e.kind === 'work' && e.unit === unit);
       const resolved = events.findIndex((e) => e.kind === 'resolved' && e.unit === unit);
@@ -75,6 +99,43 @@ test('QUEEN_SYNC=full: every unit resolves after a WAL fsync that started once i
   } finally {
     await store.close();
   }
+});
+}
+
+test('QUEEN_SYNC_THREAD=true: the store syncs on the thread pool only, never inline', async () => {
+  const dataDir = path.join(tempDir(), 'data');
+  const store = SqliteStore.open({ dataDir, sync: 'full', syncThread: true, syncCost: new PinnedCost(true) });
+  const events: Event[] = [];
+  try {
+    await recordingFsync(events, () => Promise.all(Array.from({ length: 5 }, (_, i) => store.run((tx) => tx.insertQueue(queueRow(i))))));
+    const kinds = events.flatMap((e) => (e.kind === 'fsync-start' ? [e.inline] : []));
+    assert.ok(kinds.length >= 1, 'no WAL fsync was made');
+    assert.ok(kinds.every((k) => k === false), `an inline sync was made: ${JSON.stringify(kinds)}`);
+  } finally {
+    await store.close();
+  }
+});
+
+test('sync-cost estimate: the thread pool first, inline once syncs prove cheap, off the event loop at once after a slow one', () => {
+  const cost = new SyncCost();
+  assert.equal(cost.inline(), false, 'before any sample the disk is unknown: thread pool');
+  let n = 0;
+  while (!cost.inline()) {
+    cost.note(0.3);
+    assert.ok(++n < 20, 'never inline after 20 fast syncs');
+  }
+  assert.ok(n >= 2, `inline after only ${n} sample(s)`);
+  cost.note(50);
+  assert.equal(cost.inline(), false, 'one 50 ms sync must move the next off the event loop');
+  assert.equal(cost.ms, 50);
+  n = 0;
+  while (!cost.inline()) {
+    cost.note(0.3);
+    assert.ok(++n < 40, 'never back to inline');
+  }
+  assert.ok(n > 5, `back inline after only ${n} fast sync(s) following a 50 ms one`);
+  cost.note(INLINE_SYNC_MAX_MS * 1.5);
+  assert.equal(cost.inline(), false, 'a sync over the bound moves the next one off the event loop');
 });
 
 test('QUEEN_SYNC=full: close() answers the units still waiting for their WAL fsync, and their rows survive a reopen', async () => {
@@ -105,9 +166,11 @@ test('QUEEN_SYNC=normal: no WAL fsync of the store\'s own', async () => {
 });
 
 test('QUEEN_SYNC_THREAD=false: SQLite fsyncs inside COMMIT (FULL) and the store makes no fsync of its own', async () => {
-  assert.equal(loadConfig({ QUEEN_DATA_DIR: tempDir() }).syncThread, true);
+  assert.equal(loadConfig({ QUEEN_DATA_DIR: tempDir() }).syncThread, 'auto');
+  assert.equal(loadConfig({ QUEEN_DATA_DIR: tempDir(), QUEEN_SYNC_THREAD: 'AUTO' }).syncThread, 'auto');
+  assert.equal(loadConfig({ QUEEN_DATA_DIR: tempDir(), QUEEN_SYNC_THREAD: 'true' }).syncThread, true);
   assert.equal(loadConfig({ QUEEN_DATA_DIR: tempDir(), QUEEN_SYNC_THREAD: 'false' }).syncThread, false);
-  assert.throws(() => loadConfig({ QUEEN_DATA_DIR: tempDir(), QUEEN_SYNC_THREAD: 'sometimes' }), /QUEEN_SYNC_THREAD/);
+  assert.throws(() => loadConfig({ QUEEN_DATA_DIR: tempDir(), QUEEN_SYNC_THREAD: 'sometimes' }), /QUEEN_SYNC_THREAD="sometimes" is not auto, true or false/);
   const dataDir = path.join(tempDir(), 'data');
   const store = SqliteStore.open({ dataDir, sync: 'full', syncThread: false });
   const events: Event[] = [];

@@ -28,6 +28,7 @@ import { DEFAULT_TENANT } from '../../model/tenancy.js';
 import { SqliteKv } from './kv.js';
 import { SqliteTimers } from './timers.js';
 import { Scheduler, type SchedulerLane } from '../../util/scheduler.js';
+import { SyncCost } from './wal-sync.js';
 import { systemClock, type Clock } from '../../util/clock.js';
 
 interface Job {
@@ -87,8 +88,14 @@ export interface SqliteOptions {
   /** Directory holding `queen.db` (created with mode 0700 when missing). */
   dataDir: string;
   sync: SyncMode;
-  /** With `sync: 'full'`: fsync the WAL on the thread pool after COMMIT (default true), else inside COMMIT (SQLite FULL). */
-  syncThread?: boolean;
+  /**
+   * With `sync: 'full'`, where the WAL fsync runs (`QUEEN_SYNC_THREAD`): `'auto'` (default) the store
+   * syncs after COMMIT on the event loop while syncs are cheap and on the thread pool otherwise
+   * ({@link SyncCost}); `true` always on the thread pool; `false` inside COMMIT (SQLite FULL).
+   */
+  syncThread?: boolean | 'auto';
+  /** With `syncThread: 'auto'`, the estimate that chooses inline or thread-pool syncs (default: a fresh {@link SyncCost}; tests pass their own). */
+  syncCost?: SyncCost;
   /** Called when a commit fails (every unit's rollback hooks have run by then). */
   onCommitFailure?: (e: unknown) => void;
   /** WAL size kept after each checkpoint, bytes (`QUEEN_WAL_LIMIT_BYTES`; default {@link DEFAULT_WAL_LIMIT_BYTES}). */
@@ -133,7 +140,7 @@ export class SqliteStore implements Store {
    * The WAL file, fsynced off the event loop after each commit when `QUEEN_SYNC=full` (SQLite then
    * runs `synchronous=NORMAL`, which writes the WAL without syncing it); undefined otherwise.
    */
-  private readonly wal: { fd: number } | undefined;
+  private readonly wal: { fd: number; cost: SyncCost | undefined } | undefined;
   /** Commits made since the running WAL fsync started (or with none running): the next fsync covers them. */
   private unsynced: Committed[] = [];
   /** The commits the running WAL fsync covers, or undefined when none runs. */
@@ -142,9 +149,9 @@ export class SqliteStore implements Store {
   private walLane: SchedulerLane<string>;
   private clock: Clock;
 
-  private constructor(db: Db, onCommitFailure?: (e: unknown) => void, walIdleMs = WAL_IDLE_MS, scheduler = new Scheduler(systemClock), walFd?: number) {
+  private constructor(db: Db, onCommitFailure?: (e: unknown) => void, walIdleMs = WAL_IDLE_MS, scheduler = new Scheduler(systemClock), walFd?: number, syncCost?: SyncCost) {
     this.db = db;
-    this.wal = walFd === undefined ? undefined : { fd: walFd };
+    this.wal = walFd === undefined ? undefined : { fd: walFd, cost: syncCost };
     this.onCommitFailure = onCommitFailure;
     this.walIdleMs = walIdleMs;
     this.walLane = scheduler.lane<string>(WAL_LANE);
@@ -239,7 +246,8 @@ export class SqliteStore implements Store {
     const db = new Database(file);
     db.pragma('journal_mode = WAL');
     // `full`: SQLite writes the WAL at COMMIT without syncing it (NORMAL) and the store fsyncs the
-    // WAL itself on the thread pool before answering (see syncWal), so the disk wait overlaps HTTP work.
+    // WAL itself before answering (see syncWal), on the thread pool whenever an inline sync would
+    // stall HTTP work.
     const offThread = opts.sync === 'full' && opts.syncThread !== false;
     db.pragma(`synchronous = ${offThread ? 'NORMAL' : opts.sync.toUpperCase()}`);
     db.pragma('foreign_keys = OFF');
@@ -257,7 +265,8 @@ export class SqliteStore implements Store {
       const dir = fs.openSync(opts.dataDir, 'r');
       try { fs.fsyncSync(dir); } finally { fs.closeSync(dir); }
     }
-    return new SqliteStore(db, opts.onCommitFailure, opts.walIdleMs, opts.scheduler, walFd);
+    const adaptive = (opts.syncThread ?? 'auto') === 'auto';
+    return new SqliteStore(db, opts.onCommitFailure, opts.walIdleMs, opts.scheduler, walFd, adaptive ? opts.syncCost ?? new SyncCost() : undefined);
   }
 
   loadSnapshot(): StoreSnapshot {
@@ -463,21 +472,24 @@ export class SqliteStore implements Store {
   }
 
   /**
-   * Starts one fsync of the WAL on the libuv thread pool for every commit not yet covered, unless
-   * one is running (the commits made meanwhile wait for the next). Each commit's callers are
-   * answered, and its after-commit hooks run, once an fsync that started after the commit ended.
-   * A failed fsync rejects those callers (`storage_error`): the rows are committed but their
-   * durability is unknown, so no caller is told they are durable.
+   * Starts one fsync of the WAL for every commit not yet covered, unless one is running (the
+   * commits made meanwhile wait for the next): inline while {@link SyncCost} finds syncs cheap,
+   * else on the libuv thread pool. Each commit's callers are answered, and its after-commit hooks
+   * run, once an fsync that started after the commit ended. A failed fsync rejects those callers
+   * (`storage_error`): the rows are committed but their durability is unknown, so no caller is told
+   * they are durable.
    */
   private syncWal(): void {
     if (this.syncing !== undefined || this.unsynced.length === 0 || this.wal === undefined) return;
     const covered = this.unsynced;
     this.unsynced = [];
     this.syncing = covered;
-    // fdatasync, as SQLite syncs its WAL on Linux: the frames and the file size, not the inode times.
-    fs.fdatasync(this.wal.fd, (e) => {
+    const { fd, cost } = this.wal;
+    const started = performance.now();
+    const done = (e: NodeJS.ErrnoException | null): void => {
       if (this.syncing !== covered) return; // close() settled them already
       this.syncing = undefined;
+      cost?.note(performance.now() - started);
       if (e) {
         const err = new StorageError(`WAL fsync failed: ${e.message}`, e);
         for (const c of covered) for (const job of c.batch) job.reject(err);
@@ -487,7 +499,19 @@ export class SqliteStore implements Store {
       }
       this.syncWal();
       this.schedule(); // the units that arrived during the fsync, on the next turn (after the answers' continuations)
-    });
+    };
+    // fdatasync, as SQLite syncs its WAL on Linux: the frames and the file size, not the inode times.
+    if (cost?.inline()) {
+      let error: NodeJS.ErrnoException | null = null;
+      try {
+        fs.fdatasyncSync(fd);
+      } catch (e) {
+        error = e as NodeJS.ErrnoException;
+      }
+      done(error);
+    } else {
+      fs.fdatasync(fd, done);
+    }
   }
 
   /**
