@@ -23,12 +23,14 @@ export async function popRoutes(app: FastifyInstance, { broker, config }: RouteC
       if (v !== undefined) broker.checkName(kind, v);
     }
     const conflation = qBool(q, 'conflation', false);
-    const autoAck = qBool(q, 'autoAck', false);
+    // commitOnDelivery is the name the reference documents now; autoAck stays as its alias, and
+    // either one set to true commits at delivery (docs/http-api.md#pop).
+    const autoAck = qBool(q, 'commitOnDelivery', false) || qBool(q, 'autoAck', false);
     if (conflation && (group === undefined || group === '')) {
       throw new QueenError('invalid_request', 'conflation requires a consumerGroup', { success: false, messages: [] });
     }
     if (conflation && autoAck) {
-      throw new QueenError('invalid_request', 'conflation cannot be combined with autoAck', { success: false, messages: [] });
+      throw new QueenError('invalid_request', 'conflation cannot be combined with commitOnDelivery (autoAck)', { success: false, messages: [] });
     }
     const from = qString(q, 'subscriptionFrom');
     if (from?.trim()) parseSubscriptionFrom(from); // a bad value is a 400 now, not only at the group's first contact

@@ -105,4 +105,33 @@ describe('consumer groups', () => {
     assert.deepEqual(next.body.messages.map((m: any) => m.data), [2], 'not blocked by a lease');
     assert.equal((await call(b.url, 'GET', `/api/v1/pop/queue/${q}`)).status, 204);
   });
+
+  // The reference renamed the pop's autoAck to commitOnDelivery (autoAck stays as the deprecated
+  // alias) and documents only the new name (queen-mq/queen: CHANGELOG.md, 2.0.2). A broker that
+  // ignored the new name would lease the batch: the caller, who acks nothing, gets every message
+  // again when the lease runs out.
+  test('commitOnDelivery is the name of autoAck on the queue, partition and discovery pops', async () => {
+    const ns = uniqueName('cod');
+    const q = `${ns}.t.q`;
+    await call(b.url, 'POST', '/api/v1/push', { items: [1, 2, 3].map((n) => ({ queue: q, partition: 'p', payload: n })) });
+    for (const path of [`/api/v1/pop/queue/${q}?consumerGroup=w`, `/api/v1/pop/queue/${q}/partition/p?consumerGroup=w`, `/api/v1/pop?namespace=${ns}&consumerGroup=w`]) {
+      const r = await call(b.url, 'GET', `${path}&subscriptionMode=all&batch=1&commitOnDelivery=true`);
+      assert.equal(r.status, 200, `${path}: ${r.text}`);
+      assert.equal(r.body.leaseId, '', path);
+      assert.equal(r.body.messages[0].leaseId, '', path);
+    }
+    const rest = await call(b.url, 'GET', `/api/v1/pop/queue/${q}?consumerGroup=w&batch=10`);
+    assert.equal(rest.status, 204, `the three messages were committed at delivery, none is leased: ${rest.text}`);
+    // either name set to true commits; a bad value of the new name is refused like the old one
+    await push(q, [4]);
+    const either = await call(b.url, 'GET', `/api/v1/pop/queue/${q}?consumerGroup=w&commitOnDelivery=false&autoAck=true`);
+    assert.equal(either.body.leaseId, '');
+    const bad = await call(b.url, 'GET', `/api/v1/pop/queue/${q}?commitOnDelivery=yes`);
+    assert.equal(bad.status, 400);
+    assert.equal(bad.body.code, 'invalid_request');
+    const conflating = await call(b.url, 'GET', `/api/v1/pop/queue/${q}?consumerGroup=c&conflation=true&commitOnDelivery=true`);
+    assert.equal(conflating.status, 400);
+    assert.equal(conflating.body.success, false);
+    assert.match(conflating.body.error, /commitOnDelivery/);
+  });
 });
