@@ -237,6 +237,41 @@ describe('dead letters', () => {
     assert.equal(del.body.success, true);
   });
 
+  // The replay's transaction id `dlq:<id>` can be derived by anyone who reads the listing. A
+  // replay that finds it taken writes nothing and must keep the dead letter: a move that moved
+  // nothing may not destroy the record (queen-mq/queen: CHANGELOG.md, 1.6.0 "Dead-letter replay
+  // runs on a move"). Replays of the other groups' dead letters of the same message go on.
+  test('a replay whose dlq:<id> is already taken answers duplicate and keeps the dead letter', async () => {
+    const q = uniqueName();
+    await push(q, [{ partition: 'p', payload: { v: 'once' }, transactionId: 'fan-1' }]);
+    for (const g of ['ga', 'gb']) {
+      const p = await call(b.url, 'GET', `/api/v1/pop/queue/${q}/partition/p?consumerGroup=${g}&subscriptionMode=all`);
+      const m = p.body.messages[0];
+      const a = await call(b.url, 'POST', '/api/v1/ack', { transactionId: m.transactionId, partitionId: m.partitionId, leaseId: m.leaseId, consumerGroup: g, status: 'dlq', error: `boom ${g}` });
+      assert.equal(a.body[0].dlq, true, a.text);
+    }
+    const rows = (await call(b.url, 'GET', `/api/v1/dlq?queue=${q}`)).body.messages;
+    const ga = rows.find((r: any) => r.consumerGroup === 'ga');
+    const gb = rows.find((r: any) => r.consumerGroup === 'gb');
+    assert.ok(ga && gb, JSON.stringify(rows));
+    const squat = await push(q, [{ partition: 'p', payload: 'squatter', transactionId: `dlq:${ga.id}` }]);
+    assert.equal(squat[0].status, 'queued');
+
+    const dup = await call(b.url, 'POST', `/api/v1/dlq/${ga.id}/replay`, {});
+    assert.equal(dup.status, 200, dup.text);
+    assert.equal(dup.body.result, 'duplicate');
+    assert.equal(dup.body.dlqRowRemoved, false);
+    assert.equal(dup.body.replayedAs.status, 'duplicate');
+    const after = (await call(b.url, 'GET', `/api/v1/dlq?queue=${q}`)).body.messages;
+    assert.deepEqual(after.map((r: any) => r.id).sort(), [ga.id, gb.id].sort(), 'both dead letters are still there');
+    assert.equal((await call(b.url, 'POST', `/api/v1/dlq/${ga.id}/replay`, {})).body.result, 'duplicate', 'and stays replayable, not gone');
+
+    const moved = await call(b.url, 'POST', `/api/v1/dlq/${gb.id}/replay`, {});
+    assert.equal(moved.body.result, 'moved', moved.text);
+    const left = (await call(b.url, 'GET', `/api/v1/dlq?queue=${q}`)).body.messages;
+    assert.deepEqual(left.map((r: any) => r.id), [ga.id], 'only the replayed group’s dead letter was removed');
+  });
+
   test('purge needs a queue and removes only that queue’s dead letters', async () => {
     const q1 = uniqueName();
     const q2 = uniqueName();

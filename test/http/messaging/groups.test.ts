@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startBroker, type BrokerHandle } from '../../helpers/broker.js';
 import { call, uniqueName } from '../../helpers/http.js';
-import { waitFor, waitForParked } from '../../helpers/wait.js';
+import { parkWitness, waitFor, waitForParked } from '../../helpers/wait.js';
 
 let b: BrokerHandle;
 before(async () => { b = await startBroker(); });
@@ -30,6 +30,25 @@ describe('consumer groups', () => {
     await push(q, [4]);
     assert.deepEqual(await drain(q, 'consumerGroup=a'), [4]);
     assert.deepEqual(await drain(q, 'consumerGroup=b'), [4]);
+  });
+
+  // The reference lost the first message of a new partition for all but one of the groups parked on
+  // its queue until the partition's next message (queen-mq/queen: CHANGELOG.md, 2.0.1-beta).
+  test('the first message of a new partition wakes every group parked on the queue', async () => {
+    const q = uniqueName();
+    await push(q, ['seed']);
+    const groups = ['g1', 'g2', 'g3'];
+    for (const g of groups) assert.deepEqual(await drain(q, `consumerGroup=${g}&subscriptionMode=all`), ['seed']);
+    const witness = await parkWitness(b.url, 20_000);
+    const parked = groups.map((g) => call(b.url, 'GET', `/api/v1/pop/queue/${q}?consumerGroup=${g}&wait=true&timeout=20000&autoAck=true`));
+    await waitForParked(b.url, groups.length + 1);
+    await call(b.url, 'POST', '/api/v1/push', { items: [{ queue: q, partition: 'brand-new', payload: 'first' }] });
+    for (const [i, r] of (await Promise.all(parked)).entries()) {
+      assert.equal(r.status, 200, `${groups[i]}: ${r.status}`);
+      assert.deepEqual(r.body.messages.map((m: any) => [m.partition, m.data]), [['brand-new', 'first']], groups[i]);
+    }
+    assert.ok(witness.parked(), 'the push woke them, not their timeout');
+    await witness.release();
   });
 
   test('subscriptionMode new skips the backlog, all replays it; the mode applies only on first contact', async () => {
@@ -80,6 +99,39 @@ describe('consumer groups', () => {
       await call(b2.url, 'POST', '/api/v1/push', { items: [{ queue: q, payload: 'new' }] });
       const r2 = await call(b2.url, 'GET', `/api/v1/pop/queue/${q}?consumerGroup=fresh`);
       assert.deepEqual(r2.body.messages.map((m: any) => m.data), ['new']);
+    } finally {
+      await b2.stop();
+    }
+  });
+
+  // Two reports against a broker whose default is `new`: a subscriptionFrom timestamp must still
+  // win over the default (queen-mq/queen: git history, 0.7.3 "fix bug in timestamp subscription
+  // when the server has default mode 'new'"), and a group deleted with its metadata re-registers
+  // at the tail, so replaying the backlog takes an explicit start
+  // (https://github.com/queen-mq/queen/issues/29).
+  test('under DEFAULT_SUBSCRIPTION_MODE=new an explicit mode or timestamp wins, and a deleted group starts again at the tail', async () => {
+    const b2 = await startBroker({ env: { DEFAULT_SUBSCRIPTION_MODE: 'new' } });
+    try {
+      const q = uniqueName();
+      const pushTo = (payloads: unknown[]) => call(b2.url, 'POST', '/api/v1/push', { items: payloads.map((payload) => ({ queue: q, payload })) });
+      const drainOn = async (qs: string) => {
+        const r = await call(b2.url, 'GET', `/api/v1/pop/queue/${q}?batch=100&autoAck=true&${qs}`);
+        return r.status === 204 ? [] : r.body.messages.map((m: any) => m.data);
+      };
+      await pushTo([1, 2]);
+      assert.deepEqual(await drainOn('consumerGroup=fromEpoch&subscriptionFrom=1970-01-01T00%3A00%3A00Z'), [1, 2], 'a timestamp overrides the default');
+      assert.deepEqual(await drainOn('consumerGroup=explicitAll&subscriptionMode=all'), [1, 2], 'an explicit mode overrides the default');
+      assert.deepEqual(await drainOn('consumerGroup=worker'), [], 'the default: the backlog is skipped');
+      await pushTo([3]);
+      assert.deepEqual(await drainOn('consumerGroup=worker'), [3]);
+
+      const del = await call(b2.url, 'DELETE', '/api/v1/consumer-groups/worker?deleteMetadata=true');
+      assert.equal(del.body.metadataDeleted, true);
+      assert.deepEqual(await drainOn('consumerGroup=worker'), [], 're-registered under the default: at the tail again');
+      await pushTo([4]);
+      assert.deepEqual(await drainOn('consumerGroup=worker'), [4]);
+      await call(b2.url, 'DELETE', `/api/v1/consumer-groups/worker/queues/${q}?deleteMetadata=true`);
+      assert.deepEqual(await drainOn('consumerGroup=worker&subscriptionFrom=1970-01-01T00%3A00%3A00Z'), [1, 2, 3, 4], 'deleted, then re-registered from a timestamp: the whole backlog');
     } finally {
       await b2.stop();
     }
