@@ -83,6 +83,33 @@ describe('consumer groups', () => {
     assert.equal(bad.status, 400);
   });
 
+  // The reference's pop kept re-selecting the partitions whose messages were all older than a
+  // group's subscription timestamp, so a group subscribing from a recent time over many old
+  // partitions could be answered empty while a newer message waited (queen-mq/queen: git history,
+  // 0.11.6 "fix consumer group with timestamp when there is special partition setup").
+  test('a timestamp subscription over many partitions of older messages gets the newer one at once (queue and discovery pops)', async () => {
+    const ns = uniqueName('tsp');
+    const q = `${ns}.t.wide`;
+    await call(b.url, 'POST', '/api/v1/push', { items: Array.from({ length: 40 }, (_, i) => ({ queue: q, partition: `old-${String(i).padStart(2, '0')}`, payload: i })) });
+    await call(b.url, 'POST', '/api/v1/push', { items: Array.from({ length: 10 }, (_, i) => ({ queue: `${ns}.t.old${i}`, payload: i })) });
+    const pushed = Date.now();
+    const cutMs = await waitFor(() => (Date.now() > pushed ? Date.now() : 0), { what: 'the clock to pass the old pushes', intervalMs: 1 });
+    const cut = encodeURIComponent(new Date(cutMs).toISOString());
+    await waitFor(() => Date.now() > cutMs, { what: 'the clock to pass the cut', intervalMs: 1 });
+    await call(b.url, 'POST', '/api/v1/push', { items: [{ queue: q, partition: 'zz-new', payload: 'new' }, { queue: `${ns}.t.zz`, payload: 'new elsewhere' }] });
+    const wide = await call(b.url, 'GET', `/api/v1/pop/queue/${q}?consumerGroup=recent&subscriptionFrom=${cut}&partitions=1&batch=10&autoAck=true`);
+    assert.equal(wide.status, 200, 'one pop claiming one partition finds the newer message');
+    assert.deepEqual(wide.body.messages.map((m: any) => [m.partition, m.data]), [['zz-new', 'new']]);
+    // discovery claims one partition per pop (partitions=1): two pops, the two newer messages
+    const found: unknown[] = [];
+    for (let i = 0; i < 2; i++) {
+      const r = await call(b.url, 'GET', `/api/v1/pop?namespace=${ns}&consumerGroup=recent2&subscriptionFrom=${cut}&batch=10&autoAck=true`);
+      assert.equal(r.status, 200, `discovery pop ${i + 1}`);
+      found.push(...r.body.messages.map((m: any) => m.data));
+    }
+    assert.deepEqual(found.sort(), ['new', 'new elsewhere']);
+  });
+
   test('the default mode for a named group without subscriptionMode is all (DEFAULT_SUBSCRIPTION_MODE)', async () => {
     const q = uniqueName();
     await push(q, ['backlog']);
