@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startBroker, type BrokerHandle } from '../../helpers/broker.js';
 import { call, uniqueName } from '../../helpers/http.js';
-import { parkWitness, waitForParked } from '../../helpers/wait.js';
+import { parkWitness, waitFor, waitForParked } from '../../helpers/wait.js';
 
 let b: BrokerHandle;
 before(async () => { b = await startBroker(); });
@@ -57,6 +57,35 @@ describe('pop', () => {
     assert.equal(partRoute.status, 204, 'the partition route respects the lease too');
     const otherGroup = await call(b.url, 'GET', `/api/v1/pop/queue/${q}/partition/A?consumerGroup=g2&subscriptionMode=all&batch=5`);
     assert.deepEqual(otherGroup.body.messages.map((m: any) => m.data), ['a1', 'a2'], 'another group has its own lease and cursor');
+  });
+
+  // The reference's poll worker summed the batch sizes of every waiter of a consumer group into one
+  // read (queen-mq/queen: git history, "fix cg concurrency", commit 9335382). Parked consumers of
+  // one group woken by one push: one claim per partition, each within its own batch, none shared.
+  test('consumers of one group parked together: a push wakes one per partition, each within its batch, no message twice', async () => {
+    const q = uniqueName();
+    const settled: boolean[] = [];
+    const waiters = Array.from({ length: 5 }, (_, i) => {
+      settled[i] = false;
+      return call(b.url, 'GET', `/api/v1/pop/queue/${q}?consumerGroup=workers&subscriptionMode=all&wait=true&timeout=20000&batch=2`).finally(() => (settled[i] = true));
+    });
+    await waitForParked(b.url, 5);
+    const r = await call(b.url, 'POST', '/api/v1/push', { items: Array.from({ length: 9 }, (_, i) => ({ queue: q, partition: `p${i % 3}`, payload: i })) });
+    assert.equal(r.status, 201);
+    await waitFor(() => settled.filter(Boolean).length >= 3, { what: 'three of the five consumers to be answered' });
+    await waitForParked(b.url, 2); // three woke, two still parked: every partition is leased
+    const wokeIdx = settled.flatMap((done, i) => (done ? [i] : []));
+    const stillIdx = settled.flatMap((done, i) => (done ? [] : [i]));
+    assert.equal(wokeIdx.length, 3);
+    const got = (await Promise.all(wokeIdx.map((i) => waiters[i]!))).map((w) => w.body.messages.map((m: any) => `${m.partition}:${m.data}`));
+    assert.deepEqual(got.map((g) => g.length), [2, 2, 2], 'each answer holds its own batch of 2, not the sum of the waiters\' batches');
+    assert.deepEqual(got.flat().sort(), ['p0:0', 'p0:3', 'p1:1', 'p1:4', 'p2:2', 'p2:5']);
+    for (const g of got) assert.equal(new Set(g.map((x: string) => x.split(':')[0])).size, 1, 'one partition per claim');
+    // the two still parked get the next partitions that appear, one each
+    await call(b.url, 'POST', '/api/v1/push', { items: [{ queue: q, partition: 'p3', payload: 'x' }, { queue: q, partition: 'p4', payload: 'y' }] });
+    const late = await Promise.all(stillIdx.map((i) => waiters[i]!));
+    assert.deepEqual(late.map((w) => w.status), [200, 200]);
+    assert.deepEqual(late.flatMap((w) => w.body.messages.map((m: any) => m.data)).sort(), ['x', 'y']);
   });
 
   test('partitions=N claims several partitions under one lease and one batch budget', async () => {
