@@ -88,6 +88,44 @@ describe('pop', () => {
     assert.deepEqual(late.flatMap((w) => w.body.messages.map((m: any) => m.data)).sort(), ['x', 'y']);
   });
 
+  // Under concurrent pushes to one partition the reference stamped created_at out of commit order,
+  // and its wildcard pop cursor could step past a message that committed later: silent loss
+  // (queen-mq/queen: CHANGELOG.md, 0.16.0 "Push-serialization architecture").
+  test('consumers draining one partition while eight producers push into it lose nothing and see nothing twice', async () => {
+    const q = uniqueName();
+    const N = 200;
+    const producers = Array.from({ length: 8 }, async (_, p) => {
+      for (let i = p; i < N; i += 8) {
+        const r = await call(b.url, 'POST', '/api/v1/push', { items: [{ queue: q, partition: 'hot', payload: i }] });
+        assert.equal(r.status, 201);
+      }
+    });
+    const seen: number[] = [];
+    let pushedAll = false;
+    const consumer = async () => {
+      for (;;) {
+        const r = await call(b.url, 'GET', `/api/v1/pop/queue/${q}?batch=7&wait=true&timeout=500`);
+        if (r.status === 204) {
+          if (pushedAll) return; // nothing deliverable once every push committed (a holder of the lease still drains)
+          continue;
+        }
+        const offsets = r.body.messages.map((m: any) => m.offset);
+        assert.deepEqual(offsets, offsets.map((_: unknown, k: number) => offsets[0] + k), 'a batch is consecutive offsets');
+        seen.push(...r.body.messages.map((m: any) => m.data));
+        const last = r.body.messages.at(-1);
+        const a = await call(b.url, 'POST', '/api/v1/ack', { transactionId: last.transactionId, partitionId: last.partitionId, leaseId: last.leaseId, status: 'completed' });
+        assert.equal(a.body[0].success, true, a.text);
+      }
+    };
+    const consumers = [consumer(), consumer(), consumer()];
+    await Promise.all(producers);
+    pushedAll = true;
+    await Promise.all(consumers);
+    assert.equal(seen.length, N, 'nothing delivered twice');
+    assert.deepEqual([...seen].sort((x, y) => x - y), Array.from({ length: N }, (_, i) => i), 'nothing lost');
+    assert.equal((await call(b.url, 'GET', `/api/v1/pop/queue/${q}`)).status, 204);
+  });
+
   test('partitions=N claims several partitions under one lease and one batch budget', async () => {
     const q = uniqueName();
     await push(q, 'x', [1, 2]);
