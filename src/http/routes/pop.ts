@@ -1,7 +1,8 @@
 /**
  * The three pop routes (docs/http-api.md#pop): a queue, one partition, or namespace/task
  * discovery. 200 with messages, or 204 with no body when there is nothing (also after a
- * long-poll times out). A client that disconnects while parked gets nothing claimed.
+ * long-poll times out). A client that disconnects while parked gets nothing claimed; a claim made
+ * for a client that left before its answer was written is handed back (Broker.handBack).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { QUEUE_MODE } from '../../broker/broker.js';
@@ -60,8 +61,11 @@ export async function popRoutes(app: FastifyInstance, { broker, config }: RouteC
     upstream?.addEventListener('abort', onClose);
     try {
       const result = await broker.pop({ ...pop, tenant: req.tenant }, abort.signal);
-      if (reply.raw.writableEnded) return reply; // answered by the proxy meanwhile
-      if (!result) return reply.code(204).send();
+      // Answered by the proxy meanwhile, or the client is gone: nobody receives these messages.
+      const unreceived = reply.raw.writableEnded || reply.raw.destroyed || abort.signal.aborted;
+      if (unreceived && result && 'leaseId' in result) await broker.handBack(result.leaseId);
+      if (reply.raw.writableEnded) return reply;
+      if (!result || unreceived) return reply.code(204).send(); // nobody reads an answer to a gone client
       return reply.code(200).send(result);
     } finally {
       reply.raw.off('close', onClose);

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
+import net from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { startBroker, type BrokerHandle } from '../../helpers/broker.js';
+import { ON_POSTGRES, startBroker, type BrokerHandle } from '../../helpers/broker.js';
 import { call, uniqueName } from '../../helpers/http.js';
 import { parkWitness, waitFor, waitForParked } from '../../helpers/wait.js';
 
@@ -168,6 +169,36 @@ describe('pop', () => {
     await push(q, 'Default', ['kept']);
     const r = await call(b.url, 'GET', `/api/v1/pop/queue/${q}`);
     assert.deepEqual(r.body.messages.map((m: any) => m.data), ['kept']);
+  });
+
+  // A pop whose client left before its answer could be sent: nobody receives the messages. The
+  // reference hands such a claim back at once and, since 2.0.3, takes back its delivery attempt
+  // too (queen-mq/queen: CHANGELOG.md, 2.0.3 "a pop that nobody receives no longer counts a
+  // delivery attempt"); a claim left leased would block the partition for the whole lease.
+  // On SQLite the claim completes before the broker reads the client's FIN, so the race is driven
+  // on the domain instead (test/broker/messaging/clock.test.ts); on PostgreSQL the claim's round
+  // trip lets the broker see the client leave first.
+  test('a pop whose client is gone before the answer hands its claim back: no lease left, no attempt counted', ON_POSTGRES ? {} : { skip: 'SQLite claims before the FIN is read (covered in test/broker/messaging/clock.test.ts)' }, async () => {
+    const { port } = new URL(b.url);
+    for (let round = 0; round < 5; round++) {
+      const q = uniqueName();
+      await push(q, 'Default', [`m${round}`]);
+      // the request is written and the connection closed at once: the broker claims for nobody
+      await new Promise<void>((resolve, reject) => {
+        const s = net.connect(Number(port), '127.0.0.1', () => {
+          s.write(`GET /api/v1/pop/queue/${q}?leaseSeconds=600 HTTP/1.1\r\nHost: x\r\n\r\n`, () => {
+            s.destroy();
+            resolve();
+          });
+        });
+        s.on('error', reject);
+      });
+      const r = await waitFor(async () => {
+        const p = await call(b.url, 'GET', `/api/v1/pop/queue/${q}`);
+        return p.status === 200 ? p : undefined;
+      }, { what: `round ${round}: the message to be claimable again (not held for the 600 s lease)` });
+      assert.deepEqual(r.body.messages.map((m: any) => [m.data, m.deliveryAttempt]), [[`m${round}`, 1]], `round ${round}: a first delivery`);
+    }
   });
 
   test('namespace/task discovery pop finds queues by label and wakes on push', async () => {
