@@ -322,7 +322,8 @@ export class Broker implements PushContext {
   /**
    * Claims messages for `req`; with `wait`, parks until a push makes some visible or the timeout
    * passes. Resolves null for "nothing" (the HTTP layer answers 204).
-   * @param signal aborted when the client disconnects: nothing is claimed for it afterwards
+   * @param signal aborted when the client disconnects: nothing is claimed for it afterwards, and a
+   *   claim made while it left is handed back ({@link handBack})
    */
   async pop(req: PopRequest, signal?: AbortSignal): Promise<PopResponse | EmptyConflationResponse | null> {
     this.counters.popRequests++;
@@ -342,7 +343,11 @@ export class Broker implements PushContext {
         if (parker.wokenSinceReset) registered = false; // a wake-up during the claim took it out of the waiters
         if (claimed.length > 0) {
           for (const c of claimed) this.notePartition(c.partitionId, queueSlot(req.tenant ?? DEFAULT_TENANT, c.queue));
-          if (signal?.aborted) this.log.debug('client left after its pop was claimed; the lease will expire');
+          if (signal?.aborted && claimed[0]!.leaseId !== '') {
+            // The client left while the claim ran: nobody will receive these messages.
+            await this.handBack(claimed[0]!.leaseId);
+            return null;
+          }
           this.notify((o) => o.popped?.(req, claimed, this.clock.now()));
           return { ...renderPop(this.codec, this.log, this.counters, req, claimed), ...conflationEcho(storedConflation, req) };
         }
@@ -364,6 +369,19 @@ export class Broker implements PushContext {
     } finally {
       if (registered) this.waiters.remove(parker.waiter);
     }
+  }
+
+  /**
+   * Hands back a pop's claim that nobody received (its client was gone before the answer could
+   * be written): the lease `leaseId` ends at once and the delivery attempt it counted is taken
+   * back, so the messages are claimable again as if never delivered (no retry is charged). A
+   * commit-on-delivery pop has no lease and cannot be handed back (at-most-once).
+   * @param leaseId the claim's lease (`""`: nothing to hand back)
+   */
+  async handBack(leaseId: string): Promise<void> {
+    if (leaseId === '') return;
+    const n = await this.backend.releaseLease(leaseId, this.clock.now(), true);
+    this.log.debug({ leaseId, partitions: n }, 'pop answer not received: claim handed back');
   }
 
   /** The broker's default subscription mode is `new` (QUEEN_DEFAULT_SUBSCRIPTION_MODE). */

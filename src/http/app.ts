@@ -13,7 +13,7 @@ import { parseClientJson, scanJsonText, stringifyClientJson } from '../util/json
 import { registerAuth } from '../auth/index.js';
 import { installTenancy } from './tenant.js';
 import { attachRouteSchemas, registerOpenApi } from './schemas/index.js';
-import { decodeBody, describeJsonError } from './body-encoding.js';
+import { bodyText, decodeBody, describeJsonError } from './body-encoding.js';
 import { clientError, frameworkError, installErrorHandling, installNodeLevelAnswers, nodeLevelGuard } from './errors.js';
 import { authRoutes } from './routes/auth.js';
 import { ackRoutes } from './routes/ack.js';
@@ -45,7 +45,8 @@ export interface RouteContext {
 /**
  * Creates the app (not listening). Empty JSON bodies parse as `undefined`; any content type is
  * parsed as JSON (the Queen clients always send JSON) with numbers kept exactly as sent
- * (src/util/json.ts); malformed JSON answers `400 {"error":"bad body: …","code":"bad_json"}`.
+ * (src/util/json.ts); malformed JSON, and a body that is not UTF-8, answers
+ * `400 {"error":"bad body: …","code":"bad_json"}`.
  * Every answer is serialized by `stringifyClientJson`, which splices stored client JSON verbatim.
  */
 export async function buildApp(config: Config, services: Services, log: Logger): Promise<FastifyInstance> {
@@ -73,8 +74,13 @@ export async function buildApp(config: Config, services: Services, log: Logger):
   });
 
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => {
-    const text = typeof body === 'string' ? body : body.toString('utf8');
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => {
+    let text: string;
+    try {
+      text = typeof body === 'string' ? body : bodyText(body);
+    } catch (e) {
+      return done(e as Error, undefined);
+    }
     if (text.trim() === '') return done(null, undefined);
     const scan = scanJsonText(text, config.limits.maxJsonDepth); // depth and inexact numbers, one pass, before any parse
     if (scan.tooDeep) {

@@ -5,8 +5,10 @@
  * QUEEN_MAX_BODY_BYTES and decoding stops at the first byte over it (413 `body_too_large`), so a
  * small compressed body that expands to gigabytes (a decompression bomb) costs at most the limit.
  * `identity` (or no header) passes the body through; any other encoding, including a list of
- * several, answers 415 `unsupported_encoding`.
+ * several, answers 415 `unsupported_encoding`. The decoded bytes must be UTF-8, as JSON text is
+ * (RFC 8259 §8.1): other bytes answer 400 `bad_json` instead of being read as U+FFFD.
  */
+import { isUtf8 } from 'node:buffer';
 import type { Readable } from 'node:stream';
 import { Transform } from 'node:stream';
 import zlib from 'node:zlib';
@@ -74,6 +76,17 @@ export function decodeBody(header: string | string[] | undefined, payload: Reada
   out.on('close', () => { payload.unpipe(z); z.destroy(); });
   payload.pipe(z).pipe(out);
   return out;
+}
+
+/**
+ * The text of a decoded request body. Lenient decoding would turn every byte that is not UTF-8
+ * into U+FFFD and store that in place of what was sent, so such a body is refused instead.
+ * @throws QueenError `bad_json` (400) when `body` is not valid UTF-8 (stray continuation bytes,
+ *   truncated or overlong sequences, encoded surrogates, bytes 0xF5…0xFF)
+ */
+export function bodyText(body: Buffer): string {
+  if (!isUtf8(body)) throw new QueenError('bad_json', 'bad body: not valid UTF-8 (JSON text must be UTF-8)');
+  return body.toString('utf8');
 }
 
 /**

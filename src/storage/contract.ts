@@ -610,8 +610,12 @@ export interface QueueBackend {
   commitCursor(req: CursorCommit): Promise<CommitResult>;
   /** Moves every live lease `leaseId` holds to max(expiry, untilMs); returns the new expiries. */
   extendLease(leaseId: string, untilMs: number, now: number): Promise<number[]>;
-  /** Ends every lease `leaseId` holds (cursors stay); returns how many. */
-  releaseLease(leaseId: string, now: number): Promise<number>;
+  /**
+   * Ends every lease `leaseId` holds (cursors stay); returns how many. With `takeBackAttempt` the
+   * claim is handed back as never delivered (its client was gone before the answer): the delivery
+   * attempt it counted is taken back, so the next claim counts the same attempt again.
+   */
+  releaseLease(leaseId: string, now: number, takeBackAttempt?: boolean): Promise<number>;
   /** Runs `ops` in order as one atomic unit. */
   unit(ops: UnitOp[]): Promise<UnitResult>;
   readCursor(key: CursorKey): Promise<CursorView | undefined>;

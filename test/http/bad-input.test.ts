@@ -25,6 +25,47 @@ describe('bad input gets a clear 4xx, never a 500', () => {
     assert.match(r.body.error, /^bad body: /);
   });
 
+  // JSON text is UTF-8 (RFC 8259 §8.1). Decoding other bytes leniently would store U+FFFD in place
+  // of what was sent: altered data behind a 201 (the reference hardened the same input in 0.15.5,
+  // queen-mq/queen: CHANGELOG.md, "Malformed-payload hardening").
+  test('a body that is not valid UTF-8 answers 400 bad_json and stores nothing', async () => {
+    const q = uniqueName();
+    const raw = (bytes: number[]) => Buffer.concat([Buffer.from(`{"items":[{"queue":"${q}","payload":"a`), Buffer.from(bytes), Buffer.from('b"}]}')]);
+    const send = async (path: string, body: Buffer, encoding?: string) => {
+      const headers: Record<string, string> = { 'content-type': 'application/json' };
+      if (encoding) headers['content-encoding'] = encoding;
+      const r = await fetch(b.url + path, { method: 'POST', headers, body: new Uint8Array(body) });
+      return { status: r.status, body: await r.json() as any };
+    };
+    const cases: Array<[string, number[]]> = [
+      ['a stray continuation byte', [0x80]],
+      ['bytes that never occur in UTF-8', [0xff, 0xfe]],
+      ['a truncated sequence', [0xe2, 0x82]],
+      ['an overlong encoding of "/"', [0xc0, 0xaf]],
+      ['an encoded surrogate', [0xed, 0xa0, 0x80]],
+    ];
+    for (const [what, bytes] of cases) {
+      const r = await send('/api/v1/push', raw(bytes));
+      assert.equal(r.status, 400, `${what}: ${JSON.stringify(r.body)}`);
+      assert.equal(r.body.code, 'bad_json', what);
+      assert.match(r.body.error, /UTF-8/, what);
+    }
+    // the same bytes behind a Content-Encoding are judged after decoding
+    const { gzipSync } = await import('node:zlib');
+    const gz = await send('/api/v1/push', gzipSync(raw([0xff])), 'gzip');
+    assert.equal(gz.status, 400, JSON.stringify(gz.body));
+    assert.equal(gz.body.code, 'bad_json');
+    // other routes share the parser: a KV value
+    const kv = await send('/api/v1/kv', Buffer.concat([Buffer.from('{"operations":[{"op":"put","ns":"utf8ns","key":"k","ttlSeconds":60,"value":"'), Buffer.from([0xc3]), Buffer.from('"}]}')]));
+    assert.equal(kv.status, 400, JSON.stringify(kv.body));
+    assert.equal((await call(b.url, 'POST', '/api/v1/kv', { operations: [{ op: 'get', ns: 'utf8ns', key: 'k' }] })).body.results[0].found, false);
+    assert.equal((await call(b.url, 'GET', `/api/v1/pop/queue/${q}?autoAck=true`)).status, 204, 'nothing was stored');
+    // valid multi-byte text (2, 3 and 4 bytes) is stored and returned as sent
+    const good = await send('/api/v1/push', Buffer.from(`{"items":[{"queue":"${q}","payload":"é€😀"}]}`));
+    assert.equal(good.status, 201, JSON.stringify(good.body));
+    assert.equal((await call(b.url, 'GET', `/api/v1/pop/queue/${q}?autoAck=true`)).body.messages[0].data, 'é€😀');
+  });
+
   test('wrong types in push items', async () => {
     expectError(await call(b.url, 'POST', '/api/v1/push', { items: [{ queue: 5, payload: 1 }] }), 400, 'invalid_request');
     expectError(await call(b.url, 'POST', '/api/v1/push', { items: [{ queue: 'q', partition: 7, payload: 1 }] }), 400, 'invalid_request');

@@ -107,6 +107,57 @@ describe('QUEEN_TENANCY_HEADER', () => {
     }
   });
 
+  // The reference's streaming queries were unique by name across tenants, so `reset:true` from
+  // another tenant took the query over and handed back its id, and state operations checked no
+  // owner (queen-mq/queen: CHANGELOG.md, 1.3.0 "Streams are tenant-scoped").
+  test('streams: another tenant\'s reset, cycle and state read never reach a query, its state or its source', async () => {
+    const b = await startBroker({ env: { QUEEN_TENANCY_HEADER: 'true', QUEEN_KV_TRUSTED_PROXY: 'true' } });
+    try {
+      const name = uniqueName('sq');
+      const src = uniqueName('src');
+      const as = (tenant: string) => ({ 'x-queen-tenant': tenant });
+      await call(b.url, 'POST', '/api/v1/push', { items: [{ queue: src, payload: 1 }, { queue: src, payload: 2 }] }, as(T1));
+      const mine = await call(b.url, 'POST', '/streams/v1/queries', { name, source_queue: src, config_hash: 'h1' }, as(T1));
+      const popped = await call(b.url, 'GET', `/api/v1/pop/queue/${src}?batch=1`, undefined, as(T1));
+      const m = popped.body.messages[0];
+      const cycle = await call(b.url, 'POST', '/streams/v1/cycle', {
+        query_id: mine.body.query_id, partition_id: m.partitionId, consumer_group: '__QUEUE_MODE__',
+        state_ops: [{ type: 'upsert', key: 'count', value: { n: 1 } }], push_items: [],
+        ack: { transactionId: m.transactionId, leaseId: m.leaseId, status: 'completed', count: 1 },
+      }, as(T1));
+      assert.equal(cycle.body.success, true, cycle.text);
+      const state = (tenant: string) => call(b.url, 'POST', '/streams/v1/state/get', { query_id: mine.body.query_id, partition_id: m.partitionId, keys: ['count'] }, as(tenant));
+
+      const takeover = await call(b.url, 'POST', '/streams/v1/queries', { name, source_queue: src, config_hash: 'h2', reset: true }, as(T2));
+      assert.equal(takeover.status, 200, takeover.text);
+      assert.notEqual(takeover.body.query_id, mine.body.query_id, 'the other tenant gets a query of its own');
+      assert.equal(takeover.body.fresh, true);
+      const again = await call(b.url, 'POST', '/streams/v1/queries', { name, source_queue: src, config_hash: 'h1' }, as(T1));
+      assert.deepEqual([again.status, again.body.query_id, again.body.fresh], [200, mine.body.query_id, false], 'the owner\'s query is untouched');
+
+      const foreignPartition = await call(b.url, 'POST', '/streams/v1/cycle', {
+        query_id: takeover.body.query_id, partition_id: m.partitionId, consumer_group: '__QUEUE_MODE__',
+        state_ops: [{ type: 'upsert', key: 'count', value: { n: 999 } }], push_items: [], ack: null,
+      }, as(T2));
+      assert.equal(foreignPartition.status, 404, foreignPartition.text);
+      assert.equal(foreignPartition.body.code, 'streams_not_found');
+      await call(b.url, 'POST', '/api/v1/push', { items: [{ queue: src, payload: 'theirs' }] }, as(T2));
+      const theirs = (await call(b.url, 'GET', `/api/v1/pop/queue/${src}`, undefined, as(T2))).body.messages[0];
+      const foreignQuery = await call(b.url, 'POST', '/streams/v1/cycle', {
+        query_id: mine.body.query_id, partition_id: theirs.partitionId, consumer_group: '__QUEUE_MODE__',
+        state_ops: [{ type: 'upsert', key: 'count', value: { n: 999 } }], push_items: [], ack: null,
+      }, as(T2));
+      assert.deepEqual([foreignQuery.body.success, foreignQuery.body.error, foreignQuery.body.state_ops_applied], [false, 'query not found', 0], foreignQuery.text);
+
+      assert.deepEqual((await state(T2)).body.rows, [], 'a foreign query id reads as unknown');
+      assert.deepEqual((await state(T1)).body.rows.map((r: { value: unknown }) => r.value), [{ n: 1 }], 'the owner\'s state is unchanged');
+      const next = await call(b.url, 'GET', `/api/v1/pop/queue/${src}?batch=10`, undefined, as(T1));
+      assert.deepEqual(next.body.messages.map((x: { data: unknown }) => x.data), [2], 'the owner\'s source cursor moved only by its own cycle');
+    } finally {
+      await b.stop();
+    }
+  });
+
   test('ephemeral queues: with QUEEN_EPHEMERAL_REQUIRE_GRANT off each tenant has its own; on (the default with tenancy) only the default tenant is served', async () => {
     const open = await startBroker({ env: { QUEEN_TENANCY_HEADER: 'true', QUEEN_KV_TRUSTED_PROXY: 'true', QUEEN_EPHEMERAL_REQUIRE_GRANT: 'false' } });
     try {

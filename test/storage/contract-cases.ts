@@ -126,6 +126,18 @@ export const contractCases: ContractCase[] = [
     assert.deepEqual(ready, [['p']]);
     assert.equal((await b.claim(claimReq({ leaseId: 'L3', now: T0 + 95_002 }))).length, 1);
   } },
+  { name: 'a release that takes the attempt back (a claim nobody received) leaves the next claim at the same attempt', cursorCommit: false, async run(b) {
+    await fill(b, 2);
+    const attempt = async (leaseId: string, now: number) => (await b.claim(claimReq({ leaseId, now })))[0]?.deliveryAttempt;
+    assert.equal(await attempt('L1', T0), 1);
+    assert.equal(await b.releaseLease('L1', T0 + 1, true), 1);
+    assert.equal(await attempt('L2', T0 + 2), 1, 'the handed-back first delivery counted nothing');
+    assert.equal(await attempt('L3', T0 + 30_003), 2, 'the expiry of L2 makes the next claim a redelivery');
+    assert.equal(await b.releaseLease('L3', T0 + 30_004, true), 1);
+    assert.equal(await attempt('L4', T0 + 30_005), 2, 'a handed-back redelivery is counted once');
+    assert.equal(await b.releaseLease('L4', T0 + 30_006), 1);
+    assert.equal(await attempt('L5', T0 + 30_007), 3, 'a plain release still counts the delivery');
+  } },
   { name: 'a unit is all or nothing: a lost lease refuses every op of it', cursorCommit: true, async run(b) {
     await fill(b, 1);
     const r = await b.unit([

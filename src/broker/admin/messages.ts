@@ -15,7 +15,7 @@ import { iso, isoOrNull } from '../../util/time.js';
 import type { Activity } from './activity.js';
 import type { Broker } from '../broker.js';
 import { optionsView } from './resources.js';
-import { groupPosition, partitionLag, type ViewReads } from '../messaging/positions.js';
+import { groupPosition, partitionLag, readingGroups, type ViewReads } from '../messaging/positions.js';
 import { planPush, pushAppends, pushResults, queueOptionsOf, type PushResult } from '../messaging/push.js';
 import { type AppendResult, type DlqSubStore, type ViewGroup as GroupState, type ViewPartition as PartitionState, type ViewQueue as QueueState } from '../../storage/contract.js';
 import type { PayloadCodec } from '../../model/codec.js';
@@ -174,13 +174,16 @@ function decodePayload(codec: PayloadCodec, payload: StoredPayload, encrypted: b
   }
 }
 
-/** Status of offset `o` of `p` over every group of the queue (cached per group and partition by the caller). */
+/**
+ * Status of an offset of `p` over the queue's readers, its named groups or else its queue-mode
+ * group (`readingGroups`; cached per group and partition): completed once every reader is past it.
+ */
 class StatusResolver {
   private readonly cache = new Map<string, { position: number; leaseEnd: number }>();
   constructor(private readonly v: ViewReads, private readonly now: number) {}
 
   status(p: PartitionState, offset: number): MessageStatus {
-    const groups = [...p.queue.groups.values()];
+    const groups = readingGroups(p.queue);
     if (groups.length === 0) return 'pending';
     let done = 0;
     let processing = false;

@@ -8,7 +8,7 @@ import { QueenError } from '../../errors.js';
 import { iso, isoOrNull } from '../../util/time.js';
 import type { Activity } from './activity.js';
 import { OPTION_NAMES, type QueueOptions } from '../../model/options.js';
-import { groupLagSummary, partitionLag, type GroupLagSummary, type ViewReads } from '../messaging/positions.js';
+import { groupLagSummary, partitionLag, readersLag, readingGroups, type GroupLagSummary, type ViewReads } from '../messaging/positions.js';
 import { QUEUE_MODE } from '../../model/subscription.js';
 import type { ViewPartition as PartitionState, ViewQueue as QueueState } from '../../storage/contract.js';
 
@@ -17,7 +17,7 @@ const LAG_READS = 1000;
 /** Partitions listed at most by a depth answer. */
 const DEPTH_ROWS = 1000;
 
-/** Message counts of one queue, as the queue-mode consumer sees them (plus DLQ depth). */
+/** Message counts of one queue, as its readers see them (plus DLQ depth): see {@link queueCounts}. */
 export interface QueueCounts {
   total: number;
   pending: number;
@@ -27,23 +27,30 @@ export interface QueueCounts {
   deadLetter: number;
 }
 
-/** Counts of `q` from memory. Pending/processing/completed are the queue-mode group's (docs/http-api.md#resources). */
+/**
+ * Counts of `q` from memory. Pending/processing/completed follow the queue's readers: per
+ * partition, the slowest of its named groups, or the queue-mode group when it has no named group
+ * (docs/http-api.md#resources; `readersLag`).
+ */
 export function queueCounts(v: ViewReads, activity: Activity, q: QueueState, now: number): QueueCounts {
   const c: QueueCounts = { total: 0, pending: 0, processing: 0, completed: 0, failed: 0, deadLetter: activity.dlqDepth.get(q.name) ?? 0 };
-  const qm = q.groups.get(QUEUE_MODE);
   for (const p of q.partitions.values()) {
-    const total = p.headOffset - p.firstOffset;
-    c.total += total;
-    if (!qm) {
-      c.pending += total;
-      continue;
-    }
-    const l = partitionLag(v, qm, p, now);
-    c.pending += l.lag - l.processing;
-    c.processing += l.processing;
-    c.completed += total - l.lag;
+    const m = partitionCounts(v, p, now);
+    c.total += m.total;
+    c.pending += m.pending;
+    c.processing += m.processing;
+    c.completed += m.completed;
   }
   return c;
+}
+
+/** Pending/processing/completed of one partition as its queue's readers see them (all pending when nothing reads it). */
+function partitionCounts(v: ViewReads, p: PartitionState, now: number): { total: number; pending: number; processing: number; completed: number } {
+  const total = p.headOffset - p.firstOffset;
+  const l = readersLag(v, p, now);
+  if (!l) return { total, pending: total, processing: 0, completed: 0 };
+  const lag = Math.min(l.lag, total);
+  return { total, pending: lag - l.processing, processing: l.processing, completed: total - lag };
 }
 
 /** Summary of a set of lags: mean, median, least and greatest (all 0 for an empty set). */
@@ -256,14 +263,11 @@ export function tasks(v: ViewReads, activity: Activity, now: number): TasksView 
 }
 
 function partitionView(v: ViewReads, p: PartitionState, now: number): PartitionView {
-  const qm = p.queue.groups.get(QUEUE_MODE);
-  const l = qm ? partitionLag(v, qm, p, now) : undefined;
-  const total = p.headOffset - p.firstOffset;
   return {
     id: p.id, name: p.name, queue: p.queue.name, createdAt: iso(p.createdAt), lastMessageAt: isoOrNull(p.lastMessageAt),
     firstOffset: p.firstOffset, nextOffset: p.headOffset,
-    messages: { total, pending: l ? l.lag - l.processing : total, processing: l?.processing ?? 0, completed: l ? total - l.lag : 0 },
-    leaseActive: l?.leaseActive ?? false,
+    messages: partitionCounts(v, p, now),
+    leaseActive: readingGroups(p.queue).some((g) => partitionLag(v, g, p, now).leaseActive),
   };
 }
 

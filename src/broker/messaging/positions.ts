@@ -3,8 +3,9 @@
  * (docs/storage.md#log-model: a group that never touched a partition has no cursor row and gets none here).
  * Shared by the lag views, message status, depth and retention.
  */
+import { QUEUE_MODE } from '../../model/subscription.js';
 import type { CursorRow } from '../../storage/store.js';
-import type { ViewGroup as GroupState, ViewModel, ViewPartition as PartitionState, ViewsSubStore } from '../../storage/contract.js';
+import type { ViewGroup as GroupState, ViewModel, ViewPartition as PartitionState, ViewQueue, ViewsSubStore } from '../../storage/contract.js';
 
 /** What the operator views read: one tenant's model and the point reads beside it (src/storage/contract.ts `ViewsSubStore`). */
 export interface ViewReads {
@@ -47,6 +48,33 @@ export function partitionLag(v: ViewReads, g: GroupState, p: PartitionState, now
   const live = c !== undefined && leaseLive(c, now);
   const processing = live && c.deliveredUpTo !== null ? Math.max(0, Math.min(c.deliveredUpTo, p.headOffset) - position) : 0;
   return { lag, processing: Math.min(processing, lag), position, leaseActive: live, leaseExpiresAt: live ? c.leaseExpiresAt : null };
+}
+
+/**
+ * The groups a queue's message counts and message statuses follow: its named groups when it has
+ * any, else its queue-mode group; none when nothing has read it. A pop without a group registers
+ * the queue-mode group even when it finds nothing, so counting it beside named groups would keep
+ * everything they consumed pending for good (docs/http-api.md#resources).
+ */
+export function readingGroups(q: ViewQueue): GroupState[] {
+  const named: GroupState[] = [];
+  for (const g of q.groups.values()) if (g.name !== QUEUE_MODE) named.push(g);
+  if (named.length > 0) return named;
+  const qm = q.groups.get(QUEUE_MODE);
+  return qm ? [qm] : [];
+}
+
+/**
+ * Where the readers of `p`'s queue ({@link readingGroups}) stand on it: the standing of the
+ * slowest one (lowest position), or undefined when nothing reads the queue.
+ */
+export function readersLag(v: ViewReads, p: PartitionState, now: number): PartitionLag | undefined {
+  let slowest: PartitionLag | undefined;
+  for (const g of readingGroups(p.queue)) {
+    const l = partitionLag(v, g, p, now);
+    if (slowest === undefined || l.position < slowest.position) slowest = l;
+  }
+  return slowest;
 }
 
 /** Lowest position over every group of the queue (what all groups consumed), or undefined without groups. */

@@ -2,7 +2,7 @@
  * KV routes (docs/http-api.md#kv): `POST /api/v1/kv` (batch; the route the JS client uses),
  * `GET|PUT|DELETE /api/v1/kv/:ns/*` (the key is the rest of the path and may contain `/`; query
  * strings are refused), and the console reads `GET /api/v1/resources/kv/namespaces` and
- * `POST /api/v1/resources/kv/list`. Registers the lock routes (locks.ts) too: locks are KV rows.
+ * `POST /api/v1/resources/kv/list` (query strings refused too). Registers the lock routes (locks.ts) too: locks are KV rows.
  * Verdicts answer 200; only malformed input is a 4xx.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
@@ -18,6 +18,11 @@ type KvParams = { ns: string; '*': string };
 
 function noQuery(req: FastifyRequest): void {
   if (req.url.includes('?')) throw kvBad('kv_query_not_allowed', 'query strings are not accepted on /api/v1/kv/:ns/<key>; percent-encode the key');
+}
+
+/** The console reads take no parameter in the URL (a key or cursor there would reach access logs). */
+function noConsoleQuery(req: FastifyRequest): void {
+  if (req.url.includes('?')) throw kvBad('kv_query_not_allowed', 'query strings are not accepted on the KV console reads; send their parameters in the body');
 }
 
 function objectBody(body: unknown): Obj {
@@ -49,11 +54,13 @@ export async function kvRoutes(app: FastifyInstance, ctx: RouteContext): Promise
   app.put<{ Params: KvParams } & Replies<'PUT /api/v1/kv/:ns/*'>>('/api/v1/kv/:ns/*', (req) => single(req, (ns, key, body) => ({ ...body, op: 'put', ns, key })));
   app.delete<{ Params: KvParams } & Replies<'DELETE /api/v1/kv/:ns/*'>>('/api/v1/kv/:ns/*', (req) => single(req, (ns, key, body) => ({ ...body, op: 'delete', ns, key })));
 
-  app.get<Replies<'GET /api/v1/resources/kv/namespaces'>>('/api/v1/resources/kv/namespaces', async (req) => ({
-    namespaces: await kv.namespaces(undefined, req.tenant),
-  }));
+  app.get<Replies<'GET /api/v1/resources/kv/namespaces'>>('/api/v1/resources/kv/namespaces', async (req) => {
+    noConsoleQuery(req);
+    return { namespaces: await kv.namespaces(undefined, req.tenant) };
+  });
 
   app.post<Replies<'POST /api/v1/resources/kv/list'>>('/api/v1/resources/kv/list', async (req) => {
+    noConsoleQuery(req);
     const body = objectBody(req.body);
     const ns = kvNamespace(body.ns, 'body');
     const prefix = body.prefix === undefined || body.prefix === null ? '' : body.prefix;

@@ -1,7 +1,8 @@
 /**
  * The three pop routes (docs/http-api.md#pop): a queue, one partition, or namespace/task
  * discovery. 200 with messages, or 204 with no body when there is nothing (also after a
- * long-poll times out). A client that disconnects while parked gets nothing claimed.
+ * long-poll times out). A client that disconnects while parked gets nothing claimed; a claim made
+ * for a client that left before its answer was written is handed back (Broker.handBack).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { QUEUE_MODE } from '../../broker/broker.js';
@@ -23,12 +24,14 @@ export async function popRoutes(app: FastifyInstance, { broker, config }: RouteC
       if (v !== undefined) broker.checkName(kind, v);
     }
     const conflation = qBool(q, 'conflation', false);
-    const autoAck = qBool(q, 'autoAck', false);
+    // commitOnDelivery is the name the reference documents now; autoAck stays as its alias, and
+    // either one set to true commits at delivery (docs/http-api.md#pop).
+    const autoAck = qBool(q, 'commitOnDelivery', false) || qBool(q, 'autoAck', false);
     if (conflation && (group === undefined || group === '')) {
       throw new QueenError('invalid_request', 'conflation requires a consumerGroup', { success: false, messages: [] });
     }
     if (conflation && autoAck) {
-      throw new QueenError('invalid_request', 'conflation cannot be combined with autoAck', { success: false, messages: [] });
+      throw new QueenError('invalid_request', 'conflation cannot be combined with commitOnDelivery (autoAck)', { success: false, messages: [] });
     }
     const from = qString(q, 'subscriptionFrom');
     if (from?.trim()) parseSubscriptionFrom(from); // a bad value is a 400 now, not only at the group's first contact
@@ -58,8 +61,11 @@ export async function popRoutes(app: FastifyInstance, { broker, config }: RouteC
     upstream?.addEventListener('abort', onClose);
     try {
       const result = await broker.pop({ ...pop, tenant: req.tenant }, abort.signal);
-      if (reply.raw.writableEnded) return reply; // answered by the proxy meanwhile
-      if (!result) return reply.code(204).send();
+      // Answered by the proxy meanwhile, or the client is gone: nobody receives these messages.
+      const unreceived = reply.raw.writableEnded || reply.raw.destroyed || abort.signal.aborted;
+      if (unreceived && result && 'leaseId' in result) await broker.handBack(result.leaseId);
+      if (reply.raw.writableEnded) return reply;
+      if (!result || unreceived) return reply.code(204).send(); // nobody reads an answer to a gone client
       return reply.code(200).send(result);
     } finally {
       reply.raw.off('close', onClose);

@@ -262,12 +262,17 @@ export class PgBackend implements QueueBackend {
     return rows.map((r) => r.lease_expires_at_ms as number).sort((a, b) => a - b);
   }
 
-  releaseLease(leaseId: string, now: number): Promise<number> {
+  releaseLease(leaseId: string, now: number, takeBackAttempt = false): Promise<number> {
     return this.db.tx(async (t) => {
+      // takeBackAttempt: the rule of the SQLite engine's takeBack (a first delivery leaves nothing
+      // marked delivered; a redelivery counts one attempt less). SET reads the row's old values.
       const rows = await q(t, `
-        WITH r AS (UPDATE queen.consumers SET lease_id = NULL, lease_expires_at_ms = NULL WHERE lease_id = $1 RETURNING partition_id, next_offset)
+        WITH r AS (UPDATE queen.consumers SET lease_id = NULL, lease_expires_at_ms = NULL,
+                          delivery_count = CASE WHEN NOT $2 THEN delivery_count WHEN delivery_count <= 1 THEN 0 ELSE delivery_count - 1 END,
+                          delivered_up_to = CASE WHEN $2 AND delivery_count <= 1 THEN next_offset ELSE delivered_up_to END
+                    WHERE lease_id = $1 RETURNING partition_id, next_offset)
         SELECT q.tenant_id, q.name AS queue, p.id, p.name AS partition, p.next_offset AS head, p.first_offset, r.next_offset
-          FROM r JOIN queen.partitions p ON p.id = r.partition_id JOIN queen.queues q ON q.id = p.queue_id`, [leaseId]);
+          FROM r JOIN queen.partitions p ON p.id = r.partition_id JOIN queen.queues q ON q.id = p.queue_id`, [leaseId, takeBackAttempt]);
       for (const r of rows) {
         if (Math.max(r.next_offset as number, r.first_offset as number) < (r.head as number)) {
           await touchPartition(t, r.id as string, clockOf(t, now));

@@ -47,6 +47,20 @@ export interface ClaimParams {
 }
 
 /**
+ * Takes back the delivery attempt a claim counted on cursor `c` (its lease already cleared): a
+ * first delivery leaves nothing marked delivered; a redelivery counts one attempt less, so the next
+ * claim (see {@link claimPartition}) counts the same attempt again.
+ */
+function takeBack(c: { deliveryCount: number; deliveredUpTo: number | null; committedOffset: number }): void {
+  if (c.deliveryCount <= 1) {
+    c.deliveryCount = 0;
+    c.deliveredUpTo = c.committedOffset;
+  } else {
+    c.deliveryCount -= 1;
+  }
+}
+
+/**
  * Claims up to `budget` messages of `p` for `g` in `tx`, on the in-memory indexes (cursor, lease,
  * ready set); a partition visible only later is re-marked ready at that time and announced with it.
  * @returns the rows and the delivery attempt, or undefined when `p` has nothing claimable now
@@ -340,7 +354,7 @@ export class EngineBackend implements QueueBackend {
     });
   }
 
-  releaseLease(leaseId: string, _now: number): Promise<number> {
+  releaseLease(leaseId: string, _now: number, takeBackAttempt = false): Promise<number> {
     return this.run((tx) => {
       const e = this.engine;
       const held = [...(e.leases.get(leaseId) ?? [])];
@@ -352,6 +366,7 @@ export class EngineBackend implements QueueBackend {
         e.untrackLease(leaseId, g, p);
         c.leaseId = null;
         c.leaseExpiresAt = null;
+        if (takeBackAttempt) takeBack(c);
         tx.upsertCursor(c);
         n++;
         if (Math.max(c.committedOffset, p.firstOffset) < p.headOffset) tx.afterCommit(() => e.markReady(g, p));

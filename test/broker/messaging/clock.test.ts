@@ -40,6 +40,31 @@ describe('on a test clock', () => {
     assert.notEqual(again && 'messages' in again ? again.messages[0]!.leaseId : undefined, first && 'messages' in first ? first.messages[0]!.leaseId : undefined);
   });
 
+  // The reference: a pop whose answer nobody receives hands its claim back and, since 2.0.3,
+  // takes back the delivery attempt it counted (queen-mq/queen: CHANGELOG.md, 2.0.3). Here the
+  // caller leaves while the claim runs (its signal aborts after the pop started).
+  test('a claim made for a caller that left while it ran is handed back: no lease held, no attempt counted', async () => {
+    await broker.configure({ queue: 'gone', mode: 'replace', options: { leaseTime: 600 } });
+    await broker.push([{ queue: 'gone', payload: 'a' }, { queue: 'gone', payload: 'b' }], null);
+    const attempts = (r: Awaited<ReturnType<Broker['pop']>>) => (r && 'messages' in r ? r.messages.map((m) => m.deliveryAttempt) : []);
+    const left = new AbortController();
+    const popping = broker.pop(popOf('gone'), left.signal);
+    left.abort(); // the pop is past its first await: the claim goes on, for nobody
+    assert.equal(await popping, null, 'nothing answered to a caller that left');
+    const first = await broker.pop(popOf('gone'));
+    assert.deepEqual(texts(first), ['"a"', '"b"'], 'claimable at once, not held for the 600 s lease');
+    assert.deepEqual(attempts(first), [1, 1], 'the handed-back claim counted no attempt');
+
+    // a redelivery handed back counts the same attempt again, not one more
+    clock.advance(600_000);
+    const left2 = new AbortController();
+    const popping2 = broker.pop(popOf('gone'), left2.signal);
+    left2.abort();
+    assert.equal(await popping2, null);
+    const second = await broker.pop(popOf('gone'));
+    assert.deepEqual(attempts(second), [2, 2], 'the expiry made it a redelivery; the hand-back did not add one');
+  });
+
   test('lease expiry redelivers without charging the retry budget', async () => {
     await broker.configure({ queue: 'lease-budget', mode: 'replace', options: { retryLimit: 0 } });
     await broker.push([{ queue: 'lease-budget', payload: 'm' }], null);

@@ -77,6 +77,57 @@ describe('resources', () => {
     assert.equal(row.groups[0].totalLag, 1);
   });
 
+  // Reported against the reference dashboard: a queue read by named groups ("bus mode") showed its
+  // consumed messages as pending forever, in the listing and in the counts, and one pop without a
+  // group (a debug pop, even one that found nothing) pinned them there. The fix: named groups
+  // decide when the queue has any, the queue-mode cursor only when it has none (queen-mq/queen:
+  // CHANGELOG.md, 1.0.0-beta.4 "The dashboard reported messages as pending after they had been
+  // consumed and acknowledged").
+  test('a queue read by named groups counts what they consumed; a stray pop without a group changes nothing', async () => {
+    const q = uniqueName('bus');
+    const consume = async (g: string, n: number) => {
+      const p = await call(b.url, 'GET', `/api/v1/pop/queue/${q}?consumerGroup=${g}&subscriptionMode=all&batch=${n}`);
+      assert.equal(p.status, 200, p.text);
+      const last = p.body.messages.at(-1);
+      await call(b.url, 'POST', '/api/v1/ack', { transactionId: last.transactionId, partitionId: last.partitionId, leaseId: last.leaseId, consumerGroup: g, status: 'completed' });
+    };
+    const statuses = async () => (await call(b.url, 'GET', `/api/v1/messages?queue=${q}`)).body.messages.map((m: any) => m.status).reverse();
+    const counts = async () => {
+      const detail = (await call(b.url, 'GET', `/api/v1/resources/queues/${q}`)).body;
+      const row = (await call(b.url, 'GET', '/api/v1/resources/queues')).body.queues.find((x: any) => x.name === q);
+      const parts = (await call(b.url, 'GET', `/api/v1/resources/partitions?queue=${q}`)).body.partitions;
+      const status = (await call(b.url, 'GET', `/api/v1/status/queues/${q}`)).body.queue.messages;
+      const pick = (c: any) => [c.pending, c.processing, c.completed];
+      assert.deepEqual(pick(detail.totals), pick(status), 'queue detail and status agree');
+      assert.deepEqual([row.messages.pending, row.messages.processing], pick(detail.totals).slice(0, 2), 'queue list agrees');
+      assert.deepEqual(pick(parts[0].messages), pick(detail.totals), 'the one partition agrees');
+      return pick(detail.totals);
+    };
+
+    assert.equal((await call(b.url, 'GET', `/api/v1/pop/queue/${q}`)).status, 204, 'a pop without a group on the empty queue');
+    await push(q, [{ payload: 1 }, { payload: 2 }, { payload: 3 }]);
+    await consume('billing', 3);
+    assert.deepEqual(await statuses(), ['completed', 'completed', 'completed']);
+    assert.deepEqual(await counts(), [0, 0, 3], 'pending, processing, completed');
+    const first = (await call(b.url, 'GET', `/api/v1/messages?queue=${q}`)).body.messages[0];
+    assert.equal((await call(b.url, 'GET', `/api/v1/messages/${first.partitionId}/${first.transactionId}`)).body.status, 'completed');
+
+    // a second named group behind the first: the slowest named group decides
+    await consume('audit', 1);
+    assert.deepEqual(await statuses(), ['completed', 'pending', 'pending']);
+    assert.deepEqual(await counts(), [2, 0, 1]);
+    const leased = await call(b.url, 'GET', `/api/v1/pop/queue/${q}?consumerGroup=audit&batch=1`);
+    assert.equal(leased.status, 200);
+    assert.deepEqual(await statuses(), ['completed', 'processing', 'pending']);
+    assert.deepEqual(await counts(), [1, 1, 1]);
+
+    // without any named group the queue-mode cursor decides, as before
+    const qm = uniqueName('qm');
+    await call(b.url, 'POST', '/api/v1/push', { items: [{ queue: qm, payload: 1 }, { queue: qm, payload: 2 }] });
+    await call(b.url, 'GET', `/api/v1/pop/queue/${qm}?batch=1&autoAck=true`);
+    assert.deepEqual((await call(b.url, 'GET', `/api/v1/resources/queues/${qm}`)).body.totals, { total: 2, pending: 1, processing: 0, completed: 1, failed: 0, deadLetter: 0 });
+  });
+
   test('without a queue, /resources/partitions pages through every queue\'s partitions without repeats', async () => {
     const q = uniqueName('allparts');
     await call(b.url, 'POST', '/api/v1/push', { items: ['a', 'b', 'c'].map((partition) => ({ queue: q, partition, payload: 1 })) });
@@ -235,6 +286,41 @@ describe('dead letters', () => {
     const del = await call(b.url, 'DELETE', `/api/v1/messages/${m4.partitionId}/order-4`);
     assert.equal(del.status, 200);
     assert.equal(del.body.success, true);
+  });
+
+  // The replay's transaction id `dlq:<id>` can be derived by anyone who reads the listing. A
+  // replay that finds it taken writes nothing and must keep the dead letter: a move that moved
+  // nothing may not destroy the record (queen-mq/queen: CHANGELOG.md, 1.6.0 "Dead-letter replay
+  // runs on a move"). Replays of the other groups' dead letters of the same message go on.
+  test('a replay whose dlq:<id> is already taken answers duplicate and keeps the dead letter', async () => {
+    const q = uniqueName();
+    await push(q, [{ partition: 'p', payload: { v: 'once' }, transactionId: 'fan-1' }]);
+    for (const g of ['ga', 'gb']) {
+      const p = await call(b.url, 'GET', `/api/v1/pop/queue/${q}/partition/p?consumerGroup=${g}&subscriptionMode=all`);
+      const m = p.body.messages[0];
+      const a = await call(b.url, 'POST', '/api/v1/ack', { transactionId: m.transactionId, partitionId: m.partitionId, leaseId: m.leaseId, consumerGroup: g, status: 'dlq', error: `boom ${g}` });
+      assert.equal(a.body[0].dlq, true, a.text);
+    }
+    const rows = (await call(b.url, 'GET', `/api/v1/dlq?queue=${q}`)).body.messages;
+    const ga = rows.find((r: any) => r.consumerGroup === 'ga');
+    const gb = rows.find((r: any) => r.consumerGroup === 'gb');
+    assert.ok(ga && gb, JSON.stringify(rows));
+    const squat = await push(q, [{ partition: 'p', payload: 'squatter', transactionId: `dlq:${ga.id}` }]);
+    assert.equal(squat[0].status, 'queued');
+
+    const dup = await call(b.url, 'POST', `/api/v1/dlq/${ga.id}/replay`, {});
+    assert.equal(dup.status, 200, dup.text);
+    assert.equal(dup.body.result, 'duplicate');
+    assert.equal(dup.body.dlqRowRemoved, false);
+    assert.equal(dup.body.replayedAs.status, 'duplicate');
+    const after = (await call(b.url, 'GET', `/api/v1/dlq?queue=${q}`)).body.messages;
+    assert.deepEqual(after.map((r: any) => r.id).sort(), [ga.id, gb.id].sort(), 'both dead letters are still there');
+    assert.equal((await call(b.url, 'POST', `/api/v1/dlq/${ga.id}/replay`, {})).body.result, 'duplicate', 'and stays replayable, not gone');
+
+    const moved = await call(b.url, 'POST', `/api/v1/dlq/${gb.id}/replay`, {});
+    assert.equal(moved.body.result, 'moved', moved.text);
+    const left = (await call(b.url, 'GET', `/api/v1/dlq?queue=${q}`)).body.messages;
+    assert.deepEqual(left.map((r: any) => r.id), [ga.id], 'only the replayed group’s dead letter was removed');
   });
 
   test('purge needs a queue and removes only that queue’s dead letters', async () => {

@@ -7,7 +7,7 @@ import { createRequire } from 'node:module';
 import { describe, test } from 'node:test';
 import { startBroker } from '../../helpers/broker.js';
 import { call, uniqueName } from '../../helpers/http.js';
-import { waitFor, waitForParked } from '../../helpers/wait.js';
+import { parkWitness, waitFor, waitForParked } from '../../helpers/wait.js';
 
 const require = createRequire(import.meta.url);
 const parsePrometheus = require('parse-prometheus-text-format') as (text: string) => { name: string; type: string; metrics: { value?: string; labels?: Record<string, string> }[] }[];
@@ -61,6 +61,30 @@ describe('maintenance', () => {
       assert.deepEqual(got, Array.from({ length: 102 }, (_, i) => i + 1));
     } finally {
       await b2.stop();
+    }
+  });
+
+  // The reference's spool replay wrote the messages without waking the consumers parked on their
+  // queue, so they saw them only at the next periodic re-check (queen-mq/queen: CHANGELOG.md,
+  // 1.5.1: "the same announce now covers messages the spool drain replays").
+  test('turning push maintenance off wakes a consumer parked on a queue with buffered pushes', async () => {
+    const b1 = await startBroker();
+    const q = uniqueName();
+    try {
+      await call(b1.url, 'POST', '/api/v1/system/maintenance', { enabled: true });
+      const buffered = await call(b1.url, 'POST', '/api/v1/push', { items: [{ queue: q, payload: { n: 1 } }, { queue: q, payload: { n: 2 } }] });
+      assert.deepEqual(buffered.body.map((x: any) => x.status), ['buffered', 'buffered']);
+      const witness = await parkWitness(b1.url, 20_000);
+      const parked = call(b1.url, 'GET', `/api/v1/pop/queue/${q}?wait=true&timeout=20000&batch=10&autoAck=true`);
+      await waitForParked(b1.url, 2);
+      await call(b1.url, 'POST', '/api/v1/system/maintenance', { enabled: false });
+      const r = await parked;
+      assert.equal(r.status, 200, r.text);
+      assert.deepEqual(r.body.messages.map((m: any) => m.data.n), [1, 2].slice(0, r.body.messages.length));
+      assert.ok(witness.parked(), 'the replay woke the parked pop, not its timeout');
+      await witness.release();
+    } finally {
+      await b1.stop();
     }
   });
 

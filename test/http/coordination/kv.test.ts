@@ -257,4 +257,21 @@ describe('KV path and console routes', () => {
     assert.deepEqual([p2.body.rows, p2.body.truncated], [[{ key: 'c', version: p2.body.rows[0].version, expiresAt: null, updatedAt: p2.body.rows[0].updatedAt }], false]);
     assert.equal((await call(b.url, 'POST', '/api/v1/resources/kv/list', {})).body.code, 'kv_bad_namespace');
   });
+
+  // A key in a query string lands in the access log of every hop; the reference's console reads
+  // refuse any query string, the selector that reads no parameter included (queen-mq/queen:
+  // CHANGELOG.md, 1.6.0 "A KV browser, on two new read-only routes"), as the key routes do.
+  test('console reads refuse a query string', async () => {
+    const s = ns();
+    await kv([{ op: 'put', ns: s, key: 'secret-key', value: 1, forever: true }]);
+    for (const [method, path, body] of [
+      ['GET', '/api/v1/resources/kv/namespaces?limit=5', undefined],
+      ['POST', `/api/v1/resources/kv/list?after=secret-key`, { ns: s }],
+    ] as const) {
+      const r = await call(b.url, method, path, body);
+      assert.equal(r.status, 400, `${method} ${path}: ${r.text}`);
+      assert.equal(r.body.code, 'kv_query_not_allowed');
+      assert.ok(!r.text.includes('secret-key'), 'the refusal does not echo the query');
+    }
+  });
 });

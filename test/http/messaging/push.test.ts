@@ -31,6 +31,44 @@ describe('POST /api/v1/push', () => {
     assert.deepEqual(d.body.partitions.map((p: any) => p.name).sort(), ['Default', 'p1']);
   });
 
+  // Encoders escape different characters (Go escapes & < >, PHP escapes / and every non-ASCII
+  // character, all escape " and \). The reference's Rust push refused any escape in these three
+  // fields with a 400 (queen-mq/queen: CHANGELOG.md, 1.0.0-beta.3); here an escape is only
+  // spelling: the same name, the same dedup key and the same ack address as the raw characters.
+  test('JSON escapes in queue, partition and transactionId name the characters they stand for: push, dedup, pop, ack', async () => {
+    const tag = uniqueName('esc');
+    const queue = `${tag}&é`;
+    const raw = `{"items":[
+      {"queue":"${tag}\\u0026\\u00e9","partition":"2026\\/07","transactionId":"Bed\\u0026Breakfast-771","payload":1},
+      {"queue":"${tag}\\u0026\\u00e9","partition":"2026\\/07","transactionId":"q\\"uo\\\\te \\ud83d\\ude00","payload":2}]}`;
+    const r = await call(b.url, 'POST', '/api/v1/push', raw);
+    assert.equal(r.status, 201, r.text);
+    assert.deepEqual(r.body.map((x: any) => [x.status, x.queueName, x.partition, x.transaction_id]), [
+      ['queued', queue, '2026/07', 'Bed&Breakfast-771'],
+      ['queued', queue, '2026/07', 'q"uo\\te 😀'],
+    ]);
+    // the unescaped spelling of the same transaction id is a duplicate of it
+    const again = await call(b.url, 'POST', '/api/v1/push', { items: [
+      { queue, partition: '2026/07', transactionId: 'Bed&Breakfast-771', payload: 'again' },
+      { queue, partition: '2026/07', transactionId: 'q"uo\\te 😀', payload: 'again' },
+    ] });
+    assert.deepEqual(again.body.map((x: any) => x.status), ['duplicate', 'duplicate']);
+    const pop = await call(b.url, 'GET', `/api/v1/pop/queue/${encodeURIComponent(queue)}?batch=10`);
+    assert.equal(pop.status, 200, pop.text);
+    assert.deepEqual(pop.body.messages.map((m: any) => [m.queue, m.partition, m.transactionId, m.data]), [
+      [queue, '2026/07', 'Bed&Breakfast-771', 1],
+      [queue, '2026/07', 'q"uo\\te 😀', 2],
+    ]);
+    // acks addressed with escaped transaction ids find the messages
+    const [m1, m2] = pop.body.messages;
+    const ack = await call(b.url, 'POST', '/api/v1/ack/batch', `{"acknowledgments":[
+      {"transactionId":"Bed\\u0026Breakfast-771","partitionId":"${m1.partitionId}","leaseId":"${m1.leaseId}","status":"completed"},
+      {"transactionId":"q\\"uo\\\\te \\ud83d\\ude00","partitionId":"${m2.partitionId}","leaseId":"${m2.leaseId}","status":"completed"}]}`);
+    assert.equal(ack.status, 200, ack.text);
+    assert.deepEqual(ack.body.map((x: any) => [x.transactionId, x.success, x.noop]), [['Bed&Breakfast-771', true, false], ['q"uo\\te 😀', true, false]]);
+    assert.equal((await call(b.url, 'GET', `/api/v1/pop/queue/${encodeURIComponent(queue)}`)).status, 204, 'both acked');
+  });
+
   test('dedups a transactionId per partition, inside one request and across requests; first occurrence wins', async () => {
     const q = uniqueName();
     const r1 = await call(b.url, 'POST', '/api/v1/push', { items: [

@@ -78,6 +78,39 @@ describe('POST /api/v1/transaction', () => {
     assert.ok(await popOne(src), 'source message not acked: redelivered');
   });
 
+  // A bundle that acks the batches of two pops: the reference's clients named each ack's lease
+  // only in requiredLeases, and with two leases there the acks went unfenced, so an ack could
+  // complete a message another consumer had taken after the lease expired (queen-mq/queen:
+  // CHANGELOG.md, 2.0.0 "every ACK of a transaction names its own lease").
+  test('acks under two leases, one of them expired and re-leased elsewhere: everything rolls back, the new holder keeps its message', async () => {
+    const late = uniqueName('late');
+    const held = uniqueName('held');
+    const dst = uniqueName('dst');
+    await call(b.url, 'POST', '/api/v1/push', { items: [{ queue: late, payload: 'l' }, { queue: held, payload: 'h' }] });
+    const a1 = (await call(b.url, 'GET', `/api/v1/pop/queue/${late}?leaseSeconds=1`)).body.messages[0];
+    const a2 = (await call(b.url, 'GET', `/api/v1/pop/queue/${held}?leaseSeconds=600`)).body.messages[0];
+    await afterLeasesGrantedBefore(b.url);
+    const other = (await call(b.url, 'GET', `/api/v1/pop/queue/${late}?leaseSeconds=600`)).body.messages[0];
+    assert.equal(other.transactionId, a1.transactionId, 'another consumer took the message after the lease expired');
+    assert.notEqual(other.leaseId, a1.leaseId);
+    const ackOps = (withLease: boolean) => [a1, a2].map((m) => ({ type: 'ack', transactionId: m.transactionId, partitionId: m.partitionId, status: 'completed', ...(withLease ? { leaseId: m.leaseId } : {}) }));
+    for (const withLease of [true, false]) {
+      const r = await call(b.url, 'POST', '/api/v1/transaction', {
+        operations: [...ackOps(withLease), { type: 'push', items: [{ queue: dst, payload: 'derived' }] }],
+        requiredLeases: [a1.leaseId, a2.leaseId],
+      });
+      assert.equal(r.status, 200);
+      assert.equal(r.body.success, false, `leases on the ops: ${withLease}: ${r.text}`);
+      assert.equal(r.body.reason, 'ack_rejected');
+    }
+    assert.equal((await call(b.url, 'GET', `/api/v1/pop/queue/${dst}`)).status, 204, 'nothing pushed');
+    const mine = await call(b.url, 'POST', '/api/v1/ack', { transactionId: a2.transactionId, partitionId: a2.partitionId, leaseId: a2.leaseId, status: 'completed' });
+    assert.equal(mine.body[0].success, true, 'the live lease of the bundle was not consumed by the rollback');
+    const theirs = await call(b.url, 'POST', '/api/v1/ack', { transactionId: other.transactionId, partitionId: other.partitionId, leaseId: other.leaseId, status: 'completed' });
+    assert.equal(theirs.body[0].success, true, 'the new holder still holds its lease and acks normally');
+    assert.equal(theirs.body[0].noop, false, 'the message was not completed by the rolled-back bundle');
+  });
+
   test('a transaction push wakes a parked consumer and intra-request repeats are stored once', async () => {
     const dst = uniqueName('dst');
     const waiting = call(b.url, 'GET', `/api/v1/pop/queue/${dst}?wait=true&timeout=10000&batch=10`);
