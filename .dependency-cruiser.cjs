@@ -2,7 +2,9 @@
  * Import direction of src/ (checked by `npm run lint:layers`, part of `npm test`). Layers, top to
  * bottom; a module imports its own layer or lower ones, never higher:
  *
- *   src/main.ts                                   composition root (imports anything)
+ *   src/main.ts                                   the process entry: holds V8 back (src/util/boot-memory.ts),
+ *                                                 then imports src/boot.ts
+ *   src/boot.ts                                   composition root (imports anything)
  *   src/http (later src/proxy, kafka, cluster)    front doors
  *   src/cli                                       queenctl: a client of the HTTP API (its wire types
  *                                                 from src/http/schemas, leaves); no broker, storage
@@ -36,6 +38,13 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/' },
       to: { path: '^src/main[.]ts$|^(test|bench|web)/' },
+    },
+    {
+      name: 'boot-from-main-only',
+      comment: 'The composition root is loaded by main.ts alone, after it has held V8 back for the boot.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/main[.]ts$' },
+      to: { path: '^src/boot[.]ts$' },
     },
     {
       name: 'cli-is-a-client',

@@ -88,7 +88,7 @@ async function main(): Promise<void> {
   try {
     await new Promise((r) => setTimeout(r, 1000)); // boot work settles before the idle reading
     const idle = rssBytes(pid);
-    console.log(`load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}; idle RSS ${(idle / 2 ** 20).toFixed(1)} MB`);
+    console.log(`load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}; idle RSS ${(idle / 2 ** 20).toFixed(1)} MiB`);
     const none = { us: NaN, rps: NaN };
     const p1 = shapes.includes('push1') ? await measure(pid, b.url, 1, REQUESTS, 32) : none;
     const p100 = shapes.includes('push100') ? await measure(pid, b.url, 100, REQUESTS / 10, 8) : none;

@@ -28,7 +28,8 @@
  * (`pgpartitions`, also run with `postgres`; bench/pg-partitions.ts): the same busy work on a queue
  * of 100 partitions and on one of 100,000 whose other partitions are idle.
  *
- * Idle row (`rss`): the RSS of a freshly booted SQLite broker with nothing to do. Broker CPU per
+ * Idle row (`rss`): the RSS of a freshly booted SQLite broker with nothing to do (several boots of
+ * one build or more, alternating: bench/idle-rss.ts). Broker CPU per
  * message (load-independent, for before/after comparisons on a shared machine): bench/cpu.ts.
  *
  * Env: BENCH_SECONDS (default 5) per autocannon run; BENCH_ONLY=name,name to pick shapes.
@@ -415,7 +416,7 @@ async function main(): Promise<void> {
     try {
       await new Promise((r) => setTimeout(r, 1000));
       const rss = rssBytes(b.proc.pid);
-      rows.push({ shape: 'idle RSS (fresh broker, SQLite)', messages: 0, batch: 0, concurrency: 0, msgPerSec: 0, reqPerSec: 0, p50: 0, p99: 0, note: `${(rss / 2 ** 20).toFixed(1)} MiB (VmRSS)` });
+      rows.push({ shape: 'idle RSS (fresh broker, SQLite)', messages: 0, batch: 0, concurrency: 0, msgPerSec: 0, reqPerSec: 0, p50: 0, p99: 0, note: `${(rss / 2 ** 20).toFixed(1)} MiB = ${(rss / 1e6).toFixed(1)} MB (VmRSS)` });
     } finally {
       await b.stop();
     }

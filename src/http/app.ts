@@ -13,6 +13,7 @@ import { parseClientJson, scanJsonText, stringifyClientJson } from '../util/json
 import { registerAuth } from '../auth/index.js';
 import { installTenancy } from './tenant.js';
 import { attachRouteSchemas, registerOpenApi } from './schemas/index.js';
+import { AJV_OPTIONS, RouteValidators, type CompileValidators } from './schemas/validators.js';
 import { bodyText, decodeBody, describeJsonError } from './body-encoding.js';
 import { clientError, frameworkError, installErrorHandling, installNodeLevelAnswers, nodeLevelGuard } from './errors.js';
 import { authRoutes } from './routes/auth.js';
@@ -48,9 +49,12 @@ export interface RouteContext {
  * (src/util/json.ts); malformed JSON, and a body that is not UTF-8, answers
  * `400 {"error":"bad body: …","code":"bad_json"}`.
  * Every answer is serialized by `stringifyClientJson`, which splices stored client JSON verbatim.
+ * Route validators compile on their route's first request; `compileValidators: 'boot'` compiles
+ * them all here instead (a test does, so that no schema Ajv refuses waits for its first request).
  */
-export async function buildApp(config: Config, services: Services, log: Logger): Promise<FastifyInstance> {
+export async function buildApp(config: Config, services: Services, log: Logger, opts: { compileValidators?: CompileValidators } = {}): Promise<FastifyInstance> {
   const broker = services.broker;
+  const validators = new RouteValidators(opts.compileValidators);
   let closing = false;
   const app = Fastify({
     loggerInstance: log as unknown as FastifyBaseLogger,
@@ -62,7 +66,10 @@ export async function buildApp(config: Config, services: Services, log: Logger):
     frameworkErrors: frameworkError,
     clientErrorHandler: clientError,
     forceCloseConnections: 'idle',
-    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
+    ajv: AJV_OPTIONS,
+    // Validators compile on their route's first request; answers are serialized by stringifyClientJson
+    // (src/http/schemas/validators.ts): neither Fastify's Ajv nor fast-json-stringify is loaded at boot.
+    schemaController: { compilersFactory: { buildValidator: validators.factory(), buildSerializer: () => () => (data: unknown) => stringifyClientJson(data) } },
     serverFactory: (handler) => {
       const server = http.createServer(
         { maxHeaderSize: config.limits.maxHeaderBytes, noDelay: true, keepAliveTimeout: 65_000, requireHostHeader: false },
@@ -95,7 +102,7 @@ export async function buildApp(config: Config, services: Services, log: Logger):
 
   app.setReplySerializer((payload) => stringifyClientJson(payload));
   installErrorHandling(app);
-  const coverage = attachRouteSchemas(app); // every route gets its schema; see src/http/schemas
+  const coverage = attachRouteSchemas(app, undefined, validators); // every route gets its schema; see src/http/schemas
   await registerOpenApi(app, VERSION);
   // gzip / deflate / br bodies, decoded size capped by QUEEN_MAX_BODY_BYTES (src/http/body-encoding.ts)
   // (callback style: no promise per request)

@@ -125,7 +125,7 @@ function spawnTracked(main: string, env: NodeJS.ProcessEnv, nodeArgs: string[] =
   return proc;
 }
 
-/** The message of the broker's listening log line (src/main.ts), which carries the bound `port`. */
+/** The message of the broker's listening log line (src/boot.ts), which carries the bound `port`. */
 export const LISTENING_MSG = 'queen-ts listening';
 
 /** Levels at which the info-level listening line is not printed. */

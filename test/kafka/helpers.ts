@@ -53,7 +53,7 @@ export async function startKafkaBroker(opts: StartOptions & { kafkaPort?: number
     const kafkaPort = opts.kafkaPort ?? await freeLoopbackPort();
     try {
       const b = await startBroker({ ...opts, env: { ...kafkaEnv(kafkaPort), ...opts.env } });
-      // The Kafka port opens after the HTTP listening line (src/main.ts), once its module and the
+      // The Kafka port opens after the HTTP listening line (src/boot.ts), once its module and the
       // credential check have loaded: wait until it accepts a connection, or the broker has exited.
       await waitFor(async () => b.proc.exitCode !== null || b.proc.signalCode !== null || await accepts(kafkaPort), { what: `the Kafka port ${kafkaPort} to accept`, timeoutMs: 30_000, intervalMs: 25 });
       if (b.proc.exitCode !== null || b.proc.signalCode !== null) throw new Error(`broker exited before its Kafka port accepted:\n${b.output()}`);

@@ -40,6 +40,7 @@ const ROWS: Row[] = [
   { from: 'broker/h', to: 'auth/d', rule: 'auth-broker-apart' },
   { from: 'http/c', to: 'proxy/a', rule: 'front-doors-apart' },
   { from: 'broker/i', to: 'main', rule: 'src-stays-in-src' },
+  { from: 'broker/o', to: 'boot', rule: 'boot-from-main-only' },
   { from: 'broker/messaging/a', to: 'broker/admin/a', rule: 'messaging-not-to-admin-or-jobs' },
   { from: 'broker/messaging/b', to: 'broker/jobs/a', rule: 'messaging-not-to-admin-or-jobs', typeOnly: true },
   { from: 'cli/a', to: 'broker/n', rule: 'cli-is-a-client' },
@@ -73,6 +74,7 @@ const ROWS: Row[] = [
   { from: 'model/c', to: 'errors', rule: null },
   { from: 'broker/admin/b', to: 'broker/messaging/c', rule: null },
   { from: 'broker/messaging/d', to: 'broker/coordination/a', rule: null },
+  { from: 'main', to: 'boot', rule: null },
 ];
 
 const dirs: string[] = [];

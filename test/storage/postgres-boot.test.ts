@@ -1,5 +1,5 @@
 /**
- * Booting with `QUEEN_STORAGE=postgres` (src/main.ts, docs/storage.md#postgresql-backend): an
+ * Booting with `QUEEN_STORAGE=postgres` (src/boot.ts, docs/storage.md#postgresql-backend): an
  * unreachable database is fatal with the driver's reason; a reachable one gets the `queen` schema
  * and the broker serves on it, and a restart finds what was pushed.
  */

@@ -13,7 +13,8 @@
  *   number is coerced and stored client JSON is spliced in verbatim.
  */
 import swagger from '@fastify/swagger';
-import { Ajv } from 'ajv';
+import type { Ajv } from 'ajv';
+import { createRequire } from 'node:module';
 import type { FastifyInstance, RouteOptions } from 'fastify';
 import { adminSchemas, staticFileSchema } from './admin.js';
 import { errorSchema, type RouteSchema, type RouteTable } from './common.js';
@@ -23,6 +24,7 @@ import { messagingSchemas } from './messaging.js';
 import { streamsSchemas } from './streams.js';
 import { openApiPage } from './page.js';
 import { stringifyClientJson } from '../../util/json.js';
+import { RouteValidators } from './validators.js';
 
 /** Every route's schemas, by `"METHOD /path"`. */
 export const ROUTE_SCHEMAS: RouteTable = { ...messagingSchemas, ...coordinationSchemas, ...adminSchemas, ...ephemeralSchemas, ...streamsSchemas };
@@ -38,8 +40,11 @@ function hasHandValidatedBody(schema: Record<string, unknown> | undefined): bool
   return body?.['x-hand-validated'] === true;
 }
 
-/** Validators for routes whose body the handler checks: query and params still go through ajv. */
-const ajv = new Ajv({ coerceTypes: false, allErrors: false, strict: false });
+const require = createRequire(import.meta.url);
+
+/** The Ajv instance for routes whose body the handler checks (query and params still go through Ajv); made, and Ajv loaded, on first use. */
+let handAjv: Ajv | undefined;
+const handValidatedAjv = (): Ajv => (handAjv ??= new (require('ajv') as typeof import('ajv')).Ajv({ coerceTypes: false, allErrors: false, strict: false }));
 
 /** What {@link attachRouteSchemas} reports. */
 export interface SchemaCoverage {
@@ -50,9 +55,10 @@ export interface SchemaCoverage {
 /**
  * Installs the `onRoute` hook that gives each route its schemas from `table` (merged under the
  * route's own, which win), the hand-validated body handling and the `stringifyClientJson` serializer.
- * Call before any route is registered.
+ * The hand-validated routes' query and params validators are made by `validators` (compiled on
+ * first use unless told otherwise). Call before any route is registered.
  */
-export function attachRouteSchemas(app: FastifyInstance, table: RouteTable = ROUTE_SCHEMAS): SchemaCoverage {
+export function attachRouteSchemas(app: FastifyInstance, table: RouteTable = ROUTE_SCHEMAS, validators = new RouteValidators()): SchemaCoverage {
   const missing: string[] = [];
   app.setSerializerCompiler(() => (data) => stringifyClientJson(data));
   app.addHook('onRoute', (route: RouteOptions) => {
@@ -67,7 +73,7 @@ export function attachRouteSchemas(app: FastifyInstance, table: RouteTable = ROU
     if (entry?.response && own && !own.response) merged.response = entry.response;
     route.schema = merged;
     if (hasHandValidatedBody(merged)) {
-      route.validatorCompiler = ({ schema, httpPart }) => (httpPart === 'body' ? () => true : ajv.compile(schema));
+      route.validatorCompiler = ({ schema, httpPart }) => (httpPart === 'body' ? () => true : validators.wrap(() => handValidatedAjv().compile(schema)));
     }
   });
   return { missing: () => [...missing] };
