@@ -2,6 +2,10 @@
  * Bench rows through the embedded proxy (docs/proxy.md): one broker with the proxy on its own port,
  * push 1/request and pop+ack (batch 100) with an API key through the proxy, TLS off and on, each
  * next to the same shape on the broker's own PORT measured in the same run, as a percentage.
+ *
+ * Each shape runs four times in the order PORT, proxy, proxy, PORT and the row gives the means:
+ * a later run meets a larger database and WAL than an earlier one, and the machine's other load
+ * drifts, so measuring PORT always first favoured it (the pop+ack drains are about a second each).
  */
 import { startBroker, type BrokerHandle } from '../test/helpers/broker.js';
 import { makeCert } from '../test/helpers/tls.js';
@@ -29,6 +33,32 @@ function cpuNote(row: Row): string {
   return `CPU/request: broker ${broker}, client ${client}`;
 }
 
+/** The broker CPU per message of a row, µs, or – where it was not measured. */
+function cpuPerMsg(row: Row): string {
+  return row.cpuUsPerMsg === undefined ? '–' : row.cpuUsPerMsg.toFixed(1);
+}
+
+/** The mean of two runs of one shape: rates, latencies and CPU averaged, messages summed. */
+function mean(x: Row, y: Row): Row {
+  const avg = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined ? undefined : (a + b) / 2);
+  const cpuUsPerMsg = avg(x.cpuUsPerMsg, y.cpuUsPerMsg);
+  const clientCpuUsPerReq = avg(x.clientCpuUsPerReq, y.clientCpuUsPerReq);
+  return {
+    shape: x.shape, messages: x.messages + y.messages, batch: x.batch, concurrency: x.concurrency,
+    msgPerSec: (x.msgPerSec + y.msgPerSec) / 2, reqPerSec: (x.reqPerSec + y.reqPerSec) / 2, p50: (x.p50 + y.p50) / 2, p99: (x.p99 + y.p99) / 2,
+    ...(cpuUsPerMsg !== undefined ? { cpuUsPerMsg } : {}), ...(clientCpuUsPerReq !== undefined ? { clientCpuUsPerReq } : {}),
+  };
+}
+
+/** Runs `direct`, `proxied`, `proxied`, `direct` (each given its run number 0 or 1) and answers the means of each. */
+async function abba(direct: (i: number) => Promise<Row>, proxied: (i: number) => Promise<Row>): Promise<[Row, Row]> {
+  const d0 = await direct(0);
+  const p0 = await proxied(0);
+  const p1 = await proxied(1);
+  const d1 = await direct(1);
+  return [mean(d0, d1), mean(p0, p1)];
+}
+
 /** Push and pop+ack direct and through the proxy, TLS off then on. */
 export async function benchProxy(push: Shape, popAck: Shape): Promise<Row[]> {
   const rows: Row[] = [];
@@ -50,13 +80,15 @@ export async function benchProxy(push: Shape, popAck: Shape): Promise<Row[]> {
       const probe = await request(via.url, 'GET', '/api/v1/pop/queue/none', undefined, h);
       if (probe.status !== 204) throw new Error(`proxy probe answered ${probe.status}`);
       const label = `through the proxy, API key, TLS ${tls ? 'on' : 'off'}`;
-      const directPush = await push(b, 'push 1/request, direct', {}, `bench-direct-${tls}`);
-      const p = await push(via, `push 1/request, ${label}`, h, `bench-proxy-${tls}`);
-      p.note = `${(p.msgPerSec / directPush.msgPerSec * 100).toFixed(0)}% of PORT in the same run (${directPush.msgPerSec.toFixed(0)} msg/s; ${cpuNote(directPush)}); ${cpuNote(p)}`;
+      const [directPush, p] = await abba(
+        (i) => push(b, 'push 1/request, direct', {}, `bench-direct-${tls}-${i}`),
+        (i) => push(via, `push 1/request, ${label}`, h, `bench-proxy-${tls}-${i}`));
+      p.note = `${(p.msgPerSec / directPush.msgPerSec * 100).toFixed(0)}% of PORT in the same run (${directPush.msgPerSec.toFixed(0)} msg/s; ${cpuNote(directPush)}); ${cpuNote(p)}; means of PORT, proxy, proxy, PORT`;
       rows.push(p);
-      const directPa = await popAck(b, 'pop+ack, direct', {}, `bench-direct-pa-${tls}`);
-      const pa = await popAck(via, `pop+ack (batch 100), ${label}`, h, `bench-proxy-pa-${tls}`);
-      pa.note = `${(pa.msgPerSec / directPa.msgPerSec * 100).toFixed(0)}% of PORT in the same run (${directPa.msgPerSec.toFixed(0)} msg/s)`;
+      const [directPa, pa] = await abba(
+        (i) => popAck(b, 'pop+ack, direct', {}, `bench-direct-pa-${tls}-${i}`),
+        (i) => popAck(via, `pop+ack (batch 100), ${label}`, h, `bench-proxy-pa-${tls}-${i}`));
+      pa.note = `${(pa.msgPerSec / directPa.msgPerSec * 100).toFixed(0)}% of PORT in the same run (${directPa.msgPerSec.toFixed(0)} msg/s; broker CPU ${cpuPerMsg(directPa)} µs/msg, through the proxy ${cpuPerMsg(pa)}); means of PORT, proxy, proxy, PORT`;
       rows.push(pa);
     } catch (e) {
       // Over TLS, Node's HTTP parser was seen to refuse a keep-alive request (HPE_PAUSED) under

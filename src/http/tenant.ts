@@ -70,9 +70,13 @@ export const TENANT_BLIND_PREFIXES: readonly string[] = [
   '/api/v1/status/buffers', '/api/v1/analytics', '/metrics', '/api/v1/stats', '/api/v1/system',
 ];
 
+/** Each of {@link TENANT_BLIND_PREFIXES} and the same with a trailing `/`. */
+const BLIND = TENANT_BLIND_PREFIXES.map((p) => [p, p.endsWith('/') ? p : `${p}/`] as const);
+
 /** True when `path` (no query) is served for the whole process ({@link TENANT_BLIND_PREFIXES}). */
 export function tenantBlind(_method: string, path: string): boolean {
-  return TENANT_BLIND_PREFIXES.some((p) => path === p || path.startsWith(p.endsWith('/') ? p : `${p}/`));
+  for (const [exact, dir] of BLIND) if (path === exact || path.startsWith(dir)) return true;
+  return false;
 }
 
 /** Installs the hook that sets `request.tenant` on every request of `app` (after authentication). */

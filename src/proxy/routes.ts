@@ -107,6 +107,8 @@ export function classify(method: string, path: string): RouteClass {
  * `%2E`): refused with 400 before classification (docs/proxy.md#paths).
  */
 export function unsafeProxyPath(rawPath: string): boolean {
+  // Most paths hold neither a dot, a percent nor `//`: nothing to rewrite or match.
+  if (!rawPath.includes('.') && !rawPath.includes('%') && !rawPath.includes('//')) return false;
   const p = rawPath.replace(/%2e/gi, '.');
   return p.includes('//') || /\/\.\.?(?:\/|$)/.test(p);
 }

@@ -24,6 +24,7 @@
  */
 import fastifyCookie from '@fastify/cookie';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { IncomingHttpHeaders } from 'node:http';
 import { LoginGuard } from '../auth/proxy/guard.js';
 import { isLiveOperator, resolveRole, selectableClusters } from '../auth/proxy/roles.js';
 import { BEARER_TTL_S, NoSigner, type SessionClaims, type SessionTokens } from '../auth/proxy/sessions.js';
@@ -33,15 +34,36 @@ import type { Clock } from '../util/clock.js';
 import { refuse } from './envelope.js';
 import { clientIp, ipKey } from './limits.js';
 
-function header(req: FastifyRequest, name: string): string | undefined {
+/**
+ * What the session helpers read of a request: its head and peer. A Fastify request (cookies parsed
+ * by @fastify/cookie) or the proxy listener's raw request (src/proxy/data-plane.ts), whose
+ * `cookies` are parsed with {@link parseCookies} before a cookie is looked at.
+ */
+export interface RequestHead {
+  headers: IncomingHttpHeaders;
+  socket: { remoteAddress?: string | undefined };
+  cookies?: Record<string, string | undefined>;
+}
+
+function header(req: RequestHead, name: string): string | undefined {
   const v = req.headers[name];
   return Array.isArray(v) ? v[0] : v;
 }
 
+/**
+ * The cookies of a raw request's `Cookie` header (@fastify/cookie's parser, as on the proxy's
+ * Fastify routes), set as `req.cookies` once. Needs {@link registerSessionParsers} to have run.
+ */
+export function parseCookies(req: RequestHead): void {
+  if (req.cookies !== undefined) return;
+  const h = req.headers.cookie;
+  req.cookies = h ? fastifyCookie.fastifyCookie.parse(h) : {};
+}
+
 /** True when the request arrived over HTTPS: TLS on this listener, or `X-Forwarded-Proto: https` from a trusted peer. */
-export function overHttps(req: FastifyRequest, config: ProxyConfig): boolean {
+export function overHttps(req: RequestHead, config: ProxyConfig): boolean {
   if (config.tls) return true;
-  const peer = (req.raw.socket.remoteAddress ?? '').replace(/^::ffff:(?=\d+\.)/, '');
+  const peer = (req.socket.remoteAddress ?? '').replace(/^::ffff:(?=\d+\.)/, '');
   return config.trustedProxies.includes(peer) && (header(req, 'x-forwarded-proto') ?? '').split(',')[0]!.trim().toLowerCase() === 'https';
 }
 
@@ -49,8 +71,8 @@ export function overHttps(req: FastifyRequest, config: ProxyConfig): boolean {
  * The session token in the request's cookies: the cell-scoped cookie (`__Host-<name>_cell` or
  * `<name>_cell`) wins over the fleet cookie `<name>`. A `qk_` value is never a credential.
  */
-export function cookieToken(req: FastifyRequest, name: string): string | undefined {
-  const jar = req.cookies;
+export function cookieToken(req: RequestHead, name: string): string | undefined {
+  const jar = req.cookies ?? {};
   for (const n of [`__Host-${name}_cell`, `${name}_cell`, name]) {
     const v = jar[n];
     if (v !== undefined && v !== '' && !v.startsWith('qk_')) return v;
@@ -59,7 +81,7 @@ export function cookieToken(req: FastifyRequest, name: string): string | undefin
 }
 
 /** The origins a state-changing cookie request may come from: the Host's own and `QUEEN_PROXY_PUBLIC_ORIGIN`. */
-function allowedOrigins(req: FastifyRequest, config: ProxyConfig): string[] {
+function allowedOrigins(req: RequestHead, config: ProxyConfig): string[] {
   const host = header(req, 'host');
   const own = host === undefined ? [] : [`${overHttps(req, config) ? 'https' : 'http'}://${host.toLowerCase()}`];
   return [...own, ...config.sessions.publicOrigins];
@@ -70,7 +92,7 @@ function allowedOrigins(req: FastifyRequest, config: ProxyConfig): string[] {
  * (where `null` is foreign), else the origin of `Referer`, else `Sec-Fetch-Site: same-origin`;
  * origins compare exactly (scheme, host, port).
  */
-export function originAllowed(req: FastifyRequest, config: ProxyConfig): boolean {
+export function originAllowed(req: RequestHead, config: ProxyConfig): boolean {
   const allowed = allowedOrigins(req, config);
   const origin = header(req, 'origin');
   if (origin !== undefined) return allowed.includes(origin.toLowerCase());
@@ -101,7 +123,7 @@ export interface SessionCredential {
  * cookie is ignored on `/api/` paths during a cross-document navigation (`Sec-Fetch-Mode: navigate`).
  * API keys (`qk_…`) are not session credentials.
  */
-export function sessionCredential(req: FastifyRequest, path: string, config: ProxyConfig): SessionCredential | undefined {
+export function sessionCredential(req: RequestHead, path: string, config: ProxyConfig): SessionCredential | undefined {
   const auth = header(req, 'authorization');
   if (auth !== undefined) {
     const v = auth.trim().replace(/^bearer\s+/i, '').trim();
@@ -185,7 +207,7 @@ export async function verifySession(tokens: SessionTokens, state: ProxyState, cr
  * else the user's only selectable cluster. `undefined` = none could be chosen; `null` = the header
  * named an unknown cluster.
  */
-export function actingCluster(req: FastifyRequest, session: Session, state: ProxyState, operatorEnabled: boolean): ClusterRow | null | undefined {
+export function actingCluster(req: RequestHead, session: Session, state: ProxyState, operatorEnabled: boolean): ClusterRow | null | undefined {
   const named = header(req, 'x-queen-act-cluster');
   if (named !== undefined && named.trim() !== '') {
     return state.store.clusterById(named.trim()) ?? state.store.clusterBySlug(named.trim().toLowerCase()) ?? null;

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { call, uniqueName } from '../helpers/http.js';
+import { call, uniqueName, type Answer } from '../helpers/http.js';
 import type { BrokerHandle } from '../helpers/broker.js';
 import { bootstrap, cp, CP_TOKEN, issueKey, startProxied, withKey, startTwoTenants, type Tenant } from './helpers.js';
 
@@ -20,6 +20,24 @@ function raw(port: number, text: string, ms = 1000): Promise<{ answer: string; c
     const t = setTimeout(() => { s.destroy(); resolve({ answer, closed: false }); }, ms);
     s.on('data', (d) => (answer += d.toString()));
     s.on('close', () => { clearTimeout(t); resolve({ answer, closed: true }); });
+    s.on('error', () => undefined);
+    s.write(text);
+  });
+}
+
+/** Sends raw bytes and resolves with the first complete answer (head and Content-Length body), or what came within `ms`. */
+function firstAnswer(port: number, text: string, ms = 5000): Promise<string> {
+  return new Promise((resolve) => {
+    const s = net.connect(port, '127.0.0.1');
+    let answer = '';
+    const done = () => { clearTimeout(t); s.destroy(); resolve(answer); };
+    const t = setTimeout(done, ms);
+    s.on('data', (d) => {
+      answer += d.toString();
+      const end = answer.indexOf('\r\n\r\n');
+      const length = /\r\ncontent-length: (\d+)\r\n/i.exec(answer.slice(0, end));
+      if (end !== -1 && length && Buffer.byteLength(answer.slice(end + 4)) >= Number(length[1])) done();
+    });
     s.on('error', () => undefined);
     s.write(text);
   });
@@ -249,6 +267,51 @@ describe('embedded proxy fronting PORT', () => {
     assert.match(big.answer, /"control-plane request body over 1 MiB","code":"payload_too_large"/);
     const data = await raw(b.port, 'POST /api/v1/push HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 50000000\r\n\r\n');
     assert.match(data.answer, /^HTTP\/1\.1 401 /, 'the data plane refuses from the head too');
+  });
+
+  test('every answer carries the security headers: forwarded, data-plane refusals, the proxy\'s own routes; refusals keep their code and headers', async () => {
+    const secured = (h: Headers, what: string) => {
+      assert.equal(h.get('x-content-type-options'), 'nosniff', what);
+      assert.equal(h.get('x-frame-options'), 'DENY', what);
+      assert.equal(h.get('referrer-policy'), 'no-referrer', what);
+      assert.equal(h.get('cross-origin-resource-policy'), 'same-origin', what);
+      assert.equal(h.get('strict-transport-security'), null, `${what}: no HSTS without TLS`);
+    };
+    const q = uniqueName('sec');
+    const pushed = await withKey(b.url, acme.key, 'POST', '/api/v1/push', { items: [{ queue: q, payload: { n: 1 } }] });
+    assert.equal(pushed.status, 201, pushed.text);
+    secured(pushed.headers, 'forwarded push');
+    assert.match(pushed.headers.get('content-type') ?? '', /^application\/json/, 'the broker\'s own headers stay');
+    const refusals: [Promise<Answer>, number, string, string][] = [
+      [call(b.url, 'GET', '/api/v1/pop/queue/x'), 401, 'unauthorized', 'no credential'],
+      [withKey(b.url, 'qk_live_unknown', 'GET', '/api/v1/pop/queue/x'), 401, 'unauthorized', 'unknown key'],
+      [withKey(b.url, acme.key, 'GET', '/api/v1/system/maintenance'), 404, 'route_blocked', 'blocked route'],
+      [call(b.url, 'GET', '/api/v1//x'), 400, 'invalid_path', 'empty segment'],
+      [call(b.url, 'GET', '/auth/me'), 401, 'unauthorized', 'session route'],
+      [call(b.url, 'GET', '/api/cp/tenants', undefined, { 'x-queen-cp-token': 'wrong' }), 401, 'unauthorized', 'control plane'],
+    ];
+    for (const [p, status, code, what] of refusals) {
+      const r = await p;
+      assert.equal(r.status, status, `${what}: ${r.text}`);
+      assert.equal(r.body.code, code, what);
+      assert.equal(r.headers.get('content-type'), 'application/json; charset=utf-8', what);
+      secured(r.headers, what);
+    }
+    // The body cap, from the head: 413 with Connection: close, complete within a second, the body never read.
+    const started = Date.now();
+    const big = await raw(b.port, `POST /api/v1/push HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${acme.key}\r\nContent-Type: application/json\r\nContent-Length: 50000000\r\n\r\n`);
+    assert.match(big.answer, /^HTTP\/1\.1 413 /);
+    assert.match(big.answer, /\r\nconnection: close\r\n/i);
+    assert.match(big.answer, /\r\nx-frame-options: DENY\r\n/i);
+    assert.deepEqual(JSON.parse(big.answer.slice(big.answer.indexOf('\r\n\r\n') + 4)), { error: 'request body over 16777216 bytes', code: 'payload_too_large' });
+    assert.ok(big.closed, 'the connection is closed');
+    assert.ok(Date.now() - started < 1000);
+    // A refused head without a key: the complete 401 within a second.
+    const t0 = Date.now();
+    const none = await firstAnswer(b.port, 'POST /api/v1/push HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 50000000\r\n\r\n');
+    assert.match(none, /^HTTP\/1\.1 401 /);
+    assert.equal(JSON.parse(none.slice(none.indexOf('\r\n\r\n') + 4)).code, 'unauthorized');
+    assert.ok(Date.now() - t0 < 1000);
   });
 
   test('/auth/me without a cookie is 401 no session; an unknown /api path is blocked before authentication', async () => {
