@@ -112,8 +112,8 @@ function syncThreadOf(env: Env): boolean | 'auto' {
   if (v === undefined || v === '' || v === 'auto') return 'auto';
   try {
     return bool(env, 'QUEEN_SYNC_THREAD', true);
-  } catch {
-    throw new ConfigError(`QUEEN_SYNC_THREAD=${JSON.stringify(env.QUEEN_SYNC_THREAD)} is not auto, true or false`);
+  } catch (e) {
+    throw new ConfigError(`${(e as Error).message}, nor auto`);
   }
 }
 

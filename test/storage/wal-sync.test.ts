@@ -170,7 +170,7 @@ test('QUEEN_SYNC_THREAD=false: SQLite fsyncs inside COMMIT (FULL) and the store 
   assert.equal(loadConfig({ QUEEN_DATA_DIR: tempDir(), QUEEN_SYNC_THREAD: 'AUTO' }).syncThread, 'auto');
   assert.equal(loadConfig({ QUEEN_DATA_DIR: tempDir(), QUEEN_SYNC_THREAD: 'true' }).syncThread, true);
   assert.equal(loadConfig({ QUEEN_DATA_DIR: tempDir(), QUEEN_SYNC_THREAD: 'false' }).syncThread, false);
-  assert.throws(() => loadConfig({ QUEEN_DATA_DIR: tempDir(), QUEEN_SYNC_THREAD: 'sometimes' }), /QUEEN_SYNC_THREAD="sometimes" is not auto, true or false/);
+  assert.throws(() => loadConfig({ QUEEN_DATA_DIR: tempDir(), QUEEN_SYNC_THREAD: 'sometimes' }), /QUEEN_SYNC_THREAD="sometimes" is not a boolean \(expected true\/false, 1\/0, yes\/no, on\/off\), nor auto/);
   const dataDir = path.join(tempDir(), 'data');
   const store = SqliteStore.open({ dataDir, sync: 'full', syncThread: false });
   const events: Event[] = [];
