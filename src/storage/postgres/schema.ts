@@ -338,4 +338,62 @@ CREATE TABLE queen.proxy_meta (id int PRIMARY KEY CHECK (id = 0), version bigint
 INSERT INTO queen.proxy_meta VALUES (0, 0);
 `,
   },
+  {
+    version: 11,
+    name: 'delivery counts of a cursor',
+    // A cursor's delivery counts (src/storage/attempts.ts, docs/storage.md#delivery-counts):
+    // deliveries of [next_offset, attempt_split) in delivery_count, of [attempt_split, delivered_max)
+    // in delivery_count_from_split, nothing delivered from delivered_max on. A cursor written before
+    // knew only its last batch, [next_offset, delivered_up_to), delivered delivery_count times.
+    // queen.count_delivery is countDelivery of attempts.ts for the hot claim's one statement
+    // (hot-path.ts): the counts after delivering [lo, e) from the counts (a, s, b, h) before.
+    sql: `
+ALTER TABLE queen.consumers ADD COLUMN attempt_split bigint NOT NULL DEFAULT 0,
+  ADD COLUMN delivery_count_from_split int NOT NULL DEFAULT 0,
+  ADD COLUMN delivered_max bigint NOT NULL DEFAULT 0;
+UPDATE queen.consumers SET attempt_split = delivered_up_to, delivered_max = delivered_up_to
+ WHERE delivered_up_to IS NOT NULL AND delivery_count > 0;
+CREATE FUNCTION queen.count_delivery(lo bigint, e bigint, a int, s bigint, b int, h bigint,
+  OUT delivery_count int, OUT attempt_split bigint, OUT delivery_count_from_split int, OUT delivered_max bigint)
+LANGUAGE plpgsql IMMUTABLE STRICT AS $fn$
+DECLARE
+  hh bigint := GREATEST(h, lo);
+  ss bigint := LEAST(GREATEST(s, lo), GREATEST(h, lo));
+  ce bigint[];
+  cv int[];
+  ends bigint[] := '{}';
+  vals int[] := '{}';
+  n int := 0;
+  prev bigint := lo;
+BEGIN
+  -- the three candidate levels after the delivery, in offset order (as countDelivery builds them)
+  IF e <= ss THEN ce := ARRAY[e, ss, hh]; cv := ARRAY[a + 1, a, b];
+  ELSIF e <= hh THEN ce := ARRAY[ss, e, hh]; cv := ARRAY[a + 1, b + 1, b];
+  ELSE ce := ARRAY[ss, hh, e]; cv := ARRAY[a + 1, b + 1, 1];
+  END IF;
+  FOR i IN 1..3 LOOP
+    IF ce[i] > prev THEN
+      IF n > 0 AND vals[n] = cv[i] THEN ends[n] := ce[i];
+      ELSE n := n + 1; ends[n] := ce[i]; vals[n] := cv[i];
+      END IF;
+      prev := ce[i];
+    END IF;
+  END LOOP;
+  IF n = 3 THEN
+    -- merge the two adjacent levels whose merge over-counts the fewest deliveries, never this claim's first deliveries
+    IF e > hh OR (vals[1] - vals[2])::numeric * (ends[2] - ends[1]) <= (vals[2] - vals[3])::numeric * (ends[3] - ends[2]) THEN
+      ends := ARRAY[ends[2], ends[3]]; vals := ARRAY[vals[1], vals[3]];
+    ELSE
+      ends := ARRAY[ends[1], ends[3]]; vals := ARRAY[vals[1], vals[2]];
+    END IF;
+    n := 2;
+  END IF;
+  delivery_count := CASE WHEN n > 0 THEN vals[1] ELSE 0 END;
+  attempt_split := CASE WHEN n > 0 THEN ends[1] ELSE lo END;
+  delivery_count_from_split := CASE WHEN n > 1 THEN vals[2] ELSE 0 END;
+  delivered_max := CASE WHEN n > 0 THEN ends[n] ELSE lo END;
+END
+$fn$;
+`,
+  },
 ];
