@@ -161,6 +161,10 @@ export const contractCases: ContractCase[] = [
       assert.deepEqual(await claim('L5', T0 + 30_017), [[3, 3], [4, 3], [5, 3], [6, 1], [7, 1]], 'redeliveries and first deliveries in one batch');
       assert.ok(await b.admin.seekGroup(Q, 'g', 'p', { timestamp: T0 }, T0 + 30_018));
       assert.deepEqual(await claim('L6', T0 + 30_019, 3), [[0, 1], [1, 1], [2, 1]], 'a seek sets the position: counted from 1 again');
+      assert.equal((await commit('L6', 3, T0 + 30_020)).applied, true);
+      const back = await b.commitCursor({ key: { ...P, group: 'g' }, leaseId: null, committedOffset: 1, retryCount: 0, release: true, now: T0 + 30_021 });
+      assert.equal(back.applied, true, 'a position set back (as the Kafka port commits one)');
+      assert.deepEqual(await claim('L7', T0 + 30_022, 3), [[1, 1], [2, 1], [3, 1]], 'counted from 1 again, as after a seek');
     },
   })),
   { name: 'a unit is all or nothing: a lost lease refuses every op of it', cursorCommit: true, async run(b) {
