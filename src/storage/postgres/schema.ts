@@ -359,39 +359,41 @@ LANGUAGE plpgsql IMMUTABLE STRICT AS $fn$
 DECLARE
   hh bigint := GREATEST(h, lo);
   ss bigint := LEAST(GREATEST(s, lo), GREATEST(h, lo));
-  ce bigint[];
-  cv int[];
-  ends bigint[] := '{}';
-  vals int[] := '{}';
+  c1 bigint; c2 bigint; c3 bigint; w1 int; w2 int; w3 int; -- the three candidate levels: ends, counts
+  e1 bigint; e2 bigint; e3 bigint; v1 int; v2 int; v3 int; -- the levels kept
   n int := 0;
-  prev bigint := lo;
 BEGIN
-  -- the three candidate levels after the delivery, in offset order (as countDelivery builds them)
-  IF e <= ss THEN ce := ARRAY[e, ss, hh]; cv := ARRAY[a + 1, a, b];
-  ELSIF e <= hh THEN ce := ARRAY[ss, e, hh]; cv := ARRAY[a + 1, b + 1, b];
-  ELSE ce := ARRAY[ss, hh, e]; cv := ARRAY[a + 1, b + 1, 1];
+  IF e <= ss THEN c1 := e; c2 := ss; c3 := hh; w1 := a + 1; w2 := a; w3 := b;
+  ELSIF e <= hh THEN c1 := ss; c2 := e; c3 := hh; w1 := a + 1; w2 := b + 1; w3 := b;
+  ELSE c1 := ss; c2 := hh; c3 := e; w1 := a + 1; w2 := b + 1; w3 := 1;
   END IF;
-  FOR i IN 1..3 LOOP
-    IF ce[i] > prev THEN
-      IF n > 0 AND vals[n] = cv[i] THEN ends[n] := ce[i];
-      ELSE n := n + 1; ends[n] := ce[i]; vals[n] := cv[i];
-      END IF;
-      prev := ce[i];
+  -- an empty candidate is skipped, one equal to its neighbour joins it (scalars: cheaper than arrays)
+  IF c1 > lo THEN n := 1; e1 := c1; v1 := w1; END IF;
+  IF c2 > c1 THEN
+    IF n = 0 THEN n := 1; e1 := c2; v1 := w2;
+    ELSIF v1 = w2 THEN e1 := c2;
+    ELSE n := 2; e2 := c2; v2 := w2;
     END IF;
-  END LOOP;
+  END IF;
+  IF c3 > c2 THEN
+    IF n = 0 THEN n := 1; e1 := c3; v1 := w3;
+    ELSIF n = 1 AND v1 = w3 THEN e1 := c3;
+    ELSIF n = 1 THEN n := 2; e2 := c3; v2 := w3;
+    ELSIF v2 = w3 THEN e2 := c3;
+    ELSE n := 3; e3 := c3; v3 := w3;
+    END IF;
+  END IF;
   IF n = 3 THEN
     -- merge the two adjacent levels whose merge over-counts the fewest deliveries, never this claim's first deliveries
-    IF e > hh OR (vals[1] - vals[2])::numeric * (ends[2] - ends[1]) <= (vals[2] - vals[3])::numeric * (ends[3] - ends[2]) THEN
-      ends := ARRAY[ends[2], ends[3]]; vals := ARRAY[vals[1], vals[3]];
-    ELSE
-      ends := ARRAY[ends[1], ends[3]]; vals := ARRAY[vals[1], vals[2]];
+    IF e > hh OR (v1 - v2)::numeric * (e2 - e1) <= (v2 - v3)::numeric * (e3 - e2) THEN e1 := e2; e2 := e3; v2 := v3;
+    ELSE e2 := e3;
     END IF;
     n := 2;
   END IF;
-  delivery_count := CASE WHEN n > 0 THEN vals[1] ELSE 0 END;
-  attempt_split := CASE WHEN n > 0 THEN ends[1] ELSE lo END;
-  delivery_count_from_split := CASE WHEN n > 1 THEN vals[2] ELSE 0 END;
-  delivered_max := CASE WHEN n > 0 THEN ends[n] ELSE lo END;
+  delivery_count := v1;
+  attempt_split := e1;
+  delivery_count_from_split := CASE WHEN n = 2 THEN v2 ELSE 0 END;
+  delivered_max := CASE WHEN n = 2 THEN e2 ELSE e1 END;
 END
 $fn$;
 `,
