@@ -10,7 +10,8 @@
  *
  * Run: `node dist/bench/cpu.js` (env CPU_REQUESTS, default 20000 requests of 1 and 2000 of 100;
  * CPU_PROF_DIR=dir also writes a `--cpu-prof` profile of each broker into dir; CPU_SHAPES=push1,push100,popack,bare
- * picks shapes; CPU_ENV=K=V,K=V adds broker environment; CPU_MAIN=path runs another build's main.js).
+ * picks shapes; CPU_ENV=K=V,K=V adds broker environment; CPU_MAIN=path runs another build's main.js;
+ * CPU_POP_BATCH=n sets the pop batch of popack, default 100, and CPU_POP_MESSAGES its message count, default 30000).
  */
 import autocannon from 'autocannon';
 import { spawn } from 'node:child_process';
@@ -92,7 +93,8 @@ async function main(): Promise<void> {
     const none = { us: NaN, rps: NaN };
     const p1 = shapes.includes('push1') ? await measure(pid, b.url, 1, REQUESTS, 32) : none;
     const p100 = shapes.includes('push100') ? await measure(pid, b.url, 100, REQUESTS / 10, 8) : none;
-    const pa = shapes.includes('popack') ? await popAckCpu(b, pid, 30_000, 100) : NaN;
+    const popBatch = Number(process.env.CPU_POP_BATCH ?? 100);
+    const pa = shapes.includes('popack') ? await popAckCpu(b, pid, Number(process.env.CPU_POP_MESSAGES ?? 30_000), popBatch) : NaN;
     let r1 = none, r100 = none;
     if (shapes.includes('bare')) {
       const ref = await bare();
@@ -106,7 +108,7 @@ async function main(): Promise<void> {
     console.log(`load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
     if (shapes.includes('push1')) console.log(`push 1/request:   broker ${p1.us.toFixed(1)} µs CPU/msg (${p1.rps.toFixed(0)} req/s); bare node:http ${r1.us.toFixed(1)} µs (${r1.rps.toFixed(0)} req/s); CPU ratio ${(r1.us / p1.us).toFixed(2)}`);
     if (shapes.includes('push100')) console.log(`push 100/request: broker ${p100.us.toFixed(2)} µs CPU/msg (${(p100.rps * 100).toFixed(0)} msg/s); bare node:http ${r100.us.toFixed(2)} µs (${(r100.rps * 100).toFixed(0)} msg/s); CPU ratio ${(r100.us / p100.us).toFixed(2)}`);
-    if (shapes.includes('popack')) console.log(`pop+ack batch 100: broker ${pa.toFixed(2)} µs CPU/msg`);
+    if (shapes.includes('popack')) console.log(`pop+ack batch ${popBatch}: broker ${pa.toFixed(2)} µs CPU/msg`);
   } finally {
     await b.stop();
   }

@@ -11,12 +11,16 @@
  * A backend with its own clock (PostgreSQL `now()`) may follow the caller's test clock instead.
  */
 import type { StoredPayload } from '../model/codec.js';
+import type { BatchAttempts } from './attempts.js';
 import type { QueueOptions } from '../model/options.js';
 import type { KafkaMetaSubStore } from './kafka-meta.js';
 import type { KvRow, KvScan } from './kv.js';
 import type { ListedMessage, MessagePageQuery, TraceNameRow, TraceRow } from './ops.js';
 import type { CursorRow, DlqFilter, DlqRow, MessageRow, PartitionRow, QueueRow, SubscriptionRow } from './store.js';
 import type { DueTimer, TimerRow } from './timers.js';
+
+/** A claimed batch's delivery attempts and the attempt of one of its messages (src/storage/attempts.ts). */
+export { attemptOf, type BatchAttempts } from './attempts.js';
 
 /** The tenant every queue belongs to unless a request names another (src/model/tenancy.ts). */
 export { DEFAULT_TENANT } from '../model/tenancy.js';
@@ -112,8 +116,10 @@ export interface ClaimedBatch {
   partition: string;
   partitionId: string;
   leaseId: string | null;
-  /** 1-based delivery attempt of this batch for the group. */
+  /** Delivery attempt of the batch's first message for the group (1-based), the highest of the batch. */
   deliveryAttempt: number;
+  /** Delivery attempt of each message, this delivery included (`attemptOf(attempts, offset)`, src/storage/attempts.ts). */
+  attempts: BatchAttempts;
   messages: MessageRow[];
 }
 
@@ -127,9 +133,10 @@ export interface CursorCommit {
   leaseId: string | null;
   /** Applied only while the cursor is still at this offset (the one the decision was made on); undefined = any. */
   ifCommittedOffset?: number | undefined;
+  /** The new committed offset; below the current one (a position set back) it also clears the delivery counts. */
   committedOffset: number;
   retryCount: number;
-  /** End the lease (deliveredUpTo is kept as the delivery high-water mark). */
+  /** End the lease (the delivery counts stay). */
   release: boolean;
   /** Copy the message at `offset` to the dead-letter store first. */
   deadLetter?: { id: string; offset: number; error: string | null; retryCount: number } | undefined;

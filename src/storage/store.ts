@@ -15,6 +15,7 @@ import type { QueueOptions } from '../model/options.js';
 import type { KvStore } from './kv.js';
 import type { OpsStore } from './ops.js';
 import type { TimerStore } from './timers.js';
+import type { DeliveryCounts } from './attempts.js';
 
 /** A queue as stored. `pk` is the store's internal key; `id` the public UUID. */
 export interface QueueRow {
@@ -46,8 +47,11 @@ export interface PartitionRow {
   createdAt: number;
 }
 
-/** A consumer group's cursor on one partition (docs/storage.md#log-model). */
-export interface CursorRow {
+/**
+ * A consumer group's cursor on one partition (docs/storage.md#log-model), with the delivery counts of
+ * what lies beyond its committed offset (src/storage/attempts.ts).
+ */
+export interface CursorRow extends DeliveryCounts {
   partitionPk: number;
   group: string;
   /** First offset not yet consumed by the group: everything below it is committed (SQL column `next_offset`). */
@@ -56,14 +60,13 @@ export interface CursorRow {
   /** epoch ms; a lease is live while `leaseExpiresAt > now`. */
   leaseExpiresAt: number | null;
   /**
-   * Exclusive end offset of what was last delivered (the leased batch while the lease lives); kept after
-   * release as the delivery high-water mark (SQL column `lease_end_offset`).
+   * Exclusive end offset of the last delivered batch (the leased batch while the lease lives; SQL
+   * column `lease_end_offset`). Only meaningful under a live lease: what was ever delivered is
+   * `deliveredMax`.
    */
   deliveredUpTo: number | null;
   /** Failed deliveries charged since the last completed batch. */
   retryCount: number;
-  /** Deliveries of the batch starting at `committedOffset` (1-based once delivered). */
-  deliveryCount: number;
 }
 
 /** How a consumer group subscribed to a queue on first contact (docs/http-api.md#subscription-modes). */

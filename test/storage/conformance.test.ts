@@ -7,6 +7,7 @@ import path from 'node:path';
 import { describe, test } from 'node:test';
 import { QUEUE_DEFAULTS } from '../../src/model/options.js';
 import { SqliteStore } from '../../src/storage/sqlite/store.js';
+import { NO_DELIVERIES } from '../../src/storage/attempts.js';
 import type { MessageRow, Store, StoreTx } from '../../src/storage/store.js';
 import { tempDir } from '../helpers/broker.js';
 import { DEFAULT_TENANT, type QueueBackend } from '../../src/storage/contract.js';
@@ -152,8 +153,9 @@ for (const backend of backends) {
       let s = b.open(dir);
       const { queuePk, partitionPk } = await seedQueue(s);
       await s.run((tx) => {
-        tx.upsertCursor({ partitionPk, group: 'g', committedOffset: 5, leaseId: 'L', leaseExpiresAt: 99, deliveredUpTo: 7, retryCount: 2, deliveryCount: 1 });
-        tx.upsertCursor({ partitionPk, group: 'g', committedOffset: 6, leaseId: null, leaseExpiresAt: null, deliveredUpTo: 7, retryCount: 0, deliveryCount: 1 });
+        const counts = { deliveryCount: 3, attemptSplit: 7, deliveryCountFromSplit: 2, deliveredMax: 9 };
+        tx.upsertCursor({ partitionPk, group: 'g', committedOffset: 5, leaseId: 'L', leaseExpiresAt: 99, deliveredUpTo: 7, retryCount: 2, ...counts, deliveryCount: 1 });
+        tx.upsertCursor({ partitionPk, group: 'g', committedOffset: 6, leaseId: null, leaseExpiresAt: null, deliveredUpTo: 7, retryCount: 0, ...counts });
         tx.upsertSubscription({ queuePk, group: 'g', mode: 'from', fromTime: 123, label: 'new', createdAt: 5, conflation: true });
         tx.updatePartitionHead(partitionPk, 8, 456);
         tx.setSetting('k', 'v');
@@ -162,7 +164,10 @@ for (const backend of backends) {
       s = b.open(dir);
       try {
         const snap = s.loadSnapshot();
-        assert.deepEqual(snap.cursors, [{ partitionPk, group: 'g', committedOffset: 6, leaseId: null, leaseExpiresAt: null, deliveredUpTo: 7, retryCount: 0, deliveryCount: 1 }]);
+        assert.deepEqual(snap.cursors, [{
+          partitionPk, group: 'g', committedOffset: 6, leaseId: null, leaseExpiresAt: null, deliveredUpTo: 7, retryCount: 0,
+          deliveryCount: 3, attemptSplit: 7, deliveryCountFromSplit: 2, deliveredMax: 9,
+        }]);
         assert.equal(snap.subscriptions[0]?.fromTime, 123);
         assert.equal(snap.subscriptions[0]?.conflation, true);
         assert.equal(snap.partitions[0]?.headOffset, 8);
@@ -203,7 +208,7 @@ for (const backend of backends) {
         const { queuePk, partitionPk } = await seedQueue(s);
         await s.run((tx) => {
           tx.insertMessage(queuePk, msg(partitionPk, 0));
-          tx.upsertCursor({ partitionPk, group: 'g', committedOffset: 1, leaseId: null, leaseExpiresAt: null, deliveredUpTo: null, retryCount: 0, deliveryCount: 0 });
+          tx.upsertCursor({ partitionPk, group: 'g', committedOffset: 1, leaseId: null, leaseExpiresAt: null, deliveredUpTo: null, retryCount: 0, ...NO_DELIVERIES });
         });
         await s.run((tx) => tx.deleteQueue(queuePk));
         const snap = s.loadSnapshot();

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { QUEUE_DEFAULTS } from '../../src/model/options.js';
-import { DEFAULT_TENANT, type AppendResult, type ClaimRequest, type QueueBackend, type QueueKey, type UnitOp } from '../../src/storage/contract.js';
+import { attemptOf, DEFAULT_TENANT, type AppendResult, type ClaimRequest, type QueueBackend, type QueueKey, type UnitOp } from '../../src/storage/contract.js';
 
 export interface ContractCase {
   name: string;
@@ -138,6 +138,35 @@ export const contractCases: ContractCase[] = [
     assert.equal(await b.releaseLease('L4', T0 + 30_006), 1);
     assert.equal(await attempt('L5', T0 + 30_007), 3, 'a plain release still counts the delivery');
   } },
+  ...[{ how: '', over: {} }, { how: ' (claims with a delay option)', over: { delayMs: 1 } }].map(({ how, over }): ContractCase => ({
+    name: `each message's delivery attempt counts its deliveries whatever the batch sizes; a hand-back is not one; a seek starts again${how}`,
+    cursorCommit: true,
+    async run(b) {
+      await fill(b, 6);
+      const claim = async (leaseId: string, now: number, batch = 10) => {
+        const [got] = await b.claim(claimReq({ leaseId, now, batch, ...over }));
+        return got?.messages.map((m) => [m.offset, attemptOf(got.attempts, m.offset)]);
+      };
+      const commit = (leaseId: string, committedOffset: number, now: number) =>
+        b.commitCursor({ key: { ...P, group: 'g' }, leaseId, committedOffset, retryCount: 0, release: true, now });
+      assert.deepEqual(await claim('L1', T0 + 10, 6), [[0, 1], [1, 1], [2, 1], [3, 1], [4, 1], [5, 1]]);
+      const [two] = await b.claim(claimReq({ leaseId: 'L2', now: T0 + 30_011, batch: 2, ...over }));
+      assert.deepEqual([two?.deliveryAttempt, attemptOf(two!.attempts, 1)], [2, 2], 'the lease of L1 expired: a redelivery');
+      assert.equal((await commit('L2', 2, T0 + 30_012)).applied, true);
+      assert.deepEqual(await claim('L3', T0 + 30_013), [[2, 2], [3, 2], [4, 2], [5, 2]], 'delivered once before, in the first batch');
+      assert.equal(await b.releaseLease('L3', T0 + 30_014, true), 1);
+      assert.deepEqual(await claim('L4', T0 + 30_015), [[2, 2], [3, 2], [4, 2], [5, 2]], 'the hand-back counted nothing');
+      assert.equal((await commit('L4', 3, T0 + 30_016)).applied, true, 'a nack at offset 3');
+      await fill(b, 2);
+      assert.deepEqual(await claim('L5', T0 + 30_017), [[3, 3], [4, 3], [5, 3], [6, 1], [7, 1]], 'redeliveries and first deliveries in one batch');
+      assert.ok(await b.admin.seekGroup(Q, 'g', 'p', { timestamp: T0 }, T0 + 30_018));
+      assert.deepEqual(await claim('L6', T0 + 30_019, 3), [[0, 1], [1, 1], [2, 1]], 'a seek sets the position: counted from 1 again');
+      assert.equal((await commit('L6', 3, T0 + 30_020)).applied, true);
+      const back = await b.commitCursor({ key: { ...P, group: 'g' }, leaseId: null, committedOffset: 1, retryCount: 0, release: true, now: T0 + 30_021 });
+      assert.equal(back.applied, true, 'a position set back (as the Kafka port commits one)');
+      assert.deepEqual(await claim('L7', T0 + 30_022, 3), [[1, 1], [2, 1], [3, 1]], 'counted from 1 again, as after a seek');
+    },
+  })),
   { name: 'a unit is all or nothing: a lost lease refuses every op of it', cursorCommit: true, async run(b) {
     await fill(b, 1);
     const r = await b.unit([

@@ -7,6 +7,7 @@ import { decodeForDelivery, type PayloadIntegrityIssue } from '../../crypto/deli
 import { iso } from '../../util/time.js';
 import type { PayloadCodec } from '../../model/codec.js';
 import type { ClaimedPartition, PopRequest } from './pop.js';
+import { attemptOf } from '../../storage/contract.js';
 
 /** One delivered message, in the wire shape of docs/http-api.md#pop. */
 export interface PoppedMessage {
@@ -85,7 +86,7 @@ export function renderPop(codec: PayloadCodec, log: Logger, counters: { popMessa
       messages.push({
         id: r.id, transactionId: r.transactionId, traceId: r.traceId, data: d.data, producerSub: r.producerSub,
         createdAt: iso(r.createdAt), partitionId: c.partitionId, partition: c.partition, queue: c.queue,
-        leaseId: c.leaseId, consumerGroup: c.group, offset: r.offset, deliveryAttempt: c.deliveryAttempt,
+        leaseId: c.leaseId, consumerGroup: c.group, offset: r.offset, deliveryAttempt: attemptOf(c.attempts, r.offset),
         ...(d.error ? { error: d.error } : {}),
       });
     }

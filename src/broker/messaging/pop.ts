@@ -10,7 +10,7 @@ import { newId } from '../../util/ids.js';
 import { resolveSubscription, type SubscriptionRequest } from '../../model/subscription.js';
 import type { Scheduler } from '../../util/scheduler.js';
 import type { Waiter, Waiters } from './waiters.js';
-import { DEFAULT_TENANT, type GroupSubscription, type PopTarget, type QueueBackend } from '../../storage/contract.js';
+import { DEFAULT_TENANT, type BatchAttempts, type GroupSubscription, type PopTarget, type QueueBackend } from '../../storage/contract.js';
 
 /** A validated pop request (the HTTP layer applies defaults and limits). */
 export interface PopRequest {
@@ -47,8 +47,8 @@ export interface ClaimedPartition {
   partitionId: string;
   group: string;
   leaseId: string;
-  /** 1-based delivery attempt of this batch for the group. */
-  deliveryAttempt: number;
+  /** Delivery attempt of each message for the group, this delivery included (`attemptOf`, src/storage/attempts.ts). */
+  attempts: BatchAttempts;
   rows: MessageRow[];
 }
 
@@ -101,7 +101,7 @@ export async function claimThrough(backend: QueueBackend, req: PopRequest, defau
     for (const b of batches) {
       out.push({
         queue: t.queue, partition: b.partition, partitionId: b.partitionId, group: req.group, leaseId: leaseId ?? '',
-        deliveryAttempt: b.deliveryAttempt, rows: b.messages,
+        attempts: b.attempts, rows: b.messages,
       });
       budget -= b.messages.length;
     }

@@ -24,7 +24,8 @@ const popQuery = query({
 const popped = obj({
   messages: arr(obj({
     id: str(), transactionId: str(), partitionId: str(), leaseId: str(), queue: str(), partition: str(),
-    data: anyValue, createdAt: isoTime, traceId: nullableStr, retryCount: int,
+    data: anyValue, createdAt: isoTime, traceId: nullableStr, retryCount: int, offset: int,
+    deliveryAttempt: { type: 'integer', minimum: 1, description: 'deliveries of this message to this consumer group, this one included (never fewer; counted from 1 again after a seek)' },
   }, undefined, ['id', 'transactionId', 'partitionId', 'queue', 'partition', 'data', 'createdAt'])),
 }, '200 with messages; 204 (empty body) when nothing is available', ['messages']);
 

@@ -97,7 +97,8 @@ export function adminStore(db: PgDb): AdminSubStore {
                                                   AND created_at >= ${msToTs('$3')}`, [p.id, p.first_offset, target.timestamp]))[0]?.o as number | null) ?? head;
         await exec(t, `INSERT INTO queen.consumers (partition_id, consumer_group, next_offset) VALUES ($1, $2, $3)
                        ON CONFLICT (partition_id, consumer_group) DO UPDATE SET next_offset = $3, lease_id = NULL, lease_expires_at_ms = NULL,
-                         delivered_up_to = NULL, retry_count = 0, delivery_count = 0`, [p.id, group, to]);
+                         delivered_up_to = NULL, retry_count = 0, -- a seek sets the position: what it re-offers is counted afresh
+                         delivery_count = 0, attempt_split = 0, delivery_count_from_split = 0, delivered_max = 0`, [p.id, group, to]);
         if (to < head) ready.push(p.name as string);
         out.push({ partition: p.name as string, committedOffset: to });
       }

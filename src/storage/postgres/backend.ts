@@ -18,8 +18,9 @@ import type { LogReadStore } from '../log-read.js';
 import type { PayloadCodec } from '../../model/codec.js';
 import { UnitRefused } from '../refused.js';
 import { adminStore } from './admin.js';
-import { clockOf, PgDb, q, type ClockSource, type NotifyMode } from './db.js';
-import { appendIn, claimIn, commitIn, cursorView, EMPTY_SCAN_SQL, touchPartition } from './log-ops.js';
+import { clockOf, exec, PgDb, q, type ClockSource, type NotifyMode } from './db.js';
+import { appendIn, claimIn, commitIn, countsOf, cursorView, EMPTY_SCAN_SQL, touchPartition } from './log-ops.js';
+import { takeBackDelivery } from '../attempts.js';
 import { claimFast, commitFast, ScanPositions } from './hot-path.js';
 import { appendBatch } from './append-batch.js';
 import { migrate } from './migrate.js';
@@ -264,15 +265,25 @@ export class PgBackend implements QueueBackend {
 
   releaseLease(leaseId: string, now: number, takeBackAttempt = false): Promise<number> {
     return this.db.tx(async (t) => {
-      // takeBackAttempt: the rule of the SQLite engine's takeBack (a first delivery leaves nothing
-      // marked delivered; a redelivery counts one attempt less). SET reads the row's old values.
+      if (takeBackAttempt) {
+        // The claim is handed back as never delivered: its delivery of [from, delivered_up_to) is
+        // taken back from the counts (src/storage/attempts.ts), on the rows locked here.
+        const held = await q(t, `SELECT c.*, GREATEST(c.next_offset, p.first_offset) AS lo FROM queen.consumers c JOIN queen.partitions p ON p.id = c.partition_id
+                                  WHERE c.lease_id = $1 FOR UPDATE OF c`, [leaseId]);
+        for (const r of held) {
+          if (r.delivered_up_to === null) continue;
+          const counts = countsOf(r);
+          takeBackDelivery(counts, r.lo as number, r.delivered_up_to as number);
+          await exec(t, `UPDATE queen.consumers SET delivery_count = $3, attempt_split = $4, delivery_count_from_split = $5, delivered_max = $6
+                          WHERE partition_id = $1 AND consumer_group = $2`,
+          [r.partition_id, r.consumer_group, counts.deliveryCount, counts.attemptSplit, counts.deliveryCountFromSplit, counts.deliveredMax]);
+        }
+      }
       const rows = await q(t, `
-        WITH r AS (UPDATE queen.consumers SET lease_id = NULL, lease_expires_at_ms = NULL,
-                          delivery_count = CASE WHEN NOT $2 THEN delivery_count WHEN delivery_count <= 1 THEN 0 ELSE delivery_count - 1 END,
-                          delivered_up_to = CASE WHEN $2 AND delivery_count <= 1 THEN next_offset ELSE delivered_up_to END
+        WITH r AS (UPDATE queen.consumers SET lease_id = NULL, lease_expires_at_ms = NULL
                     WHERE lease_id = $1 RETURNING partition_id, next_offset)
         SELECT q.tenant_id, q.name AS queue, p.id, p.name AS partition, p.next_offset AS head, p.first_offset, r.next_offset
-          FROM r JOIN queen.partitions p ON p.id = r.partition_id JOIN queen.queues q ON q.id = p.queue_id`, [leaseId, takeBackAttempt]);
+          FROM r JOIN queen.partitions p ON p.id = r.partition_id JOIN queen.queues q ON q.id = p.queue_id`, [leaseId]);
       for (const r of rows) {
         if (Math.max(r.next_offset as number, r.first_offset as number) < (r.head as number)) {
           await touchPartition(t, r.id as string, clockOf(t, now));

@@ -20,6 +20,7 @@
  */
 import type { ClaimRequest, ClaimedBatch, CommitResult, CursorCommit } from '../contract.js';
 import type { MessageRow } from '../store.js';
+import { attemptOf, batchAttempts } from '../attempts.js';
 import { payloadOf, tsToMs, type PgDb, type Row } from './db.js';
 import { cursorView, WATERMARK_MARGIN_MS } from './log-ops.js';
 import { encodeHints, WAKE_CHANNEL } from './wake.js';
@@ -85,8 +86,9 @@ const CANDIDATES = `
 /**
  * The claim's second statement: locks up to `$4` of the candidate cursors (in candidate order,
  * `SKIP LOCKED`, lease free, still behind their partition's head), reads up to `$5` messages across them from each cursor on, and
- * grants the lease (or, for auto-ack, moves the cursor) where the lease is still free. One row per
- * message granted, in candidate then offset order.
+ * grants the lease (or, for auto-ack, moves the cursor) where the lease is still free, counting the
+ * delivery (`queen.count_delivery`, schema.ts). One row per message granted, in candidate then offset
+ * order, with its partition's first offset taken (`lo`) and delivery counts before the claim.
  * Params: $1 candidate partition ids (uuid[], in order), $2 group, $3 now (ms, or null), $4 most
  * partitions, $5 batch, $6 lease id (null: auto-ack), $7 lease ms.
  */
@@ -94,7 +96,7 @@ const GRANT = `
   WITH t AS (SELECT ${nowMs('$3')} AS now_ms),
   cand AS (SELECT x.id, x.ord FROM unnest($1::uuid[]) WITH ORDINALITY AS x(id, ord)),
   locked AS MATERIALIZED (
-    SELECT c.partition_id, c.next_offset, cand.ord
+    SELECT c.partition_id, c.next_offset, cand.ord, c.delivery_count, c.attempt_split, c.delivery_count_from_split, c.delivered_max
       FROM queen.consumers c JOIN cand ON c.partition_id = cand.id JOIN queen.partitions p ON p.id = c.partition_id
      WHERE c.consumer_group = $2 AND (c.lease_expires_at_ms IS NULL OR c.lease_expires_at_ms <= (SELECT now_ms FROM t))
        AND p.next_offset > GREATEST(c.next_offset, p.first_offset)
@@ -112,6 +114,11 @@ const GRANT = `
          ORDER BY mm."offset" LIMIT $5) m),
   took AS (SELECT * FROM msgs WHERE n <= $5),
   span AS (SELECT partition_id, min("offset") AS lo, max("offset") + 1 AS hi FROM took GROUP BY partition_id),
+  counted AS (
+    SELECT sp.partition_id, sp.lo, sp.hi, l.delivery_count AS a, l.attempt_split AS s, l.delivery_count_from_split AS b, l.delivered_max AS h,
+           nc.delivery_count, nc.attempt_split, nc.delivery_count_from_split, nc.delivered_max
+      FROM span sp JOIN locked l ON l.partition_id = sp.partition_id
+      CROSS JOIN LATERAL queen.count_delivery(sp.lo, sp.hi, l.delivery_count, l.attempt_split, l.delivery_count_from_split, l.delivered_max) nc),
   granted AS (
     UPDATE queen.consumers c
        SET next_offset = CASE WHEN $6::text IS NULL THEN s.hi ELSE c.next_offset END,
@@ -119,12 +126,13 @@ const GRANT = `
            lease_expires_at_ms = CASE WHEN $6::text IS NULL THEN NULL ELSE (SELECT now_ms FROM t) + $7::bigint END,
            delivered_up_to = s.hi,
            retry_count = CASE WHEN $6::text IS NULL THEN 0 ELSE c.retry_count END,
-           delivery_count = CASE WHEN c.delivered_up_to IS NOT NULL AND s.lo < c.delivered_up_to THEN c.delivery_count + 1 ELSE 1 END
-      FROM span s
+           delivery_count = s.delivery_count, attempt_split = s.attempt_split,
+           delivery_count_from_split = s.delivery_count_from_split, delivered_max = s.delivered_max
+      FROM counted s
      WHERE c.partition_id = s.partition_id AND c.consumer_group = $2
        AND (c.lease_expires_at_ms IS NULL OR c.lease_expires_at_ms <= (SELECT now_ms FROM t))
-    RETURNING c.partition_id, c.delivery_count)
-  SELECT took.*, g.delivery_count FROM took JOIN granted g ON g.partition_id = took.partition_id
+    RETURNING c.partition_id)
+  SELECT took.*, k.lo, k.a, k.s, k.b, k.h FROM took JOIN granted g ON g.partition_id = took.partition_id JOIN counted k ON k.partition_id = took.partition_id
    ORDER BY took.ord, took."offset"`;
 
 /**
@@ -290,7 +298,9 @@ export async function claimFast(db: PgDb, req: ClaimRequest, positions: ScanPosi
     const pid = m.partition_id as string;
     let batch = out[out.length - 1];
     if (batch?.partitionId !== pid) {
-      batch = { partition: byId.get(pid)!.name as string, partitionId: pid, leaseId: req.leaseId, deliveryAttempt: m.delivery_count as number, messages: [] };
+      // the attempts from the counts the row had before this claim (src/storage/attempts.ts)
+      const attempts = batchAttempts({ deliveryCount: m.a as number, attemptSplit: m.s as number, deliveryCountFromSplit: m.b as number, deliveredMax: m.h as number }, m.lo as number);
+      batch = { partition: byId.get(pid)!.name as string, partitionId: pid, leaseId: req.leaseId, deliveryAttempt: attemptOf(attempts, m.lo as number), attempts, messages: [] };
       out.push(batch);
     }
     const pk = byId.get(pid)!.pk as number;

@@ -20,6 +20,7 @@ import type {
   AppendOutcome, AppendRequest, AppendResult, ClaimRequest, ClaimedBatch, CommitResult, CursorCommit, CursorView,
 } from '../contract.js';
 import type { MessageRow } from '../store.js';
+import { attemptOf, batchAttempts, countDelivery, type DeliveryCounts } from '../attempts.js';
 import { randomUUID } from 'node:crypto';
 import { UnitRefused } from '../refused.js';
 import { namesFromQueue } from '../queue-names.js';
@@ -35,12 +36,20 @@ function messageOf(partitionPk: number, r: Row): MessageRow {
   };
 }
 
+/** The delivery counts of a `queen.consumers` row (src/storage/attempts.ts). */
+export function countsOf(r: Row): DeliveryCounts {
+  return {
+    deliveryCount: r.delivery_count as number, attemptSplit: r.attempt_split as number,
+    deliveryCountFromSplit: r.delivery_count_from_split as number, deliveredMax: r.delivered_max as number,
+  };
+}
+
 /** A stored cursor row as the contract shows it. */
 export function cursorView(r: Row): CursorView {
   return {
     committedOffset: r.next_offset as number, leaseId: (r.lease_id as string | null) ?? null,
     leaseExpiresAt: (r.lease_expires_at_ms as number | null) ?? null, deliveredUpTo: (r.delivered_up_to as number | null) ?? null,
-    retryCount: r.retry_count as number, deliveryCount: r.delivery_count as number,
+    retryCount: r.retry_count as number, ...countsOf(r),
   };
 }
 
@@ -261,19 +270,25 @@ export async function claimIn(t: Tx, callerReq: ClaimRequest): Promise<ClaimedBa
       continue;
     }
     const end = (rows[rows.length - 1]!.offset as number) + 1;
-    const delivered = (c.delivered_up_to as number | null) ?? null;
-    const attempt = delivered !== null && (rows[0]!.offset as number) < delivered ? (c.delivery_count as number) + 1 : 1;
+    // Each message's attempt from the counts before, then this delivery of [from, end) counted
+    // (src/storage/attempts.ts; a conflating claim counts everything up to the newest).
+    const counts = countsOf(c);
+    const attempts = batchAttempts(counts, from);
+    countDelivery(counts, from, end);
+    const n = [counts.deliveryCount, counts.attemptSplit, counts.deliveryCountFromSplit, counts.deliveredMax];
     const granted = req.leaseId === null
       ? await exec(t, `UPDATE queen.consumers SET next_offset = $3, lease_id = NULL, lease_expires_at_ms = NULL, delivered_up_to = $3,
-                              retry_count = 0, delivery_count = $4
-                        WHERE partition_id = $1 AND consumer_group = $2 AND (lease_expires_at_ms IS NULL OR lease_expires_at_ms <= $5)`,
-      [id, req.group, end, attempt, req.now])
-      : await exec(t, `UPDATE queen.consumers SET lease_id = $3, lease_expires_at_ms = $4, delivered_up_to = $5, delivery_count = $6
-                        WHERE partition_id = $1 AND consumer_group = $2 AND (lease_expires_at_ms IS NULL OR lease_expires_at_ms <= $7)`,
-      [id, req.group, req.leaseId, req.now + req.leaseMs, end, attempt, req.now]);
+                              retry_count = 0, delivery_count = $4, attempt_split = $5, delivery_count_from_split = $6, delivered_max = $7
+                        WHERE partition_id = $1 AND consumer_group = $2 AND (lease_expires_at_ms IS NULL OR lease_expires_at_ms <= $8)`,
+      [id, req.group, end, ...n, req.now])
+      : await exec(t, `UPDATE queen.consumers SET lease_id = $3, lease_expires_at_ms = $4, delivered_up_to = $5,
+                              delivery_count = $6, attempt_split = $7, delivery_count_from_split = $8, delivered_max = $9
+                        WHERE partition_id = $1 AND consumer_group = $2 AND (lease_expires_at_ms IS NULL OR lease_expires_at_ms <= $10)`,
+      [id, req.group, req.leaseId, req.now + req.leaseMs, end, ...n, req.now]);
     if (granted === 0) continue;
     const pk = p.pk as number;
-    out.push({ partition: name, partitionId: id, leaseId: req.leaseId, deliveryAttempt: attempt, messages: rows.map((r) => messageOf(pk, r)) });
+    out.push({ partition: name, partitionId: id, leaseId: req.leaseId, deliveryAttempt: attemptOf(attempts, rows[0]!.offset as number), attempts,
+      messages: rows.map((r) => messageOf(pk, r)) });
     budget -= rows.length;
   }
   return out;
@@ -319,7 +334,12 @@ export async function commitIn(t: Tx, callerCommit: CursorCommit, index: number)
     INSERT INTO queen.consumers (partition_id, consumer_group, next_offset, retry_count) VALUES ($1, $2, $3, $4)
     ON CONFLICT (partition_id, consumer_group) DO UPDATE SET next_offset = $3, retry_count = $4,
       lease_id = CASE WHEN $5 THEN NULL ELSE queen.consumers.lease_id END,
-      lease_expires_at_ms = CASE WHEN $5 THEN NULL ELSE queen.consumers.lease_expires_at_ms END
+      lease_expires_at_ms = CASE WHEN $5 THEN NULL ELSE queen.consumers.lease_expires_at_ms END,
+      -- a position set back counts afresh, as a seek does (src/storage/attempts.ts)
+      delivery_count = CASE WHEN $3 < queen.consumers.next_offset THEN 0 ELSE queen.consumers.delivery_count END,
+      attempt_split = CASE WHEN $3 < queen.consumers.next_offset THEN 0 ELSE queen.consumers.attempt_split END,
+      delivery_count_from_split = CASE WHEN $3 < queen.consumers.next_offset THEN 0 ELSE queen.consumers.delivery_count_from_split END,
+      delivered_max = CASE WHEN $3 < queen.consumers.next_offset THEN 0 ELSE queen.consumers.delivered_max END
     RETURNING *`, [p.id, group, c.committedOffset, c.retryCount, release]))[0]!;
   if (!live(row) && (row.next_offset as number) < head) {
     await touchPartition(t, p.id as string, c.now);

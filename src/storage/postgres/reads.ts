@@ -9,6 +9,7 @@ import type { AckLookup, AckTarget, GroupSubscription, PopSelector, PopTarget } 
 import { configOf } from './queue-row.js';
 import { tsToMs, type PgDb, type Row } from './db.js';
 import { cursorView, startOffset } from './log-ops.js';
+import { NO_DELIVERIES } from '../attempts.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -60,6 +61,7 @@ const ACK_TARGET = `
   SELECT p.id, p.name, p.next_offset AS head, p.first_offset, p.last_message_at_ms, q.id AS queue_id, q.tenant_id, q.name AS queue,
          q.namespace, q.task, q.options, s.queue_id IS NOT NULL AS subscribed, s.mode, s.from_time_ms,
          c.partition_id IS NOT NULL AS has_cursor, c.next_offset, c.lease_id, c.lease_expires_at_ms, c.delivered_up_to, c.retry_count, c.delivery_count,
+         c.attempt_split, c.delivery_count_from_split, c.delivered_max,
          (SELECT COALESCE(json_agg(json_build_array(x.transaction_id, x.o)), '[]'::json)
             FROM (SELECT transaction_id, max("offset") AS o FROM queen.messages
                    WHERE partition_id = p.id AND transaction_id = ANY($3::text[]) GROUP BY transaction_id) x) AS found
@@ -84,7 +86,7 @@ async function ackTarget(db: PgDb, l: AckLookup): Promise<AckTarget | undefined>
     : {
       committedOffset: await db.tx((t) => startOffset(t, { mode: p.mode as string, fromTime: (p.from_time_ms as number | null) ?? null },
         { id: p.id as string, first, head: p.head as number, last: (p.last_message_at_ms as number | null) ?? null })),
-      leaseId: null, leaseExpiresAt: null, deliveredUpTo: null, retryCount: 0, deliveryCount: 0,
+      leaseId: null, leaseExpiresAt: null, deliveredUpTo: null, retryCount: 0, ...NO_DELIVERIES,
     };
   const found = new Map((p.found as [string, number][]).map(([id, o]) => [id, o]));
   return { ...base, cursor, offsets: l.transactionIds.map((id) => found.get(id)) };

@@ -338,4 +338,64 @@ CREATE TABLE queen.proxy_meta (id int PRIMARY KEY CHECK (id = 0), version bigint
 INSERT INTO queen.proxy_meta VALUES (0, 0);
 `,
   },
+  {
+    version: 11,
+    name: 'delivery counts of a cursor',
+    // A cursor's delivery counts (src/storage/attempts.ts, docs/storage.md#delivery-counts):
+    // deliveries of [next_offset, attempt_split) in delivery_count, of [attempt_split, delivered_max)
+    // in delivery_count_from_split, nothing delivered from delivered_max on. A cursor written before
+    // knew only its last batch, [next_offset, delivered_up_to), delivered delivery_count times.
+    // queen.count_delivery is countDelivery of attempts.ts for the hot claim's one statement
+    // (hot-path.ts): the counts after delivering [lo, e) from the counts (a, s, b, h) before.
+    sql: `
+ALTER TABLE queen.consumers ADD COLUMN attempt_split bigint NOT NULL DEFAULT 0,
+  ADD COLUMN delivery_count_from_split int NOT NULL DEFAULT 0,
+  ADD COLUMN delivered_max bigint NOT NULL DEFAULT 0;
+UPDATE queen.consumers SET attempt_split = delivered_up_to, delivered_max = delivered_up_to
+ WHERE delivered_up_to IS NOT NULL AND delivery_count > 0;
+CREATE FUNCTION queen.count_delivery(lo bigint, e bigint, a int, s bigint, b int, h bigint,
+  OUT delivery_count int, OUT attempt_split bigint, OUT delivery_count_from_split int, OUT delivered_max bigint)
+LANGUAGE plpgsql IMMUTABLE STRICT AS $fn$
+DECLARE
+  hh bigint := GREATEST(h, lo);
+  ss bigint := LEAST(GREATEST(s, lo), GREATEST(h, lo));
+  c1 bigint; c2 bigint; c3 bigint; w1 int; w2 int; w3 int; -- the three candidate levels: ends, counts
+  e1 bigint; e2 bigint; e3 bigint; v1 int; v2 int; v3 int; -- the levels kept
+  n int := 0;
+BEGIN
+  IF e <= ss THEN c1 := e; c2 := ss; c3 := hh; w1 := a + 1; w2 := a; w3 := b;
+  ELSIF e <= hh THEN c1 := ss; c2 := e; c3 := hh; w1 := a + 1; w2 := b + 1; w3 := b;
+  ELSE c1 := ss; c2 := hh; c3 := e; w1 := a + 1; w2 := b + 1; w3 := 1;
+  END IF;
+  -- an empty candidate is skipped, one equal to its neighbour joins it (scalars: cheaper than arrays)
+  IF c1 > lo THEN n := 1; e1 := c1; v1 := w1; END IF;
+  IF c2 > c1 THEN
+    IF n = 0 THEN n := 1; e1 := c2; v1 := w2;
+    ELSIF v1 = w2 THEN e1 := c2;
+    ELSE n := 2; e2 := c2; v2 := w2;
+    END IF;
+  END IF;
+  IF c3 > c2 THEN
+    IF n = 0 THEN n := 1; e1 := c3; v1 := w3;
+    ELSIF n = 1 AND v1 = w3 THEN e1 := c3;
+    ELSIF n = 1 THEN n := 2; e2 := c3; v2 := w3;
+    ELSIF v2 = w3 THEN e2 := c3;
+    ELSE n := 3; e3 := c3; v3 := w3;
+    END IF;
+  END IF;
+  IF n = 3 THEN
+    -- merge the two adjacent levels whose merge over-counts the fewest deliveries, never this claim's first deliveries
+    IF e > hh OR (v1 - v2)::numeric * (e2 - e1) <= (v2 - v3)::numeric * (e3 - e2) THEN e1 := e2; e2 := e3; v2 := v3;
+    ELSE e2 := e3;
+    END IF;
+    n := 2;
+  END IF;
+  delivery_count := v1;
+  attempt_split := e1;
+  delivery_count_from_split := CASE WHEN n = 2 THEN v2 ELSE 0 END;
+  delivered_max := CASE WHEN n = 2 THEN e2 ELSE e1 END;
+END
+$fn$;
+`,
+  },
 ];

@@ -10,6 +10,7 @@ import type { ListedMessage, MessagePageQuery } from '../ops.js';
 import type { MessageRow } from '../store.js';
 import { configOf } from './queue-row.js';
 import { partitionIdsOf } from './reads.js';
+import { countsOf } from './log-ops.js';
 import { msToTs, payloadOf, tsToMs, type PgDb, type Row } from './db.js';
 
 interface MutableQueue extends ViewQueue {
@@ -111,7 +112,7 @@ export function viewsStore(db: PgDb): ViewsSubStore {
         g.cursors.set(pk, {
           partitionPk: pk, group: g.name, committedOffset: r.next_offset as number, leaseId: (r.lease_id as string | null) ?? null,
           leaseExpiresAt: (r.lease_expires_at_ms as number | null) ?? null, deliveredUpTo: (r.delivered_up_to as number | null) ?? null,
-          retryCount: r.retry_count as number, deliveryCount: r.delivery_count as number, materialized: true,
+          retryCount: r.retry_count as number, ...countsOf(r), materialized: true,
         });
       }
       for (const r of await db.rows(`

@@ -7,6 +7,7 @@
 import { iso } from '../../util/time.js';
 import { type PartitionKey, type PruneCut, type QueueKey, type SeekTarget } from '../contract.js';
 import type { StoreTx } from '../store.js';
+import { clearDeliveries } from '../attempts.js';
 import type { Engine } from './engine.js';
 import type { GroupState, PartitionState, QueueState } from './state.js';
 
@@ -62,7 +63,7 @@ function seekOne(e: Engine, tx: StoreTx, g: GroupState, p: PartitionState, targe
   c.leaseExpiresAt = null;
   c.deliveredUpTo = null;
   c.retryCount = 0;
-  c.deliveryCount = 0;
+  clearDeliveries(c); // a seek sets the position: what it re-offers is counted afresh
   c.committedOffset = to;
   tx.upsertCursor(c);
   c.materialized = true;

@@ -30,6 +30,7 @@ import { deleteGroupOn, pruneOn, seekGroupOn, setSubscriptionFromOn } from './en
 
 export { UnitRefused } from '../refused.js';
 
+import { attemptOf, batchAttempts, clearDeliveries, countDelivery, takeBackDelivery, type BatchAttempts } from '../attempts.js';
 import { leaseLive, type CursorState, type GroupState, type PartitionState, type QueueState } from './state.js';
 
 /** The decisions a claim of one partition carries in (the queue's options and the group's mode, or a contract request's). */
@@ -47,27 +48,13 @@ export interface ClaimParams {
 }
 
 /**
- * Takes back the delivery attempt a claim counted on cursor `c` (its lease already cleared): a
- * first delivery leaves nothing marked delivered; a redelivery counts one attempt less, so the next
- * claim (see {@link claimPartition}) counts the same attempt again.
- */
-function takeBack(c: { deliveryCount: number; deliveredUpTo: number | null; committedOffset: number }): void {
-  if (c.deliveryCount <= 1) {
-    c.deliveryCount = 0;
-    c.deliveredUpTo = c.committedOffset;
-  } else {
-    c.deliveryCount -= 1;
-  }
-}
-
-/**
  * Claims up to `budget` messages of `p` for `g` in `tx`, on the in-memory indexes (cursor, lease,
  * ready set); a partition visible only later is re-marked ready at that time and announced with it.
- * @returns the rows and the delivery attempt, or undefined when `p` has nothing claimable now
+ * @returns the rows and their delivery attempts, or undefined when `p` has nothing claimable now
  */
 export function claimPartition(
   engine: Engine, tx: StoreTx, g: GroupState, p: PartitionState, params: ClaimParams, budget: number, now: number,
-): { deliveryAttempt: number; rows: MessageRow[] } | undefined {
+): { attempts: BatchAttempts; rows: MessageRow[] } | undefined {
   const c = engine.ensureCursor(g, p);
   engine.noteReady(g, p);
   const q = p.queue;
@@ -100,10 +87,11 @@ export function claimPartition(
   }
   const end = rows[rows.length - 1]!.offset + 1;
   if (c.leaseId) engine.untrackLease(c.leaseId, g, p);
-  // deliveredUpTo survives a release as the high-water mark of what was delivered: a batch that
-  // starts below it is a redelivery.
-  c.deliveryCount = c.deliveredUpTo !== null && rows[0]!.offset < c.deliveredUpTo ? c.deliveryCount + 1 : 1;
-  const deliveryAttempt = c.deliveryCount;
+  // Each message's attempt from the counts before this delivery, then this delivery counted
+  // (src/storage/attempts.ts); the batch starts at the committed offset (conflation delivers the
+  // newest alone and counts as delivering everything up to it, which the group never reads).
+  const attempts = batchAttempts(c, c.committedOffset);
+  countDelivery(c, c.committedOffset, end);
   if (params.leaseId === null) {
     c.committedOffset = end;
     c.leaseId = null;
@@ -120,7 +108,7 @@ export function claimPartition(
   }
   tx.upsertCursor(c);
   c.materialized = true;
-  return { deliveryAttempt, rows };
+  return { attempts, rows };
 }
 
 /**
@@ -150,7 +138,7 @@ export function claimOn(e: Engine, tx: StoreTx, req: ClaimRequest): ClaimedBatch
     if (budget <= 0 || out.length >= req.maxPartitions) break;
     const got = claimPartition(e, tx, g, p, params, budget, req.now);
     if (!got) continue;
-    out.push({ partition: p.name, partitionId: p.id, leaseId: req.leaseId, deliveryAttempt: got.deliveryAttempt, messages: got.rows });
+    out.push({ partition: p.name, partitionId: p.id, leaseId: req.leaseId, deliveryAttempt: attemptOf(got.attempts, got.rows[0]!.offset), attempts: got.attempts, messages: got.rows });
     budget -= got.rows.length;
   }
   const next = g.ready.values().next();
@@ -195,7 +183,8 @@ export type UnitRunner = <T>(work: (tx: StoreTx) => T) => Promise<T>;
 function view(c: CursorState): CursorView {
   return {
     committedOffset: c.committedOffset, leaseId: c.leaseId, leaseExpiresAt: c.leaseExpiresAt, deliveredUpTo: c.deliveredUpTo,
-    retryCount: c.retryCount, deliveryCount: c.deliveryCount,
+    retryCount: c.retryCount, deliveryCount: c.deliveryCount, attemptSplit: c.attemptSplit,
+    deliveryCountFromSplit: c.deliveryCountFromSplit, deliveredMax: c.deliveredMax,
   };
 }
 
@@ -268,12 +257,13 @@ export function commitOn(e: Engine, tx: StoreTx, c: CursorCommit, index: number)
       });
     }
   }
+  if (c.committedOffset < cur.committedOffset) clearDeliveries(cur); // a position set back counts afresh, as a seek does
   cur.committedOffset = c.committedOffset;
   cur.retryCount = c.retryCount;
   if (c.release && cur.leaseId !== null) {
     e.untrackLease(cur.leaseId, g, p);
     cur.leaseId = null;
-    cur.leaseExpiresAt = null; // deliveredUpTo stays: the high-water mark of delivered offsets
+    cur.leaseExpiresAt = null; // the delivery counts stay: a later claim below deliveredMax is a redelivery
   }
   tx.upsertCursor(cur);
   cur.materialized = true;
@@ -366,7 +356,7 @@ export class EngineBackend implements QueueBackend {
         e.untrackLease(leaseId, g, p);
         c.leaseId = null;
         c.leaseExpiresAt = null;
-        if (takeBackAttempt) takeBack(c);
+        if (takeBackAttempt && c.deliveredUpTo !== null) takeBackDelivery(c, c.committedOffset, c.deliveredUpTo);
         tx.upsertCursor(c);
         n++;
         if (Math.max(c.committedOffset, p.firstOffset) < p.headOffset) tx.afterCommit(() => e.markReady(g, p));

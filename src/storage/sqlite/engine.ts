@@ -28,6 +28,7 @@ import { LeaseExpiry } from './leases.js';
 import { systemClock, type Clock } from '../../util/clock.js';
 import { Scheduler, type SchedulerLane } from '../../util/scheduler.js';
 import { UndoLog } from './undo.js';
+import { NO_DELIVERIES } from '../attempts.js';
 
 /**
  * Longest single wait of the broker's scheduler, ms: far due times re-check the clock at least
@@ -347,7 +348,7 @@ export class Engine {
     if (!c) {
       c = {
         partitionPk: p.pk, group: g.name, committedOffset: this.startOffset(g, p), leaseId: null,
-        leaseExpiresAt: null, deliveredUpTo: null, retryCount: 0, deliveryCount: 0, materialized: false,
+        leaseExpiresAt: null, deliveredUpTo: null, retryCount: 0, ...NO_DELIVERIES, materialized: false,
       };
       g.cursors.set(p.pk, c);
       this.noteCursor(g, p, c, false);

@@ -1,6 +1,7 @@
 /**
  * Row → record mappers shared by the SQLite store's modules (one place per table shape).
  */
+import type { DeliveryCounts } from '../attempts.js';
 import type { DlqRow, MessageRow } from '../store.js';
 
 /** A raw better-sqlite3 row. */
@@ -68,3 +69,11 @@ export function toDlq(r: Row): DlqRow {
   };
 }
 
+
+/** The delivery counts of a `cursors` row (src/storage/attempts.ts). */
+export function countsOf(r: Row): DeliveryCounts {
+  return {
+    deliveryCount: r.delivery_count as number, attemptSplit: r.attempt_split as number,
+    deliveryCountFromSplit: r.delivery_count_from_split as number, deliveredMax: r.delivered_max as number,
+  };
+}

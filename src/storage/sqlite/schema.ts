@@ -255,6 +255,17 @@ const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (tenant_id, group_id)
   ) WITHOUT ROWID;
   `,
+  // 11: a cursor's delivery counts (docs/storage.md#delivery-counts): deliveries of [next_offset,
+  // attempt_split) in delivery_count, of [attempt_split, delivered_max) in delivery_count_from_split,
+  // nothing delivered from delivered_max on. A cursor written before knew only its last batch,
+  // [next_offset, lease_end_offset), delivered delivery_count times.
+  `
+  ALTER TABLE cursors ADD COLUMN attempt_split INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE cursors ADD COLUMN delivery_count_from_split INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE cursors ADD COLUMN delivered_max INTEGER NOT NULL DEFAULT 0;
+  UPDATE cursors SET attempt_split = lease_end_offset, delivered_max = lease_end_offset
+   WHERE lease_end_offset IS NOT NULL AND delivery_count > 0;
+  `,
 ];
 
 /** The schema version this build writes. */

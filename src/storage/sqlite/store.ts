@@ -21,7 +21,7 @@ import type {
   CursorRow, DlqFilter, DlqRow, MessageRow, PartitionRow, QueueRow, Store, StoreCapabilities,
   StoreSnapshot, StoreTx, SubscriptionRow,
 } from '../store.js';
-import { MESSAGE_COLUMNS, toDlq, toMessageFromArray, type Row } from './rows.js';
+import { countsOf, MESSAGE_COLUMNS, toDlq, toMessageFromArray, type Row } from './rows.js';
 import { migrate } from './schema.js';
 import { SqliteOps } from './ops.js';
 import { DEFAULT_TENANT } from '../../model/tenancy.js';
@@ -179,12 +179,14 @@ export class SqliteStore implements Store {
       readMessages: p(`SELECT ${MESSAGE_COLUMNS} FROM messages WHERE partition_pk = ? AND offset >= ? ORDER BY offset LIMIT ?`).raw(true),
       readMessage: p(`SELECT ${MESSAGE_COLUMNS} FROM messages WHERE partition_pk = ? AND offset = ?`).raw(true),
       createdAtOf: p('SELECT created_at FROM messages WHERE partition_pk = ? AND offset >= ? ORDER BY offset LIMIT 1'),
-      upsertCursor: p(`INSERT INTO cursors (partition_pk, consumer_group, next_offset, lease_id, lease_expires_at, lease_end_offset, retry_count, delivery_count)
-                       VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+      upsertCursor: p(`INSERT INTO cursors (partition_pk, consumer_group, next_offset, lease_id, lease_expires_at, lease_end_offset, retry_count,
+                         delivery_count, attempt_split, delivery_count_from_split, delivered_max)
+                       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                        ON CONFLICT (partition_pk, consumer_group) DO UPDATE SET next_offset = excluded.next_offset,
                          lease_id = excluded.lease_id, lease_expires_at = excluded.lease_expires_at,
                          lease_end_offset = excluded.lease_end_offset, retry_count = excluded.retry_count,
-                         delivery_count = excluded.delivery_count`),
+                         delivery_count = excluded.delivery_count, attempt_split = excluded.attempt_split,
+                         delivery_count_from_split = excluded.delivery_count_from_split, delivered_max = excluded.delivered_max`),
       deleteCursor: p('DELETE FROM cursors WHERE partition_pk = ? AND consumer_group = ?'),
       upsertSub: p(`INSERT INTO subscriptions (queue_pk, consumer_group, mode, from_time, label, created_at, conflation) VALUES (?, ?, ?, ?, ?, ?, ?)
                     ON CONFLICT (queue_pk, consumer_group) DO UPDATE SET mode = excluded.mode, from_time = excluded.from_time,
@@ -221,7 +223,8 @@ export class SqliteStore implements Store {
         void self.s.insertMessage!.run(m.partitionPk, m.offset, queuePk, m.id, m.transactionId, m.payload, m.encrypted ? 1 : 0,
           m.traceId, m.producerSub, m.createdAt),
       upsertCursor: (c: CursorRow) =>
-        void self.s.upsertCursor!.run(c.partitionPk, c.group, c.committedOffset, c.leaseId, c.leaseExpiresAt, c.deliveredUpTo, c.retryCount, c.deliveryCount),
+        void self.s.upsertCursor!.run(c.partitionPk, c.group, c.committedOffset, c.leaseId, c.leaseExpiresAt, c.deliveredUpTo, c.retryCount, c.deliveryCount,
+          c.attemptSplit, c.deliveryCountFromSplit, c.deliveredMax),
       deleteCursor: (pk, g) => void self.s.deleteCursor!.run(pk, g),
       upsertSubscription: (x: SubscriptionRow) =>
         void self.s.upsertSub!.run(x.queuePk, x.group, x.mode, x.fromTime, x.label, x.createdAt, x.conflation ? 1 : 0),
@@ -283,7 +286,7 @@ export class SqliteStore implements Store {
       partitionPk: r.partition_pk as number, group: r.consumer_group as string, committedOffset: r.next_offset as number,
       leaseId: (r.lease_id as string | null) ?? null, leaseExpiresAt: (r.lease_expires_at as number | null) ?? null,
       deliveredUpTo: (r.lease_end_offset as number | null) ?? null, retryCount: r.retry_count as number,
-      deliveryCount: r.delivery_count as number,
+      ...countsOf(r),
     }));
     const subscriptions = (this.db.prepare('SELECT * FROM subscriptions').all() as Row[]).map((r): SubscriptionRow => ({
       queuePk: r.queue_pk as number, group: r.consumer_group as string, mode: r.mode as 'all' | 'from',

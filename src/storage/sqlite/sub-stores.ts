@@ -17,7 +17,7 @@ import { DEFAULT_TENANT } from '../contract.js';
 import { applyOptions, QUEUE_DEFAULTS } from '../../model/options.js';
 import type { KvRow, KvStore } from '../kv.js';
 import { prep } from './prepared.js';
-import type { Row } from './rows.js';
+import { countsOf, type Row } from './rows.js';
 import type { SqliteStore } from './store.js';
 import { UnitRefused } from '../refused.js';
 import { applyStreamState, sqliteStreamsStore } from './streams.js';
@@ -54,7 +54,7 @@ function cursorView(r: Row): CursorView {
   return {
     committedOffset: r.next_offset as number, leaseId: (r.lease_id as string | null) ?? null,
     leaseExpiresAt: (r.lease_expires_at as number | null) ?? null, deliveredUpTo: (r.lease_end_offset as number | null) ?? null,
-    retryCount: r.retry_count as number, deliveryCount: r.delivery_count as number,
+    retryCount: r.retry_count as number, ...countsOf(r),
   };
 }
 
