@@ -17,9 +17,20 @@ const CLK_TCK = (() => {
 
 /** CPU seconds (user + system) process `pid` has used so far; 0 where there is no /proc or no such process. */
 export function cpuSeconds(pid: number | undefined): number {
-  if (pid === undefined) return 0;
+  return pid === undefined ? 0 : statCpuSeconds(`/proc/${pid}/stat`);
+}
+
+/**
+ * CPU seconds (user + system) of the main thread of process `pid` alone (its JavaScript, the HTTP
+ * parser and TLS run there; not the libuv pool, GC helpers or compiler threads); 0 when unreadable.
+ */
+export function mainThreadCpuSeconds(pid: number | undefined): number {
+  return pid === undefined ? 0 : statCpuSeconds(`/proc/${pid}/task/${pid}/stat`);
+}
+
+function statCpuSeconds(file: string): number {
   try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const stat = fs.readFileSync(file, 'utf8');
     const f = stat.slice(stat.lastIndexOf(')') + 2).split(' '); // f[0] is field 3 (state): utime is field 14, stime 15
     return (Number(f[11]) + Number(f[12])) / CLK_TCK;
   } catch {

@@ -9,8 +9,8 @@
  * - `bare https`, `bare http`: a do-nothing Node server (bench/tls-bare-server.ts) answering a push
  *   answer's shape, so `bare https − bare http` is what Node's TLS alone costs per request.
  *
- * Per run the server's CPU (user + system, /proc) and this process's (the client, TLS included)
- * per request; the medians over the rounds. Then, on the TLS proxy alone: the TLS records per
+ * Per run the server's CPU (user + system, /proc: the whole process and its main thread alone,
+ * which bounds the push rate) and this process's (the client, TLS included) per request; the medians over the rounds. Then, on the TLS proxy alone: the TLS records per
  * answer and the connections opened, counted by a TCP relay in this process that reads the record
  * headers; the negotiated protocol, cipher and key exchange; and with `TLS_STRACE=1` (strace
  * installed) the system calls per request of the TLS and the plain proxy.
@@ -26,7 +26,7 @@ import { fileURLToPath } from 'node:url';
 import tls from 'node:tls';
 import { startBroker, type BrokerHandle } from '../test/helpers/broker.js';
 import { makeCert } from '../test/helpers/tls.js';
-import { cpuSeconds } from './proc.js';
+import { cpuSeconds, mainThreadCpuSeconds } from './proc.js';
 
 const N = Number(process.env.TLS_N ?? 5000);
 const WARMUP = Number(process.env.TLS_WARMUP ?? 5000);
@@ -34,7 +34,7 @@ const ROUNDS = Number(process.argv[2] ?? 8);
 const apiKey = `qk_bench_${'k'.repeat(43)}`;
 const body = JSON.stringify({ items: [{ queue: 'tls-cost', partition: 'p0', payload: { n: 1, text: 'x'.repeat(100) } }] });
 
-interface Target { name: string; url: string; pid: number; headers: Record<string, string>; server: number[]; client: number[] }
+interface Target { name: string; url: string; pid: number; headers: Record<string, string>; server: number[]; main: number[]; client: number[] }
 
 const load = (): string => fs.readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 const median = (xs: number[]): number => {
@@ -56,10 +56,12 @@ async function fire(url: string, headers: Record<string, string>, amount: number
 /** One run of N requests, its server and client CPU per request appended to `t`. */
 async function measure(t: Target): Promise<void> {
   const s0 = cpuSeconds(t.pid);
+  const m0 = mainThreadCpuSeconds(t.pid);
   const c0 = process.cpuUsage();
   await fire(t.url, t.headers, N);
   const c = process.cpuUsage(c0);
   t.server.push((cpuSeconds(t.pid) - s0) * 1e6 / N);
+  t.main.push((mainThreadCpuSeconds(t.pid) - m0) * 1e6 / N);
   t.client.push((c.user + c.system) / N);
 }
 
@@ -149,11 +151,11 @@ const bareTls = await bare(true, cert);
 const barePlain = await bare(false, cert);
 const auth = { authorization: `Bearer ${apiKey}` };
 const targets: Target[] = [
-  { name: 'proxy TLS', url: `https://127.0.0.1:${proxyPort(bTls)}`, pid: bTls.proc.pid!, headers: auth, server: [], client: [] },
-  { name: 'proxy plain', url: `http://127.0.0.1:${proxyPort(bPlain)}`, pid: bPlain.proc.pid!, headers: auth, server: [], client: [] },
-  { name: 'direct PORT', url: bPlain.url, pid: bPlain.proc.pid!, headers: {}, server: [], client: [] },
-  { name: 'bare https', url: `https://127.0.0.1:${bareTls.port}`, pid: bareTls.proc.pid!, headers: {}, server: [], client: [] },
-  { name: 'bare http', url: `http://127.0.0.1:${barePlain.port}`, pid: barePlain.proc.pid!, headers: {}, server: [], client: [] },
+  { name: 'proxy TLS', url: `https://127.0.0.1:${proxyPort(bTls)}`, pid: bTls.proc.pid!, headers: auth, server: [], main: [], client: [] },
+  { name: 'proxy plain', url: `http://127.0.0.1:${proxyPort(bPlain)}`, pid: bPlain.proc.pid!, headers: auth, server: [], main: [], client: [] },
+  { name: 'direct PORT', url: bPlain.url, pid: bPlain.proc.pid!, headers: {}, server: [], main: [], client: [] },
+  { name: 'bare https', url: `https://127.0.0.1:${bareTls.port}`, pid: bareTls.proc.pid!, headers: {}, server: [], main: [], client: [] },
+  { name: 'bare http', url: `http://127.0.0.1:${barePlain.port}`, pid: barePlain.proc.pid!, headers: {}, server: [], main: [], client: [] },
 ];
 try {
   console.log(`load at the start ${load()}`);
@@ -166,10 +168,12 @@ try {
     loads.push(load().split(' ')[0]!);
   }
   for (const t of targets) {
-    console.log(`${t.name.padEnd(12)} server ${median(t.server).toFixed(1)} µs/req (runs ${t.server.map((x) => x.toFixed(0)).join(' ')}), client ${median(t.client).toFixed(1)} µs/req`);
+    console.log(`${t.name.padEnd(12)} server ${median(t.server).toFixed(1)} µs/req (runs ${t.server.map((x) => x.toFixed(0)).join(' ')}), main thread ${median(t.main).toFixed(1)}, client ${median(t.client).toFixed(1)} µs/req`);
   }
-  const m = (name: string): number => median(targets.find((t) => t.name === name)!.server);
-  console.log(`TLS adds (server, median): proxy ${(m('proxy TLS') - m('proxy plain')).toFixed(1)} µs/req, bare Node ${(m('bare https') - m('bare http')).toFixed(1)} µs/req; the proxy adds ${(m('proxy plain') - m('direct PORT')).toFixed(1)} µs/req to PORT without TLS`);
+  for (const [what, key] of [['server', 'server'], ['main thread', 'main']] as const) {
+    const m = (name: string): number => median(targets.find((t) => t.name === name)![key]);
+    console.log(`TLS adds (${what}, medians): proxy ${(m('proxy TLS') - m('proxy plain')).toFixed(1)} µs/req, bare Node ${(m('bare https') - m('bare http')).toFixed(1)} µs/req; the proxy adds ${(m('proxy plain') - m('direct PORT')).toFixed(1)} µs/req to PORT without TLS; PORT / proxy TLS ${(m('direct PORT') / m('proxy TLS')).toFixed(2)}`);
+  }
   console.log(`${ROUNDS} rounds × ${N} requests per target; load average (1 min) after each round: ${loads.join(' ')}`);
   const rec = await countRecords(proxyPort(bTls), N);
   console.log(`proxy TLS, ${N} requests through a counting relay: ${rec.connections} connections, ${rec.records} records from the server, ${rec.appData} of them application data (${((rec.appData - rec.connections * 6) / N).toFixed(3)} per answer after ~6 handshake and ticket records per connection)`);
