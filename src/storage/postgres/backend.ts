@@ -56,6 +56,8 @@ export interface PgBackendOptions {
   standby?: 'auto' | 'true' | 'false' | undefined;
   /** When wake-up hints are NOTIFYed (db.ts `NotifyMode`; default `after`). */
   notifyMode?: NotifyMode | undefined;
+  /** How often the node compares its tables' sizes to plan its named statements again when one doubled, ms (db.ts `PgDb.planGeneration`; default 1000, 0: at every statement). */
+  planCheckMs?: number | undefined;
   /** Called with errors of the LISTEN connection (it reconnects by itself). */
   onListenError?: ((e: Error) => void) | undefined;
 }
@@ -113,6 +115,7 @@ export class PgBackend implements QueueBackend {
     const forced = opts.standby === 'true';
     const db = new PgDb(forced ? { ...opts.pool, options: `${opts.pool.options ?? ''} -c default_transaction_read_only=on`.trim() } : opts.pool, opts.serverId ?? randomUUID(), opts.clock, opts.notifyMode);
     db.forcedStandby = forced;
+    if (opts.planCheckMs !== undefined) db.planCheckMs = opts.planCheckMs;
     let listener: WakeListener | undefined;
     try {
       // A hot standby (docs/cluster.md#standby) takes no migration and no LISTEN until promoted.
@@ -356,6 +359,11 @@ export class PgBackend implements QueueBackend {
   /** The offset-addressed log reads (src/storage/log-read.ts) on this backend's pool; payloads decoded with `codec`. */
   logReads(codec: PayloadCodec): LogReadStore {
     return new PgLogReads(this.db, codec);
+  }
+
+  /** The generation of the named statements' plans (db.ts `PgDb.planGeneration`): moves when a table they read doubled in size. */
+  get planGeneration(): number {
+    return this.db.planGeneration;
   }
 
   /** Connections checked out of the pool right now (operations in flight). */

@@ -58,6 +58,16 @@ export function clockOf(t: Tx, callerNow: number): number {
  */
 export type NotifyMode = 'after' | 'commit';
 
+/** The tables the named statements read (hot-path.ts, reads.ts): their sizes decide when those are planned again (see `PgDb.planGeneration`). */
+const PLANNED_TABLES = ['queues', 'partitions', 'messages', 'consumers', 'subscriptions', 'consumer_watermarks', 'claim_floors'];
+
+/** A table smaller than this (bytes: one page) counts as this size when sizes are compared. */
+const PLAN_MIN_BYTES = 8192;
+
+/** The main-fork sizes (bytes) of the tables of schema `queen` named in $1. */
+const PLANNED_TABLE_SIZES = `SELECT c.relname, pg_relation_size(c.oid) AS bytes FROM pg_class c
+  WHERE c.relnamespace = 'queen'::regnamespace AND c.relkind = 'r' AND c.relname = ANY($1::text[])`;
+
 /** A row as returned by the driver. */
 export type Row = QueryResultRow;
 
@@ -97,11 +107,47 @@ export class PgDb {
    * {@link PgDb.tx}.
    */
   async named<T extends Row = Row>(query: { name: string; text: string; values: unknown[] }): Promise<pg.QueryResult<T>> {
+    this.checkPlans();
     try {
-      return await this.pool.query<T>(query);
+      return await this.pool.query<T>(this.planGeneration === 0 ? query : { ...query, name: `${query.name}.${this.planGeneration}` });
     } catch (e) {
       throw refusalOf(e, this.standby);
     }
+  }
+
+  /**
+   * The generation of the named statements' plans: it moves when a table they read has doubled in
+   * size since the generation began, and each connection then prepares them again under new names.
+   * PostgreSQL keeps a named statement's generic plan, made from the table sizes and statistics of
+   * its fifth run, until something invalidates it (an ANALYZE: autovacuum's, once a minute at
+   * most and only past its thresholds); a plan made on tiny tables (a sequential scan of
+   * `queen.partitions` hashed against a claim's candidates: 20,000 partition rows read per claim
+   * on 20,000 partitions, test/storage/query-plans.test.ts) would stay O(table) as the tables
+   * grow. Planned afresh at each doubling, a plan's idea of a table is never off by more than 2×.
+   * Each generation leaves its predecessors' prepared statements on the connections: at most one
+   * set per doubling of a table from 8 kB (about 20 sets up to 8 GB).
+   */
+  planGeneration = 0;
+  /** How often the table sizes are compared, ms (0: at every named statement); `PgBackendOptions.planCheckMs`. */
+  planCheckMs = 1_000;
+  private planSizes: Map<string, number> | undefined;
+  private planCheckedAt = -Infinity;
+  private planChecking = false;
+
+  /** Starts a comparison of the table sizes when one is due (see {@link planGeneration}); never awaited, errors ignored. */
+  private checkPlans(): void {
+    const now = Date.now();
+    if (this.planChecking || now - this.planCheckedAt < this.planCheckMs) return;
+    this.planChecking = true;
+    this.planCheckedAt = now;
+    this.pool.query(PLANNED_TABLE_SIZES, [PLANNED_TABLES]).then((r) => {
+      const sizes = new Map(r.rows.map((x: Row) => [x.relname as string, Math.max(Number(x.bytes), PLAN_MIN_BYTES)]));
+      if (this.planSizes === undefined) this.planSizes = sizes;
+      else if ([...sizes].some(([t, bytes]) => bytes >= 2 * (this.planSizes!.get(t) ?? PLAN_MIN_BYTES))) {
+        this.planSizes = sizes;
+        this.planGeneration++;
+      }
+    }, () => undefined).finally(() => { this.planChecking = false; });
   }
 
   /** One statement on any pooled connection. */

@@ -73,7 +73,7 @@ const ACK_TARGET = `
 /** One ack lookup (see {@link readAckTargets}). */
 async function ackTarget(db: PgDb, l: AckLookup): Promise<AckTarget | undefined> {
   if (partitionIdsOf([l.partitionId]).length === 0) return undefined;
-  const p = (await db.pool.query({ name: 'queen_ack_target', text: ACK_TARGET, values: [l.partitionId, l.group, l.transactionIds] })).rows[0] as Row | undefined;
+  const p = (await db.named({ name: 'queen_ack_target', text: ACK_TARGET, values: [l.partitionId, l.group, l.transactionIds] })).rows[0] as Row | undefined;
   if (!p) return undefined;
   const base = {
     queue: { tenant: p.tenant_id as string, queue: p.queue as string }, partition: p.name as string,
