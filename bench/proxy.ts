@@ -3,7 +3,8 @@
  * push 1/request and pop+ack (batch 100) with an API key through the proxy, TLS off and on, each
  * next to the same shape on the broker's own PORT measured in the same run, as a percentage.
  *
- * Each shape runs four times in the order PORT, proxy, proxy, PORT and the row gives the means:
+ * Each shape runs four times in the order PORT, proxy, proxy, PORT and the row gives the means
+ * (pop+ack after one untimed drain on each, as push after its 1 s warm-up):
  * a later run meets a larger database and WAL than an earlier one, and the machine's other load
  * drifts, so measuring PORT always first favoured it (the pop+ack drains are about a second each).
  */
@@ -85,6 +86,11 @@ export async function benchProxy(push: Shape, popAck: Shape): Promise<Row[]> {
         (i) => push(via, `push 1/request, ${label}`, h, `bench-proxy-${tls}-${i}`));
       p.note = `${(p.msgPerSec / directPush.msgPerSec * 100).toFixed(0)}% of PORT in the same run (${directPush.msgPerSec.toFixed(0)} msg/s; ${cpuNote(directPush)}); ${cpuNote(p)}; means of PORT, proxy, proxy, PORT`;
       rows.push(p);
+      // One untimed drain on each before the timed ones, as push has its 1 s warm-up: a drain is only
+      // 300 pops and 300 acks, so the first drain through the proxy ran its path (listener, data plane,
+      // TLS socket) before V8 had optimised it (37 against 19-25 µs/msg in later drains of one broker).
+      await popAck(b, 'pop+ack warm-up, direct', {}, `bench-warm-direct-pa-${tls}`);
+      await popAck(via, 'pop+ack warm-up, proxy', h, `bench-warm-proxy-pa-${tls}`);
       const [directPa, pa] = await abba(
         (i) => popAck(b, 'pop+ack, direct', {}, `bench-direct-pa-${tls}-${i}`),
         (i) => popAck(via, `pop+ack (batch 100), ${label}`, h, `bench-proxy-pa-${tls}-${i}`));
