@@ -268,7 +268,8 @@ describe('JwksCache (module level, fake clock)', () => {
       clock.advance(599_999);
       assert.equal(s.fetches, 0, 'not before the interval');
       clock.advance(1);
-      await waitFor(() => s.fetches === 1, { what: 'the first background refresh' });
+      // The server counts the request before the cache has read the answer: wait for both.
+      await waitFor(() => s.fetches === 1 && c.size === 1, { what: 'the first background refresh, fetched and applied' });
       assert.equal(c.size, 1);
       clock.advance(600_000);
       await waitFor(() => s.fetches === 2, { what: 'the second background refresh' });
