@@ -2,14 +2,16 @@
  * Many consumers on many nodes over one PostgreSQL database (docs/cluster.md#what-the-tests-prove,
  * claims in docs/storage.md#postgresql-backend): 8 consumers spread over 3 broker processes pop one
  * queue of 6 partitions with leases while a producer pushes and nodes 1 and 2 are SIGKILLed at random
- * and restarted. From the answers alone:
- * - no two live leases on one partition at once: each delivery's window, from the pop's answer to
- *   the first ack sent (or the lease's end, counted from the pop's request), lies inside the
- *   server's lease, so two windows of one partition must never overlap;
- * - per partition, deliveries come in offset order, each starting at the first message not yet
- *   acknowledged, and the acknowledged batches put together are exactly the pushed sequence (nothing
- *   acknowledged lost, nothing skipped, every pushed message acknowledged); an ack whose first attempt
- *   died with its node and whose retry was refused is settled by whether its batch came again;
+ * and restarted. The verdict is taken from what the database recorded of the cursors
+ * (cursor-audit.ts: every change of a cursor row, in the order the row lock gave them), not from
+ * when the answers reached this process (two answers on two sockets arrive in either order, and an
+ * answer lost with its node says nothing of what was committed):
+ * - no lease granted while another was live on the same cursor (the database's clock);
+ * - per partition, each move of the position is the acknowledgement of the whole batch the lease
+ *   that held the cursor was granted, starting where the cursor stood, so the moves put together
+ *   are exactly 0..head (nothing acknowledged lost, nothing skipped, nothing acknowledged twice);
+ * - every delivery a consumer received is the batch the database granted under its lease id, in
+ *   offset order, and every ack answered as a success moved the position by its batch;
  * - the database agrees at the end: every cursor at its partition's head.
  */
 import assert from 'node:assert/strict';
@@ -18,6 +20,7 @@ import pg from 'pg';
 import { startBroker, type BrokerHandle } from '../helpers/broker.js';
 import { call } from '../helpers/http.js';
 import { waitFor } from '../helpers/wait.js';
+import { cursorChanges, grantKey, grantsOf, installCursorAudit, overlappingGrants, type CursorChange } from './cursor-audit.js';
 import { freshDatabase } from './postgres-backend.js';
 
 const Q = 'leases';
@@ -31,11 +34,10 @@ const KILLS_AT = [400, 900, 1_400]; // acknowledged messages after which a rando
 interface Delivery {
   consumer: number;
   partition: string;
+  partitionId: string;
+  leaseId: string;
   seqs: number[];
   offsets: number[];
-  popSent: number;
-  popReceived: number;
-  firstAckSent: number;
   /** 'acked': the ack answered success; 'maybe': refused after an attempt that hit a killed node; 'refused': lease gone. */
   outcome: 'acked' | 'maybe' | 'refused';
   /** The refusal's reason and when it came, ms after the pop's request. */
@@ -83,20 +85,18 @@ test('8 consumers on 3 nodes with SIGKILLs: never two live leases per partition,
         }
         if (r.status === 204) continue;
         if (r.status !== 200) { failedRequests++; await recover(c, node); continue; }
-        const popReceived = Date.now();
         const msgs = r.body.messages;
         assert.ok(msgs.length > 0);
         assert.ok(msgs.every((m) => m.partition === msgs[0]!.partition), 'one pop, one partition (partitions=1)');
         const d: Delivery = {
-          consumer: c, partition: msgs[0]!.partition, seqs: msgs.map((m) => m.data.seq), offsets: msgs.map((m) => Number(m.offset)),
-          popSent, popReceived, firstAckSent: 0, outcome: 'refused',
+          consumer: c, partition: msgs[0]!.partition, partitionId: msgs[0]!.partitionId, leaseId: msgs[0]!.leaseId, seqs: msgs.map((m) => m.data.seq), offsets: msgs.map((m) => Number(m.offset)),
+          outcome: 'refused',
         };
         deliveries.push(d);
         const body = { acknowledgments: msgs.map((m) => ({ transactionId: m.transactionId, partitionId: m.partitionId, leaseId: m.leaseId, status: 'completed' })) };
         let hitKilled = false;
         for (;;) {
           const target = nodeOf(c);
-          if (d.firstAckSent === 0) d.firstAckSent = Date.now();
           let a;
           try {
             a = await call<{ success: boolean; error: string | null }[]>(target.url, 'POST', '/api/v1/ack/batch', body);
@@ -143,7 +143,10 @@ test('8 consumers on 3 nodes with SIGKILLs: never two live leases per partition,
 
     const admin = new pg.Client({ connectionString: db.url });
     await admin.connect();
+    let changes: CursorChange[] = [];
+    let names = new Map<string, string>();
     try {
+      await installCursorAudit(admin); // the nodes have applied the migrations; nothing was claimed yet
       const consumers = Array.from({ length: CONSUMERS }, (_, c) => consumer(c));
       await Promise.all([pusher(), chaos()]);
       // Done when the database shows every queue-mode cursor at its partition's head.
@@ -159,6 +162,8 @@ test('8 consumers on 3 nodes with SIGKILLs: never two live leases per partition,
       const stored = await admin.query<{ name: string; n: string }>(
         'SELECT p.name, count(m.*) AS n FROM queen.partitions p JOIN queen.queues q ON q.id = p.queue_id JOIN queen.messages m ON m.partition_id = p.id WHERE q.name = $1 GROUP BY p.name', [Q]);
       for (const row of stored.rows) assert.equal(Number(row.n), pushed.get(row.name), `every pushed message of ${row.name} is stored`);
+      changes = await cursorChanges(admin);
+      names = new Map((await admin.query<{ id: string; name: string }>('SELECT id, name FROM queen.partitions')).rows.map((r) => [r.id, r.name]));
     } finally {
       await admin.end();
     }
@@ -167,29 +172,34 @@ test('8 consumers on 3 nodes with SIGKILLs: never two live leases per partition,
     const by = (o: Delivery['outcome']) => deliveries.filter((d) => d.outcome === o).length;
     for (const d of deliveries) if (d.note) t.diagnostic(`${d.partition} from ${d.seqs[0]} (${d.outcome}): ${d.note}`);
     t.diagnostic(`${deliveries.length} deliveries (acked ${by('acked')}, maybe ${by('maybe')}, refused ${by('refused')}), ${failedRequests} requests hit a killed node`);
-    for (const [p, n] of pushed) {
-      const mine = deliveries.filter((d) => d.partition === p).sort((a, b) => a.popReceived - b.popReceived);
-      // Never two live leases: windows inside the server's lease do not overlap.
-      let lastEnd = -Infinity;
-      let lastOwner = -1;
-      for (const d of mine) {
-        const end = Math.min(d.firstAckSent, d.popSent + LEASE_S * 1000);
-        assert.ok(d.popReceived >= lastEnd, `${p}: consumer ${d.consumer}'s lease window starts at ${d.popReceived}, before consumer ${lastOwner}'s ends at ${lastEnd}`);
-        lastEnd = end;
-        lastOwner = d.consumer;
+    // Judged on the database's records (see the module comment).
+    assert.deepEqual(overlappingGrants(changes, LEASE_S * 1000), [], 'never a lease granted while another was live');
+    const grants = new Map(grantsOf(changes).map((g) => [grantKey(g.change.newLease!, g.change.partitionId), g]));
+    for (const d of deliveries) {
+      const g = grants.get(grantKey(d.leaseId, d.partitionId));
+      assert.ok(g, `${d.partition}: the database recorded the grant of ${d.leaseId}`);
+      assert.deepEqual(d.offsets, Array.from({ length: g.upTo - g.from }, (_, j) => g.from + j), `${d.partition}: ${d.leaseId} delivered the batch the database granted, in offset order`);
+      assert.deepEqual(d.seqs, d.offsets, `${d.partition}: each message is the one pushed at its offset`);
+    }
+    const movedBy = new Set<string>();
+    for (const [id, p] of names) {
+      // Each move of the position acknowledges the whole batch of the lease that held the cursor.
+      let at = 0;
+      for (const c of changes.filter((x) => x.partitionId === id)) {
+        if (c.oldNext === null || c.newNext === c.oldNext) continue;
+        const g = c.oldLease === null ? undefined : grants.get(grantKey(c.oldLease, id));
+        assert.ok(g, `${p}: the position moved ${c.oldNext} → ${c.newNext} under a granted lease (seq ${c.seq}, lease ${c.oldLease})`);
+        assert.deepEqual([c.oldNext, c.newNext], [at, g.upTo], `${p}: the move by ${c.oldLease} acknowledges its batch from where the cursor stood (seq ${c.seq})`);
+        assert.equal(g.from, at, `${p}: ${c.oldLease} was granted from the position`);
+        at = c.newNext;
+        movedBy.add(grantKey(c.oldLease!, id));
       }
-      // Offset order: every delivery starts at the first message not yet acknowledged. A 'maybe'
-      // (its first ack attempt died with its node, the retry was refused) is settled by what
-      // follows: redelivered from its first message → that ack was not applied.
-      let next = 0;
-      const consumed: number[] = [];
-      mine.forEach((d, i) => {
-        assert.deepEqual(d.offsets, d.offsets.map((_, j) => d.offsets[0]! + j), `${p}: a batch is contiguous in offset order`);
-        assert.equal(d.seqs[0], next, `${p}: a delivery starts at the first unacknowledged message (outcome ${d.outcome}); deliveries: ${JSON.stringify(mine.map((x) => [x.seqs[0], x.seqs.length, x.outcome, x.note]))}`);
-        const applied = d.outcome === 'acked' || (d.outcome === 'maybe' && mine[i + 1]?.seqs[0] !== d.seqs[0]);
-        if (applied) { consumed.push(...d.seqs); next += d.seqs.length; }
-      });
-      assert.deepEqual(consumed, Array.from({ length: n }, (_, i) => i), `${p}: the acknowledged batches are exactly the pushed sequence`);
+      assert.equal(at, pushed.get(p), `${p}: the moves put together are exactly 0..${pushed.get(p)}`);
+    }
+    for (const d of deliveries) {
+      const moved = movedBy.has(grantKey(d.leaseId, d.partitionId));
+      if (d.outcome === 'acked') assert.ok(moved, `${d.partition}: the ack of ${d.leaseId} answered success moved the position`);
+      if (d.outcome === 'refused') assert.ok(!moved, `${d.partition}: the refused ack of ${d.leaseId} moved nothing`);
     }
   } finally {
     await Promise.all(nodes.map((n) => n.stop().catch(() => undefined)));
