@@ -11,6 +11,7 @@ import path from 'node:path';
 const session = new Session();
 session.connect();
 let running = false;
+let written = 0;
 process.on('SIGUSR2', () => {
   if (!running) {
     running = true;
@@ -20,7 +21,9 @@ process.on('SIGUSR2', () => {
   running = false;
   session.post('Profiler.stop', (err, r) => {
     if (err) throw err;
-    fs.writeFileSync(path.join(process.env.CPU_PROFILE ?? '.', `broker-${process.pid}.cpuprofile`), JSON.stringify(r.profile));
+    // The first profile keeps its old name; later ones of the same process get -2, -3, … (bench/proxy-pop.ts takes several).
+    written++;
+    fs.writeFileSync(path.join(process.env.CPU_PROFILE ?? '.', `broker-${process.pid}${written > 1 ? `-${written}` : ''}.cpuprofile`), JSON.stringify(r.profile));
   });
 });
 await import('../src/main.js');

@@ -48,3 +48,35 @@ export function rssBytes(pid: number | undefined): number {
     return 0;
   }
 }
+
+/**
+ * CPU seconds the main thread of process `pid` has run, from the scheduler's own account
+ * (/proc/<pid>/task/<pid>/schedstat, nanoseconds) rather than the 10 ms ticks of
+ * {@link mainThreadCpuSeconds}: the figure for short fixed-work phases. 0 when unreadable.
+ */
+export function mainThreadRunSeconds(pid: number | undefined): number {
+  if (pid === undefined) return 0;
+  try {
+    return Number(fs.readFileSync(`/proc/${pid}/task/${pid}/schedstat`, 'utf8').split(' ')[0]) / 1e9;
+  } catch {
+    return 0;
+  }
+}
+
+/** The same summed over every thread process `pid` has now (a thread that already ended is not counted). */
+export function runSeconds(pid: number | undefined): number {
+  if (pid === undefined) return 0;
+  let ns = 0;
+  try {
+    for (const t of fs.readdirSync(`/proc/${pid}/task`)) {
+      try {
+        ns += Number(fs.readFileSync(`/proc/${pid}/task/${t}/schedstat`, 'utf8').split(' ')[0]);
+      } catch {
+        // the thread ended meanwhile
+      }
+    }
+  } catch {
+    return 0;
+  }
+  return ns / 1e9;
+}

@@ -9,7 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import inject from 'light-my-request';
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
-import { UPSTREAM_ABORT } from '../model/in-process.js';
+import { UPSTREAM_ABORT, UpstreamAbort } from '../model/in-process.js';
 import { PROXY_TENANT } from '../model/tenancy.js';
 import type { Clock } from '../util/clock.js';
 
@@ -81,11 +81,11 @@ export function upstreamBudgetMs(method: string, path: string, query: URLSearchP
  * sent its status line, a pop (`pop`: true; parked or not) is aborted through {@link UPSTREAM_ABORT}
  * (it claims nothing) and the client gets `504 {"error","code":"upstream_timeout"}` with
  * `Connection: close`. An answer already started (headers sent) is left to finish. Only pops read
- * the signal, so other requests get none (one AbortController less per push or ack).
+ * the signal, so other requests get none (one {@link UpstreamAbort} less per push or ack).
  */
 export function armUpstreamBudget(req: IncomingMessage, res: ServerResponse, budgetMs: number, clock: Clock, onTimeout: () => void, pop = true): void {
-  const abort = pop ? new AbortController() : undefined;
-  if (abort) (req as unknown as Record<symbol, unknown>)[UPSTREAM_ABORT] = abort.signal;
+  const abort = pop ? new UpstreamAbort() : undefined;
+  if (abort) (req as unknown as Record<symbol, unknown>)[UPSTREAM_ABORT] = abort;
   const timer = clock.setTimer(() => {
     if (res.headersSent || res.writableEnded || res.destroyed) return;
     abort?.abort();

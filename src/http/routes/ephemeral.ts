@@ -254,7 +254,7 @@ export async function ephemeralRoutes(app: FastifyInstance, { services, config }
     const onClose = (): void => { if (!reply.raw.writableFinished) abort!.abort(); };
     const upstream = abort ? upstreamSignal(req.raw) : undefined; // the embedded proxy's budget ran out (it answered 504)
     if (abort) reply.raw.once('close', onClose);
-    upstream?.addEventListener('abort', onClose);
+    upstream?.listen(onClose);
     try {
       // A pop naming a partition is served by its owner; one naming none serves what this node holds.
       if (nodes && partition !== undefined) {
@@ -273,7 +273,7 @@ export async function ephemeralRoutes(app: FastifyInstance, { services, config }
       return reply.type('application/json; charset=utf-8').send(popAnswer(queue, messages));
     } finally {
       if (abort) reply.raw.off('close', onClose);
-      upstream?.removeEventListener('abort', onClose);
+      upstream?.unlisten(onClose);
     }
   });
 

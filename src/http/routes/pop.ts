@@ -58,7 +58,7 @@ export async function popRoutes(app: FastifyInstance, { broker, config }: RouteC
     const onClose = () => { if (!reply.raw.writableFinished) abort.abort(); };
     reply.raw.once('close', onClose);
     const upstream = upstreamSignal(req.raw); // the embedded proxy's budget ran out (it answered 504)
-    upstream?.addEventListener('abort', onClose);
+    upstream?.listen(onClose);
     try {
       const result = await broker.pop({ ...pop, tenant: req.tenant }, abort.signal);
       // Answered by the proxy meanwhile, or the client is gone: nobody receives these messages.
@@ -69,7 +69,7 @@ export async function popRoutes(app: FastifyInstance, { broker, config }: RouteC
       return reply.code(200).send(result);
     } finally {
       reply.raw.off('close', onClose);
-      upstream?.removeEventListener('abort', onClose);
+      upstream?.unlisten(onClose);
     }
   }
 
