@@ -52,3 +52,15 @@ export function requestText(base: string, method: string, path: string, body?: s
     req.end();
   });
 }
+
+/**
+ * The string value of the first (or last) `"key":"…"` in a JSON answer's text, read without parsing it.
+ * @throws Error naming the key when the text has none
+ */
+export function field(text: string, key: string, last = false): string {
+  const tag = `"${key}":"`;
+  const at = last ? text.lastIndexOf(tag) : text.indexOf(tag);
+  if (at < 0) throw new Error(`no ${key} in ${text.slice(0, 200)}`);
+  const from = at + tag.length;
+  return text.slice(from, text.indexOf('"', from));
+}

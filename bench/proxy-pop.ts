@@ -27,7 +27,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startBroker, type BrokerHandle } from '../test/helpers/broker.js';
 import { makeCert } from '../test/helpers/tls.js';
-import { request, requestText } from './http.js';
+import { field, request, requestText } from './http.js';
 import { mainThreadRunSeconds as mainThreadCpuSeconds, runSeconds as cpuSeconds } from './proc.js';
 
 const ROUNDS = Number(process.argv[2] ?? 6);
@@ -68,13 +68,6 @@ const median = (xs: number[]): number => {
   return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
 };
 
-function field(text: string, key: string, last = false): string {
-  const tag = `"${key}":"`;
-  const at = last ? text.lastIndexOf(tag) : text.indexOf(tag);
-  if (at < 0) throw new Error(`no ${key} in ${text.slice(0, 200)}`);
-  const from = at + tag.length;
-  return text.slice(from, text.indexOf('"', from));
-}
 
 interface Target { name: string; url: string; headers: Record<string, string>; pid: number; b: BrokerHandle; pop: number[]; ack: number[]; popMain: number[]; ackMain: number[] }
 

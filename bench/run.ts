@@ -45,7 +45,7 @@ import { SignJWT, importPKCS8 } from 'jose';
 import { startBroker, tempDir, type BrokerHandle } from '../test/helpers/broker.js';
 import { CLI } from '../test/cli/run.js';
 import { startKafkaBroker } from '../test/kafka/helpers.js';
-import { benchAgent, benchTlsAgent, request, requestText } from './http.js';
+import { benchAgent, benchTlsAgent, field, request, requestText } from './http.js';
 import { benchProxy } from './proxy.js';
 import { benchKafkaConsume, benchKafkaProduce } from './kafka.js';
 import { benchPartitions } from './partitions.js';
@@ -102,14 +102,6 @@ async function benchPush(b: BrokerHandle, shape: string, batch: number, connecti
   return withCpu({ shape, messages: r.requests.total * batch, batch, concurrency: connections, msgPerSec: reqs * batch, reqPerSec: reqs, p50: r.latency.p50, p99: r.latency.p99, clientCpuUsPerReq }, cpu0, cpu1);
 }
 
-/** The string value of the first (or last) `"key":"…"` in a JSON answer's text. */
-function field(text: string, key: string, last = false): string {
-  const tag = `"${key}":"`;
-  const at = last ? text.lastIndexOf(tag) : text.indexOf(tag);
-  if (at < 0) throw new Error(`no ${key} in ${text.slice(0, 200)}`);
-  const from = at + tag.length;
-  return text.slice(from, text.indexOf('"', from));
-}
 
 /**
  * Fills `queue` with `total` messages, then lets `workers` pop batches and ack them until it is
