@@ -61,8 +61,8 @@ const PG_ADMIN_URL = process.env.QUEEN_TEST_PG_URL ?? 'postgres://postgres@127.0
 const databases = new Map<string, { name: string; url: string }>();
 let dropArmed = false;
 
-/** Runs one statement on the admin database. */
-async function adminQuery(sql: string): Promise<void> {
+/** Runs one statement on the admin database (`QUEEN_TEST_PG_URL`): CREATE/DROP DATABASE and the like. */
+export async function adminQuery(sql: string): Promise<void> {
   const c = new pg.Client({ connectionString: PG_ADMIN_URL });
   await c.connect();
   try {
