@@ -69,7 +69,7 @@ export interface Config {
   sync: SyncMode;
   /**
    * With `sync: 'full'`, where the WAL fsync runs (`QUEEN_SYNC_THREAD`): `'auto'` (default) after
-   * COMMIT on the event loop while syncs take at most 1 ms and on the libuv thread pool otherwise;
+   * COMMIT on the event loop while syncs take at most 3 ms and on the libuv thread pool otherwise;
    * `true` always on the thread pool; `false` inside COMMIT (SQLite at FULL). All answer only after
    * the fsync (docs/storage.md#durability).
    */
