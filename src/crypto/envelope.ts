@@ -16,9 +16,10 @@
  * write the data directory can move a valid envelope to another encrypted message; they cannot
  * read or forge one.
  */
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv } from 'node:crypto';
 import { PayloadIntegrityError } from '../model/codec.js';
 import { KEY_ID_BYTES, type KeyRing, type RingKey } from './keyring.js';
+import { randomNonce } from './nonces.js';
 
 /** Envelope layout: version byte, key id, 96-bit nonce, ciphertext, 128-bit tag (sizes in bytes). */
 export const ENVELOPE_VERSION = 1;
@@ -31,14 +32,14 @@ export const ENVELOPE_OVERHEAD = HEADER_BYTES + NONCE_BYTES + TAG_BYTES;
 const ALG = 'aes-256-gcm';
 
 /**
- * Encrypts `plaintext` (UTF-8 JSON text) under `key` with a fresh random nonce.
+ * Encrypts `plaintext` (UTF-8 JSON text) under `key` with a fresh random nonce (nonces.ts).
  * @returns the envelope bytes.
  */
 export function seal(key: RingKey, plaintext: string): Buffer {
   const header = Buffer.allocUnsafe(HEADER_BYTES);
   header[0] = ENVELOPE_VERSION;
   header.writeUInt32BE(key.idNum, 1);
-  const nonce = randomBytes(NONCE_BYTES);
+  const nonce = randomNonce(NONCE_BYTES); // fresh CSPRNG bytes, never handed out before (nonces.ts)
   const cipher = createCipheriv(ALG, key.key, nonce, { authTagLength: TAG_BYTES });
   cipher.setAAD(header);
   const body = cipher.update(plaintext, 'utf8');
