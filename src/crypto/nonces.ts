@@ -11,8 +11,8 @@
  * Each nonce is a copy of bytes never handed out before: the read position only moves forward
  * and the buffer is refilled from `crypto.randomFillSync` once it is used up, so two nonces of
  * one process never share pool bytes. The nonces stay uniformly random 96-bit values, which is
- * what AES-GCM with random IVs needs (NIST SP 800-38D §8.2.2 and its limit of 2^32 invocations
- * per key in §8.3, unchanged by where the random bytes are buffered).
+ * what AES-GCM with random IVs needs (docs/storage.md#encryption-envelope: a fresh random 96-bit
+ * nonce per payload), unchanged by where the random bytes are buffered.
  */
 import { randomFillSync } from 'node:crypto';
 
