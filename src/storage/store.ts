@@ -149,6 +149,11 @@ export interface StoreSnapshot {
 export interface StoreReader {
   /** The newest message of a partition with `transactionId` created at or after `since` (epoch ms). */
   findByTransactionId(partitionPk: number, transactionId: string, since: number): MessageRow | undefined;
+  /**
+   * The offset of the newest message of a partition with `transactionId` (no time bound), read
+   * from the index alone: what an ack needs, without the row and its payload.
+   */
+  offsetByTransactionId(partitionPk: number, transactionId: string): number | undefined;
   /** Up to `limit` messages with offset ≥ `fromOffset`, ascending. */
   readMessages(partitionPk: number, fromOffset: number, limit: number): MessageRow[];
   /** One message by offset. */

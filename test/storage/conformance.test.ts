@@ -134,6 +134,10 @@ for (const backend of backends) {
         });
         assert.equal(s.findByTransactionId(partitionPk, 'same', 0)?.offset, 2);
         assert.equal(s.findByTransactionId(partitionPk, 'same', 1_021), undefined, 'created before the window');
+        assert.equal(s.offsetByTransactionId(partitionPk, 'same'), 2, 'the ack lookup: newest offset, no time bound');
+        assert.equal(s.offsetByTransactionId(partitionPk, 'other'), 1);
+        assert.equal(s.offsetByTransactionId(partitionPk, 'missing'), undefined);
+        assert.equal(s.offsetByTransactionId(partitionPk + 1, 'same'), undefined, 'another partition');
       });
     });
 

@@ -25,6 +25,11 @@ test('the transactionId lookup (push dedup, ack resolution) seeks messages_by_tx
     const detail = plan.map((r) => r.detail).join(' | ');
     assert.match(detail, /USING INDEX messages_by_txn \(partition_pk=\? AND transaction_id=\?\)/, detail);
     assert.doesNotMatch(detail, /TEMP B-TREE/, detail);
+    // The ack's offset lookup reads the index alone, never the row and its payload.
+    const ack = db.prepare('EXPLAIN QUERY PLAN SELECT offset FROM messages WHERE partition_pk = ? AND transaction_id = ? ORDER BY offset DESC LIMIT 1').all(1, 'x') as { detail: string }[];
+    const ackDetail = ack.map((r) => r.detail).join(' | ');
+    assert.match(ackDetail, /USING COVERING INDEX messages_by_txn \(partition_pk=\? AND transaction_id=\?\)/, ackDetail);
+    assert.doesNotMatch(ackDetail, /TEMP B-TREE/, ackDetail);
   } finally {
     db.close();
   }

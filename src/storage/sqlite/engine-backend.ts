@@ -405,7 +405,7 @@ export class EngineBackend implements QueueBackend {
       return {
         queue: { tenant: q.tenant, queue: q.name }, partition: p.name, options: q.options,
         cursor: g ? view(e.ensureCursor(g, p)) : undefined,
-        offsets: g ? l.transactionIds.map((t) => e.store.findByTransactionId(p.pk, t, 0)?.offset) : [],
+        offsets: g ? l.transactionIds.map((t) => e.store.offsetByTransactionId(p.pk, t)) : [],
       };
     }));
   }

@@ -176,6 +176,8 @@ export class SqliteStore implements Store {
                         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
       findByTxn: p(`SELECT ${MESSAGE_COLUMNS} FROM messages WHERE partition_pk = ? AND transaction_id = ? AND created_at >= ?
                     ORDER BY offset DESC LIMIT 1`).raw(true),
+      // covered by messages_by_txn (partition_pk, transaction_id, offset): no table row is read
+      offsetByTxn: p(`SELECT offset FROM messages WHERE partition_pk = ? AND transaction_id = ? ORDER BY offset DESC LIMIT 1`).pluck(true),
       readMessages: p(`SELECT ${MESSAGE_COLUMNS} FROM messages WHERE partition_pk = ? AND offset >= ? ORDER BY offset LIMIT ?`).raw(true),
       readMessage: p(`SELECT ${MESSAGE_COLUMNS} FROM messages WHERE partition_pk = ? AND offset = ?`).raw(true),
       createdAtOf: p('SELECT created_at FROM messages WHERE partition_pk = ? AND offset >= ? ORDER BY offset LIMIT 1'),
@@ -205,6 +207,7 @@ export class SqliteStore implements Store {
     const self = this;
     this.tx = {
       findByTransactionId: (a, b, c) => self.findByTransactionId(a, b, c),
+      offsetByTransactionId: (a, b) => self.offsetByTransactionId(a, b),
       readMessages: (a, b, c) => self.readMessages(a, b, c),
       readMessage: (a, b) => self.readMessage(a, b),
       firstOffsetAfter: (a, b, c) => self.firstOffsetAfter(a, b, c),
@@ -314,6 +317,10 @@ export class SqliteStore implements Store {
   findByTransactionId(partitionPk: number, transactionId: string, since: number): MessageRow | undefined {
     const r = this.s.findByTxn!.get(partitionPk, transactionId, since) as unknown[] | undefined;
     return r ? toMessageFromArray(r) : undefined;
+  }
+
+  offsetByTransactionId(partitionPk: number, transactionId: string): number | undefined {
+    return this.s.offsetByTxn!.get(partitionPk, transactionId) as number | undefined;
   }
 
   readMessages(partitionPk: number, fromOffset: number, limit: number): MessageRow[] {
