@@ -6,8 +6,9 @@
  * back to the event loop) and, because the event loop keeps committing meanwhile, smaller group
  * commits. Measured on a disk whose `fdatasync` takes about 0.3 ms: 12–15 µs more broker CPU per
  * push of one message than the same sync made inline, and on one taking about 1 ms a lower rate
- * too. On a disk whose sync takes several milliseconds the thread pool wins instead, since an inline sync holds every other request for
- * that long (README, Benchmarks). {@link SyncCost} decides per commit from the syncs it has seen.
+ * too. On a disk whose sync takes several milliseconds the thread pool wins instead, since an
+ * inline sync holds every other request for that long (README, Benchmarks). {@link SyncCost}
+ * decides per commit from the syncs it has seen.
  */
 
 /**
