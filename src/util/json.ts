@@ -158,20 +158,36 @@ export function stringifyClientJson(value: unknown, tags: TagSource = defaultTag
       active = outer;
     }
     if (frame.raws.length === 0) return out;
-    const parts = out.split(`"${frame.tag}`);
-    if (parts.length - 1 !== frame.raws.length || out.split(frame.tag).length !== parts.length) {
-      tagBase = randomBytes(9).toString('hex'); // the tag collides with client text: retry
-      continue;
-    }
-    let text = parts[0]!;
-    for (let k = 1; k < parts.length; k++) {
-      const part = parts[k]!;
-      const end = part.indexOf('"');
-      text += frame.raws[Number(part.slice(0, end))]! + part.slice(end + 1);
-    }
-    return text;
+    const text = splice(out, frame.tag, frame.raws);
+    if (text !== undefined) return text;
+    tagBase = randomBytes(9).toString('hex'); // the tag collides with client text: retry
   }
   throw new Error('stringifyClientJson: no collision-free placeholder tag found');
+}
+
+/**
+ * `out` with its k-th occurrence of the placeholder `"<tag>k"` replaced by `raws[k]`, in one pass.
+ * JSON.stringify emits values in the order it visits them, which is the order the placeholders
+ * were drawn, so the k-th occurrence must name k.
+ * @returns undefined when the tag also occurs anywhere else (client text containing it), or the
+ *   occurrences do not match `raws` one to one: the caller retries with a fresh tag
+ */
+function splice(out: string, tag: string, raws: readonly string[]): string | undefined {
+  const chunks: string[] = [];
+  let from = 0;
+  let at = out.indexOf(tag);
+  for (let k = 0; k < raws.length; k++) {
+    if (at <= 0 || out.charCodeAt(at - 1) !== QUOTE) return undefined;
+    const num = String(k);
+    const close = at + tag.length + num.length;
+    if (out.startsWith(num, at + tag.length) === false || out.charCodeAt(close) !== QUOTE) return undefined;
+    chunks.push(out.slice(from, at - 1), raws[k]!);
+    from = close + 1;
+    at = out.indexOf(tag, from);
+  }
+  if (at !== -1) return undefined; // one more occurrence than placeholders: client text
+  chunks.push(out.slice(from));
+  return chunks.join('');
 }
 
 /**

@@ -68,6 +68,24 @@ describe('stringifyClientJson', () => {
     assert.equal(stringifyClientJson(v, source), '{"s":"TAG_0","t":"\\"TAG_0\\"","raw":1.0}');
     assert.equal(i, 3, 'two colliding attempts, then a fresh tag');
   });
+  test('many RawJson values (two-digit placeholder numbers) are spliced each in its own place', () => {
+    const raws = Array.from({ length: 12 }, (_, i) => `${i}.0`);
+    const v = { list: raws.map((t) => ({ n: new RawJson(t), s: 'x' })) };
+    assert.equal(stringifyClientJson(v), JSON.stringify({ list: raws.map(() => ({ n: 'N', s: 'x' })) }).replace(/"N"/g, () => raws.shift()!));
+  });
+  test('the tag in client text, before or after the placeholders, makes a retry', () => {
+    for (const clientText of ['xTAG_0', 'TAG_1', 'TAG_0"']) {
+      for (const clientFirst of [false, true]) {
+        const tags = ['TAG_', 'FRESH_'];
+        let i = 0;
+        const source = () => tags[Math.min(i++, tags.length - 1)]!;
+        const v = clientFirst ? { s: clientText, raw: new RawJson('1.0') } : { raw: new RawJson('1.0'), s: clientText };
+        const want = clientFirst ? `{"s":${JSON.stringify(clientText)},"raw":1.0}` : `{"raw":1.0,"s":${JSON.stringify(clientText)}}`;
+        assert.equal(stringifyClientJson(v, source), want, clientText);
+        assert.equal(i, 2, `${clientText}: one colliding attempt, then a fresh tag`);
+      }
+    }
+  });
   test('outside the serializer a RawJson degrades to its parsed value (loggers)', () => {
     assert.equal(JSON.stringify({ a: new RawJson('{"b":1}') }), '{"a":{"b":1}}');
   });
