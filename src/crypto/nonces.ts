@@ -35,7 +35,6 @@ export function randomNonce(n: number): Buffer {
   }
   const out = Buffer.allocUnsafe(n);
   pool.copy(out, 0, at, at + n);
-  pool.fill(0, at, at + n); // a handed-out nonce does not stay readable in the pool
   at += n;
   return out;
 }

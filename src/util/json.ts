@@ -167,8 +167,9 @@ export function stringifyClientJson(value: unknown, tags: TagSource = defaultTag
 
 /**
  * `out` with its k-th occurrence of the placeholder `"<tag>k"` replaced by `raws[k]`, in one pass.
- * JSON.stringify emits values in the order it visits them, which is the order the placeholders
- * were drawn, so the k-th occurrence must name k.
+ * The placeholder format is the one {@link RawJson.toJSON} writes. JSON.stringify emits values in
+ * the order it visits them, which is the order the placeholders were drawn, so the k-th occurrence
+ * must name k.
  * @returns undefined when the tag also occurs anywhere else (client text containing it), or the
  *   occurrences do not match `raws` one to one: the caller retries with a fresh tag
  */
@@ -180,7 +181,7 @@ function splice(out: string, tag: string, raws: readonly string[]): string | und
     if (at <= 0 || out.charCodeAt(at - 1) !== QUOTE) return undefined;
     const num = String(k);
     const close = at + tag.length + num.length;
-    if (out.startsWith(num, at + tag.length) === false || out.charCodeAt(close) !== QUOTE) return undefined;
+    if (!out.startsWith(num, at + tag.length) || out.charCodeAt(close) !== QUOTE) return undefined;
     chunks.push(out.slice(from, at - 1), raws[k]!);
     from = close + 1;
     at = out.indexOf(tag, from);

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
-import { SqliteStore } from '../../src/storage/sqlite/store.js';
+import { FIND_BY_TXN_SQL, OFFSET_BY_TXN_SQL, SqliteStore } from '../../src/storage/sqlite/store.js';
 import pg from 'pg';
 import { DEFAULT_TENANT } from '../../src/storage/contract.js';
 import { PgBackend } from '../../src/storage/postgres/backend.js';
@@ -20,13 +20,12 @@ test('the transactionId lookup (push dedup, ack resolution) seeks messages_by_tx
   await store.close();
   const db = new Database(path.join(dir, 'queen.db'), { readonly: true });
   try {
-    const plan = db.prepare(`EXPLAIN QUERY PLAN SELECT * FROM messages WHERE partition_pk = ? AND transaction_id = ? AND created_at >= ?
-                             ORDER BY offset DESC LIMIT 1`).all(1, 'x', 0) as { detail: string }[];
+    const plan = db.prepare(`EXPLAIN QUERY PLAN ${FIND_BY_TXN_SQL}`).all(1, 'x', 0) as { detail: string }[];
     const detail = plan.map((r) => r.detail).join(' | ');
     assert.match(detail, /USING INDEX messages_by_txn \(partition_pk=\? AND transaction_id=\?\)/, detail);
     assert.doesNotMatch(detail, /TEMP B-TREE/, detail);
     // The ack's offset lookup reads the index alone, never the row and its payload.
-    const ack = db.prepare('EXPLAIN QUERY PLAN SELECT offset FROM messages WHERE partition_pk = ? AND transaction_id = ? ORDER BY offset DESC LIMIT 1').all(1, 'x') as { detail: string }[];
+    const ack = db.prepare(`EXPLAIN QUERY PLAN ${OFFSET_BY_TXN_SQL}`).all(1, 'x') as { detail: string }[];
     const ackDetail = ack.map((r) => r.detail).join(' | ');
     assert.match(ackDetail, /USING COVERING INDEX messages_by_txn \(partition_pk=\? AND transaction_id=\?\)/, ackDetail);
     assert.doesNotMatch(ackDetail, /TEMP B-TREE/, ackDetail);

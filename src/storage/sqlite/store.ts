@@ -115,6 +115,15 @@ const WAL_KEY = 'idle';
 /** Commit-free time before the idle TRUNCATE checkpoint, ms. */
 export const WAL_IDLE_MS = 1000;
 
+/**
+ * The transactionId lookups, exported so that test/storage/query-plans.test.ts explains these
+ * exact statements. Push dedup: the newest message with the id created at or after a time.
+ */
+export const FIND_BY_TXN_SQL = `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE partition_pk = ? AND transaction_id = ? AND created_at >= ?
+                    ORDER BY offset DESC LIMIT 1`;
+/** Ack resolution: the newest offset with the id; covered by messages_by_txn (partition_pk, transaction_id, offset), so no table row is read. */
+export const OFFSET_BY_TXN_SQL = 'SELECT offset FROM messages WHERE partition_pk = ? AND transaction_id = ? ORDER BY offset DESC LIMIT 1';
+
 /** The embedded store: one SQLite file in the data directory, group-committed writes. */
 export class SqliteStore implements Store {
   readonly capabilities: StoreCapabilities = { listenNotify: false, singleWriter: true };
@@ -174,10 +183,8 @@ export class SqliteStore implements Store {
       updateHead: p('UPDATE partitions SET next_offset = ?, last_message_at = ? WHERE pk = ?'),
       insertMessage: p(`INSERT INTO messages (partition_pk, offset, queue_pk, id, transaction_id, payload, encrypted, trace_id, producer_sub, created_at)
                         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
-      findByTxn: p(`SELECT ${MESSAGE_COLUMNS} FROM messages WHERE partition_pk = ? AND transaction_id = ? AND created_at >= ?
-                    ORDER BY offset DESC LIMIT 1`).raw(true),
-      // covered by messages_by_txn (partition_pk, transaction_id, offset): no table row is read
-      offsetByTxn: p(`SELECT offset FROM messages WHERE partition_pk = ? AND transaction_id = ? ORDER BY offset DESC LIMIT 1`).pluck(true),
+      findByTxn: p(FIND_BY_TXN_SQL).raw(true),
+      offsetByTxn: p(OFFSET_BY_TXN_SQL).pluck(true),
       readMessages: p(`SELECT ${MESSAGE_COLUMNS} FROM messages WHERE partition_pk = ? AND offset >= ? ORDER BY offset LIMIT ?`).raw(true),
       readMessage: p(`SELECT ${MESSAGE_COLUMNS} FROM messages WHERE partition_pk = ? AND offset = ?`).raw(true),
       createdAtOf: p('SELECT created_at FROM messages WHERE partition_pk = ? AND offset >= ? ORDER BY offset LIMIT 1'),
