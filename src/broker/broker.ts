@@ -330,7 +330,12 @@ export class Broker implements PushContext {
     if (this.popMaintenance) return req.conflation ? { ...emptyConflation(req), conflation: true, paused: true } : null;
     const arrived = this.clock.now();
     const deadline = arrived + (req.wait ? req.timeoutMs : 0);
-    if (req.subscription.since === undefined) req = { ...req, subscription: { ...req.subscription, since: arrived } };
+    if (req.subscription.since === undefined) {
+      // Written out, not `{ ...s, since }`: V8 11 (Node 20) takes a slow path, about 1 µs, when an
+      // object spread is followed by a key its source lacks (docs/architecture.md#hot-paths).
+      const s = req.subscription;
+      req = { ...req, subscription: { mode: s.mode, from: s.from, since: arrived, conflation: s.conflation } };
+    }
     const parker = new Parker(req);
     let registered = false; // the parker holds a place among the waiters
     try {
@@ -349,7 +354,11 @@ export class Broker implements PushContext {
             return null;
           }
           this.notify((o) => o.popped?.(req, claimed, this.clock.now()));
-          return { ...renderPop(this.codec, this.log, this.counters, req, claimed), ...conflationEcho(storedConflation, req) };
+          const answer = renderPop(this.codec, this.log, this.counters, req, claimed);
+          const echo = conflationEcho(storedConflation, req);
+          if (echo.conflation) answer.conflation = true;
+          if (echo.conflationConflict) answer.conflationConflict = true;
+          return answer;
         }
         if (!req.wait || this.clock.now() >= deadline) {
           this.counters.popEmpty++;

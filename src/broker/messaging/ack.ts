@@ -152,7 +152,7 @@ function planPartition(
   }
   if (pending.length === 0) return undefined;
 
-  const plan: CursorPlan = { key: { ...t.queue, partition: t.partition, group: first.group }, cursor: c, committedOffset: c.committedOffset, release: false, retryCount: c.retryCount, leaseId };
+  const plan: CursorPlan = { key: { tenant: t.queue.tenant, queue: t.queue.queue, partition: t.partition, group: first.group }, cursor: c, committedOffset: c.committedOffset, release: false, retryCount: c.retryCount, leaseId };
   const nacks = pending.filter((x) => x.status !== 'completed');
   let dlqIndex = -1;
   if (nacks.length > 0) {
@@ -174,7 +174,8 @@ function planPartition(
       plan.retryCount = c.retryCount + 1;
     }
   } else {
-    const highest = Math.max(...pending.map((x) => x.offset));
+    let highest = pending[0]!.offset;
+    for (const x of pending) if (x.offset > highest) highest = x.offset;
     plan.committedOffset = Math.max(c.committedOffset, highest + 1);
     if (live && c.deliveredUpTo !== null) {
       if (plan.committedOffset >= c.deliveredUpTo) {

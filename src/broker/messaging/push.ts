@@ -200,15 +200,16 @@ export function pushAppends(plan: PushPlan, now: number): PushAppends {
 export function pushResults(plan: PushPlan, appends: PushAppends, results: readonly AppendResult[]): PushResult[] {
   const out: PushResult[] = [];
   plan.items.forEach((p, i) => {
-    const base = { index: p.index, transaction_id: p.transactionId, queueName: p.queue, partition: p.partition };
     if (p.repeatOf !== undefined) {
       const first = out[p.repeatOf]!;
-      out.push({ ...base, message_id: first.message_id, status: 'duplicate', ...(first.offset !== undefined ? { offset: first.offset } : {}) });
+      const d: PushResult = { index: p.index, transaction_id: p.transactionId, queueName: p.queue, partition: p.partition, message_id: first.message_id, status: 'duplicate' };
+      if (first.offset !== undefined) d.offset = first.offset;
+      out.push(d);
       return;
     }
     const [op, k] = appends.slots[i]!;
     const o = results[op]!.outcomes[k]!;
-    out.push({ ...base, message_id: o.messageId, status: o.status, offset: o.offset });
+    out.push({ index: p.index, transaction_id: p.transactionId, queueName: p.queue, partition: p.partition, message_id: o.messageId, status: o.status, offset: o.offset });
   });
   return out;
 }

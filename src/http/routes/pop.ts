@@ -49,7 +49,8 @@ export async function popRoutes(app: FastifyInstance, { broker, config }: RouteC
       autoAck,
       conflation,
       leaseSeconds: qIntOpt(q, 'leaseSeconds', 1, 2_147_483),
-      subscription: { mode: qString(q, 'subscriptionMode'), from, conflation },
+      subscription: { mode: qString(q, 'subscriptionMode'), from, since: undefined, conflation },
+      tenant: undefined,
     };
   }
 
@@ -60,7 +61,8 @@ export async function popRoutes(app: FastifyInstance, { broker, config }: RouteC
     const upstream = upstreamSignal(req.raw); // the embedded proxy's budget ran out (it answered 504)
     upstream?.listen(onClose);
     try {
-      const result = await broker.pop({ ...pop, tenant: req.tenant }, abort.signal);
+      pop.tenant = req.tenant; // `pop` is this request's own (parse)
+      const result = await broker.pop(pop, abort.signal);
       // Answered by the proxy meanwhile, or the client is gone: nobody receives these messages.
       const unreceived = reply.raw.writableEnded || reply.raw.destroyed || abort.signal.aborted;
       if (unreceived && result && 'leaseId' in result) await broker.handBack(result.leaseId);

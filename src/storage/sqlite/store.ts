@@ -22,6 +22,7 @@ import type {
   StoreSnapshot, StoreTx, SubscriptionRow,
 } from '../store.js';
 import { countsOf, MESSAGE_COLUMNS, toDlq, toMessageFromArray, type Row } from './rows.js';
+import { LimitedSelect } from './prepared.js';
 import { migrate } from './schema.js';
 import { SqliteOps } from './ops.js';
 import { DEFAULT_TENANT } from '../../model/tenancy.js';
@@ -135,6 +136,8 @@ export class SqliteStore implements Store {
   readonly timers: SqliteTimers;
   private readonly db: Db;
   private readonly s: Record<string, Statement>;
+  /** A partition's messages from an offset on, in offset order (the pop path's read). */
+  private readonly readFrom: LimitedSelect;
   private pending: Job[] = [];
   private scheduled = false;
   private closed = false;
@@ -185,7 +188,6 @@ export class SqliteStore implements Store {
                         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
       findByTxn: p(FIND_BY_TXN_SQL).raw(true),
       offsetByTxn: p(OFFSET_BY_TXN_SQL).pluck(true),
-      readMessages: p(`SELECT ${MESSAGE_COLUMNS} FROM messages WHERE partition_pk = ? AND offset >= ? ORDER BY offset LIMIT ?`).raw(true),
       readMessage: p(`SELECT ${MESSAGE_COLUMNS} FROM messages WHERE partition_pk = ? AND offset = ?`).raw(true),
       createdAtOf: p('SELECT created_at FROM messages WHERE partition_pk = ? AND offset >= ? ORDER BY offset LIMIT 1'),
       upsertCursor: p(`INSERT INTO cursors (partition_pk, consumer_group, next_offset, lease_id, lease_expires_at, lease_end_offset, retry_count,
@@ -211,6 +213,7 @@ export class SqliteStore implements Store {
       setSetting: p('INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value'),
       ping: p('SELECT 1 AS ok'),
     };
+    this.readFrom = new LimitedSelect(db, `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE partition_pk = ? AND offset >= ? ORDER BY offset`, true);
     const self = this;
     this.tx = {
       findByTransactionId: (a, b, c) => self.findByTransactionId(a, b, c),
@@ -331,7 +334,7 @@ export class SqliteStore implements Store {
   }
 
   readMessages(partitionPk: number, fromOffset: number, limit: number): MessageRow[] {
-    return (this.s.readMessages!.all(partitionPk, fromOffset, limit) as unknown[][]).map(toMessageFromArray);
+    return (this.readFrom.all(limit, partitionPk, fromOffset) as unknown[][]).map(toMessageFromArray);
   }
 
   readMessage(partitionPk: number, offset: number): MessageRow | undefined {
