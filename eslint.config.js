@@ -11,7 +11,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'web/**', 'eslint.config.js', '.dependency-cruiser.cjs', 'scripts/**/*.mjs'] },
+  { ignores: ['dist/**', 'node_modules/**', 'web/**', 'eslint.config.js', '.dependency-cruiser.cjs', 'scripts/**/*.mjs', 'test/fixtures/**/*.mjs'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

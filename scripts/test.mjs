@@ -25,6 +25,7 @@ import { fork, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { failureKind } from './test-verdict.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
@@ -166,9 +167,9 @@ async function runFiles(run, files, concurrency, reporter) {
   let failed = false;
   const timedOut = [];
   stream.on('test:fail', (d) => {
-    if (d.todo !== undefined && d.todo !== false) return; // a todo test's failure is reported, not counted (node:test's own rule)
-    if (d.nesting === 0 && d.name === d.file && d.details?.error?.failureType === 'testTimeoutFailure') timedOut.push(d.file);
-    else failed = true;
+    const kind = failureKind(d); // scripts/test-verdict.mjs
+    if (kind === 'file-timeout') timedOut.push(d.file);
+    else if (kind === 'failure') failed = true;
   });
   stream.on('test:stderr', ({ file, message }) => {
     for (const line of message.split('\n')) if (line.startsWith('test watchdog:')) process.stdout.write(`# ${path.relative(root, file ?? '')}: ${line}\n`);

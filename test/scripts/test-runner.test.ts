@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
@@ -31,5 +32,18 @@ describe('scripts/test.mjs', () => {
       const v = scripts[name]!;
       assert.ok(SCRIPT.includes(JSON.stringify(v)) || SCRIPT.includes(`'${v}'`), `package.json's ${name} (${v}) is not the one scripts/test.mjs stands in for`);
     }
+  });
+
+  it('a failing todo test does not fail the run; a real failure does; a file cut by the timeout is told apart', () => {
+    const env = { ...process.env };
+    delete env.NODE_TEST_CONTEXT; // set for test files; run() in a child that has it refuses to run files
+    const r = spawnSync(process.execPath, [`${ROOT}test/fixtures/runner/drive.mjs`, '3000'], { env, encoding: 'utf8', timeout: 60_000 });
+    assert.equal(r.status, 0, r.stderr);
+    const { failed, passed } = JSON.parse(r.stdout) as { failed: string[]; passed: string[] };
+    assert.ok(failed.includes('fails but is todo: todo'), failed.join('; '));
+    assert.ok(failed.includes('fails: failure'), failed.join('; '));
+    assert.ok(failed.includes('hangs.mjs: file-timeout'), failed.join('; '));
+    assert.deepEqual(failed.filter((f) => !f.startsWith('hangs.mjs') && !f.startsWith('never ends')), ['fails but is todo: todo', 'fails: failure']);
+    assert.ok(passed.includes('passes') && passed.includes('skipped'), passed.join('; '));
   });
 });
