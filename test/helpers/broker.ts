@@ -8,7 +8,7 @@
  * starts the broker with `QUEEN_STORAGE=postgres` and its `DATABASE_URL`; a restart on the same data
  * directory finds the same database. The databases are dropped when the test process ends.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import pg from 'pg';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -72,21 +72,45 @@ export async function adminQuery(sql: string): Promise<void> {
   }
 }
 
-/** The database of `dataDir` for a PostgreSQL run: created on first use, dropped when the test process ends. */
+/** dist/test/helpers/drop-databases.js: drops test databases in a process of its own. */
+const DROP_DATABASES = path.join(here, 'drop-databases.js');
+
+/**
+ * Runs {@link DROP_DATABASES} and waits for it (at most 20 s). Synchronous, so that the `exit`
+ * handler can use it: the runner's `forceExit` ends a test file with `process.exit`, which skips
+ * `beforeExit` and never awaits.
+ * @throws Error with the script's stderr when it fails
+ */
+function dropDatabasesSync(args: string[]): void {
+  const r = spawnSync(process.execPath, [DROP_DATABASES, PG_ADMIN_URL, ...args], { encoding: 'utf8', timeout: 20_000, stdio: ['ignore', 'ignore', 'pipe'] });
+  if (r.status !== 0) throw new Error(`dropping test databases failed (${r.error?.message ?? `exit ${r.status}`}): ${r.stderr}`);
+}
+
+/**
+ * The database of `dataDir` for a PostgreSQL run: created on first use, dropped when the test
+ * process exits. The first call of a process also drops the databases that test processes which
+ * died without their exit handler (SIGKILL) left behind.
+ */
 async function databaseFor(dataDir: string): Promise<string> {
   const known = databases.get(dataDir);
   if (known) return known.url;
+  if (!dropArmed) {
+    dropArmed = true;
+    dropDatabasesSync(['--orphans']);
+    // Registered after the handler that kills this process's brokers (below), so it runs after it.
+    process.once('exit', () => {
+      try {
+        if (databases.size > 0) dropDatabasesSync([...databases.values()].map((d) => d.name));
+      } catch (e) {
+        process.stderr.write(`${(e as Error).message}\n`);
+      }
+    });
+  }
   const name = `queen_bb_${process.pid}_${randomBytes(4).toString('hex')}`;
   await adminQuery(`CREATE DATABASE ${name}`);
   const u = new URL(PG_ADMIN_URL);
   u.pathname = `/${name}`;
   databases.set(dataDir, { name, url: u.toString() });
-  if (!dropArmed) {
-    dropArmed = true;
-    process.once('beforeExit', () => {
-      void Promise.allSettled([...databases.values()].map((d) => adminQuery(`DROP DATABASE IF EXISTS ${d.name} WITH (FORCE)`)));
-    });
-  }
   return u.toString();
 }
 
