@@ -184,10 +184,14 @@ export async function startBroker(opts: StartOptions = {}): Promise<BrokerHandle
   let out = '';
   let stdoutTail = ''; // the incomplete last line of stdout (chunks split lines anywhere)
   let resolveListening!: (port: number) => void;
-  const listening = new Promise<number>((r) => (resolveListening = r));
+  // Set once the listening line was seen: later output is only collected, not searched again
+  // (the pretty form is searched in the whole output, which grows with every logged line).
+  let heard = false;
+  const listening = new Promise<number>((r) => (resolveListening = (port) => { heard = true; r(port); }));
   proc.stdout!.on('data', (d: Buffer) => {
     const text = d.toString();
     out += text;
+    if (heard) return;
     const lines = (stdoutTail + text).split('\n');
     stdoutTail = lines.pop()!;
     for (const line of lines) {
