@@ -120,9 +120,28 @@ async function storageEnv(dataDir: string, env: Record<string, string> | undefin
   return { QUEEN_STORAGE: 'postgres', DATABASE_URL: await databaseFor(dataDir) };
 }
 
-/** A fresh temporary directory (removed by the OS tmp cleaner; tests may rm it). */
+/** The directories {@link tempDir} made in this process, removed when it exits. */
+const tempDirs: string[] = [];
+
+/**
+ * A fresh temporary directory, removed with its contents when this process exits (after its
+ * brokers are killed: see `liveBrokers`); tests may also rm it earlier. Without the removal every
+ * run of the suite left some 500 data directories in the machine's tmp directory.
+ */
 export function tempDir(prefix = 'queen-test-'): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  tempDirs.push(dir);
+  return dir;
+}
+
+/** Removes {@link tempDirs}; a directory that cannot be removed is left (never an error at exit). */
+function removeTempDirs(): void {
+  for (const dir of tempDirs) {
+    try {
+      // Retries: a broker killed a moment ago may still be closing files in it.
+      fs.rmSync(dir, { recursive: true, force: true, maxRetries: 3, retryDelay: 50 });
+    } catch { /* left for the OS tmp cleaner */ }
+  }
 }
 
 /**
@@ -135,6 +154,7 @@ const killLiveBrokers = (): void => {
   for (const proc of liveBrokers) proc.kill('SIGKILL');
 };
 process.once('exit', killLiveBrokers);
+process.once('exit', removeTempDirs);
 // The runner ends a file that overran its timeout with SIGTERM, which skips 'exit' handlers.
 process.once('SIGTERM', () => {
   killLiveBrokers();
