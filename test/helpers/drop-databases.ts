@@ -6,7 +6,8 @@
  * - `--orphans` also drops every test database (`queen_bb_<pid>_…`, `queen_test_<pid>_…`) whose
  *   creating process is no longer alive: a test file killed by SIGKILL, or by the runner before
  *   its exit handler ran, leaves its databases behind, and each black-box run on PostgreSQL
- *   creates about 80 of them (some 650 MB).
+ *   creates about 80 of them (some 650 MB). Liveness is judged by pid in this process's pid
+ *   namespace: test runs in different namespaces (containers) must not share one server.
  *
  * test/helpers/broker.ts runs it synchronously from its `exit` handler, which cannot await (the
  * runner's `forceExit` ends a test file with `process.exit`, so `beforeExit` never fires), and
