@@ -12,21 +12,15 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { adminQuery } from './broker.js';
-import { TEST_PG_URL } from '../storage/postgres-backend.js';
-import pg from 'pg';
+import { adminQuery, PG_ADMIN_URL } from './broker.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const HELPER = fileURLToPath(new URL('./broker.js', import.meta.url));
 
+/** Names of the databases matching the LIKE pattern `like`. */
 async function databaseNames(like: string): Promise<string[]> {
-  const c = new pg.Client({ connectionString: TEST_PG_URL });
-  await c.connect();
-  try {
-    return (await c.query<{ datname: string }>('SELECT datname FROM pg_database WHERE datname LIKE $1 ORDER BY 1', [like])).rows.map((r) => r.datname);
-  } finally {
-    await c.end();
-  }
+  const rows = await adminQuery<{ datname: string }>('SELECT datname FROM pg_database WHERE datname LIKE $1 ORDER BY 1', [like]);
+  return rows.map((r) => r.datname);
 }
 
 describe('test databases on PostgreSQL', () => {
@@ -36,7 +30,7 @@ describe('test databases on PostgreSQL', () => {
     const orphan = `queen_bb_${gone}_0ddba11`;
     await adminQuery(`CREATE DATABASE ${orphan}`);
     try {
-      const r = spawnSync(process.execPath, [`${ROOT}test/fixtures/pg-databases/exits.mjs`, HELPER], {
+      const r = spawnSync(process.execPath, [`${ROOT}test/fixtures/pg-databases/exits.mjs`, HELPER, PG_ADMIN_URL], {
         env: { ...process.env, QUEEN_TEST_STORAGE: 'postgres' }, encoding: 'utf8', timeout: 60_000,
       });
       assert.equal(r.status, 0, r.stderr);

@@ -56,17 +56,22 @@ export function sqliteOnly(reason: string): { skip?: string } {
   return ON_POSTGRES ? { skip: `SQLite-specific: ${reason}` } : {};
 }
 
-const PG_ADMIN_URL = process.env.QUEEN_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+/** The admin database's URL (`QUEEN_TEST_PG_URL`). */
+export const PG_ADMIN_URL = process.env.QUEEN_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 /** Database URL per data directory (a restart on the directory reuses it). */
 const databases = new Map<string, { name: string; url: string }>();
 let dropArmed = false;
 
-/** Runs one statement on the admin database (`QUEEN_TEST_PG_URL`): CREATE/DROP DATABASE and the like. */
-export async function adminQuery(sql: string): Promise<void> {
+/**
+ * Runs one statement on the admin database (`QUEEN_TEST_PG_URL`): CREATE/DROP DATABASE, a read
+ * of `pg_database` and the like.
+ * @returns the statement's rows (none for DDL)
+ */
+export async function adminQuery<R extends pg.QueryResultRow = pg.QueryResultRow>(sql: string, params: unknown[] = []): Promise<R[]> {
   const c = new pg.Client({ connectionString: PG_ADMIN_URL });
   await c.connect();
   try {
-    await c.query(sql);
+    return (await c.query<R>(sql, params)).rows;
   } finally {
     await c.end();
   }
