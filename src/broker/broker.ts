@@ -27,6 +27,7 @@ import { DEFAULT_TENANT, type QueueKey } from '../storage/contract.js';
 import { queueSlot } from '../model/tenancy.js';
 import { newId } from '../util/ids.js';
 import { checkNameText } from '../util/names.js';
+import { mapPacked } from '../util/arrays.js';
 
 export { QUEUE_MODE } from '../model/subscription.js';
 export type { EmptyConflationResponse, PoppedMessage, PopResponse } from './messaging/pop-answer.js';
@@ -431,7 +432,7 @@ export class Broker implements PushContext {
       const commits = ackCommits(plan, now);
       // Refused when the lease ended or another unit moved the cursor after the plan read it:
       // decide again on the new state (each retry follows a commit that moved the cursor).
-      const unit = commits.length > 0 ? await this.backend.unit(commits.map((request) => ({ op: 'commit' as const, request }))) : undefined;
+      const unit = commits.length > 0 ? await this.backend.unit(mapPacked(commits, (request) => ({ op: 'commit' as const, request }))) : undefined;
       if (!unit || unit.committed || attempt >= ACK_ATTEMPTS) {
         if (unit && !unit.committed) throw new QueenError('storage_error', `acknowledgement kept racing other commits (${ACK_ATTEMPTS} attempts)`);
         outcomes = plan.outcomes;

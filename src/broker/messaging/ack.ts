@@ -11,6 +11,7 @@
 import type { AckLookup, AckTarget, CursorCommit, CursorKey, CursorView } from '../../storage/contract.js';
 import { newId } from '../../util/ids.js';
 import { dlqEnabled } from '../../model/options.js';
+import { mapPacked } from '../../util/arrays.js';
 
 export type AckStatus = 'completed' | 'failed' | 'retry' | 'dlq';
 
@@ -202,7 +203,7 @@ function planPartition(
  * @param now epoch ms
  */
 export function ackCommits(plan: AckPlan, now: number): CursorCommit[] {
-  return plan.cursors.map((cp) => {
+  return mapPacked(plan.cursors, (cp) => {
     const c = cp.cursor;
     return {
       key: cp.key,
@@ -219,5 +220,5 @@ export function ackCommits(plan: AckPlan, now: number): CursorCommit[] {
  * transaction naming another tenant's partition id is refused like an unknown one (docs/proxy.md#tenancy).
  */
 export function ownTargets<T extends { queue: { tenant: string } } | undefined>(targets: T[], tenant: string): (T | undefined)[] {
-  return targets.map((t) => (t !== undefined && t.queue.tenant !== tenant ? undefined : t));
+  return mapPacked(targets, (t) => (t !== undefined && t.queue.tenant !== tenant ? undefined : t));
 }

@@ -11,6 +11,7 @@ import { resolveSubscription, type SubscriptionRequest } from '../../model/subsc
 import type { Scheduler } from '../../util/scheduler.js';
 import type { Waiter, Waiters } from './waiters.js';
 import { DEFAULT_TENANT, type BatchAttempts, type GroupSubscription, type PopTarget, type QueueBackend } from '../../storage/contract.js';
+import { mapPacked } from '../../util/arrays.js';
 
 /** A validated pop request (the HTTP layer applies defaults and limits). */
 export interface PopRequest {
@@ -83,7 +84,7 @@ export async function claimThrough(backend: QueueBackend, req: PopRequest, defau
   const tenant = req.tenant ?? DEFAULT_TENANT;
   const found = await backend.readPopTargets(tenant, req.group,
     req.queue !== undefined ? { queue: req.queue } : { namespace: req.namespace, task: req.task });
-  const targets = (req.queue !== undefined ? found : byPriority(found)).map((t) => ({ t, sub: subscriptionFor(t, req, defaultNew, now) }));
+  const targets = mapPacked(req.queue !== undefined ? found : byPriority(found), (t) => ({ t, sub: subscriptionFor(t, req, defaultNew, now) }));
   const storedConflation = req.queue !== undefined ? found[0]?.subscription?.conflation : undefined;
   const out: ClaimedPartition[] = [];
   const leaseId = req.autoAck ? null : newId();

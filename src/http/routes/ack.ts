@@ -9,6 +9,7 @@ import { QueenError } from '../../errors.js';
 import type { RouteContext } from '../app.js';
 import type { Replies } from '../schemas/types.js';
 import { wire } from '../schemas/wire.js';
+import { mapPacked } from '../../util/arrays.js';
 
 const nullableString = { type: ['string', 'null'] } as const;
 
@@ -69,6 +70,6 @@ export async function ackRoutes(app: FastifyInstance, { broker, config }: RouteC
       },
     },
   }, async (req) => {
-    return wire(await broker.ack(req.body.acknowledgments.map((a) => toAckInput(a, req.body.consumerGroup)), req.tenant));
+    return wire(await broker.ack(mapPacked(req.body.acknowledgments, (a) => toAckInput(a, req.body.consumerGroup)), req.tenant));
   });
 }

@@ -6,6 +6,7 @@ import type { RouteContext } from '../app.js';
 import { producerSubOf } from '../identity.js';
 import type { Replies } from '../schemas/types.js';
 import { wire } from '../schemas/wire.js';
+import { mapPacked } from '../../util/arrays.js';
 
 /** JSON schema of one push item (shared with transaction push ops). */
 export const pushItemSchema = {
@@ -67,7 +68,7 @@ export async function pushRoutes(app: FastifyInstance, { broker, config }: Route
     },
     schema,
   }, async (req, reply) => {
-    const items = req.body.items.map((raw, i) => toPushItem(raw, `items[${i}]`));
+    const items = mapPacked(req.body.items, (raw, i) => toPushItem(raw, `items[${i}]`));
     const results = await broker.push(items, producerSubOf(req), req.tenant);
     return reply.code(201).send(wire(results));
   });

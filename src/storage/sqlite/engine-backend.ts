@@ -32,6 +32,7 @@ export { UnitRefused } from '../refused.js';
 
 import { attemptOf, batchAttempts, clearDeliveries, countDelivery, takeBackDelivery, type BatchAttempts } from '../attempts.js';
 import { leaseLive, type CursorState, type GroupState, type PartitionState, type QueueState } from './state.js';
+import { mapPacked } from '../../util/arrays.js';
 
 /** The decisions a claim of one partition carries in (the queue's options and the group's mode, or a contract request's). */
 export interface ClaimParams {
@@ -199,7 +200,7 @@ export function appendOn(e: Engine, tx: StoreTx, req: AppendRequest, index = 0):
   e.notePartition(p);
   const start = p.headOffset;
   const seen = req.dedupWindowMs > 0 ? new Map<string, { offset: number; messageId: string }>() : undefined;
-  const outcomes = req.items.map((it, k) => {
+  const outcomes = mapPacked(req.items, (it, k) => {
     if (seen) {
       const earlier = seen.get(it.transactionId);
       if (earlier) {
@@ -369,7 +370,7 @@ export class EngineBackend implements QueueBackend {
 
   async unit(ops: UnitOp[]): Promise<UnitResult> {
     try {
-      const results = await this.run((tx) => ops.map((o, i): UnitOpResult => {
+      const results = await this.run((tx) => mapPacked(ops, (o, i): UnitOpResult => {
         switch (o.op) {
           case 'append': return appendOn(this.engine, tx, o.request, i);
           case 'commit': return commitOn(this.engine, tx, o.request, i);
@@ -397,7 +398,7 @@ export class EngineBackend implements QueueBackend {
   /** On the indexes (the cursor at its start position when the group has none yet) and the store's transactionId index. */
   readAckTargets(lookups: AckLookup[]): Promise<(AckTarget | undefined)[]> {
     const e = this.engine;
-    return Promise.resolve(lookups.map((l): AckTarget | undefined => {
+    return Promise.resolve(mapPacked(lookups, (l): AckTarget | undefined => {
       const p = e.partitionsById.get(l.partitionId);
       if (!p) return undefined;
       const q = p.queue;
@@ -405,7 +406,7 @@ export class EngineBackend implements QueueBackend {
       return {
         queue: { tenant: q.tenant, queue: q.name }, partition: p.name, options: q.options,
         cursor: g ? view(e.ensureCursor(g, p)) : undefined,
-        offsets: g ? l.transactionIds.map((t) => e.store.offsetByTransactionId(p.pk, t)) : [],
+        offsets: g ? mapPacked(l.transactionIds, (t) => e.store.offsetByTransactionId(p.pk, t)) : [],
       };
     }));
   }

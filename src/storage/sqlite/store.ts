@@ -31,6 +31,7 @@ import { SqliteTimers } from './timers.js';
 import { Scheduler, type SchedulerLane } from '../../util/scheduler.js';
 import { SyncCost } from './wal-sync.js';
 import { systemClock, type Clock } from '../../util/clock.js';
+import { mapPacked } from '../../util/arrays.js';
 
 interface Job {
   work: (tx: StoreTx) => unknown;
@@ -334,7 +335,7 @@ export class SqliteStore implements Store {
   }
 
   readMessages(partitionPk: number, fromOffset: number, limit: number): MessageRow[] {
-    return (this.readFrom.all(limit, partitionPk, fromOffset) as unknown[][]).map(toMessageFromArray);
+    return mapPacked(this.readFrom.all(limit, partitionPk, fromOffset) as unknown[][], toMessageFromArray);
   }
 
   readMessage(partitionPk: number, offset: number): MessageRow | undefined {
