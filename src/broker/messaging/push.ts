@@ -81,7 +81,7 @@ interface Planned {
   stored: { payload: StoredPayload; encrypted: boolean };
   /** The queue's dedup window, ms, for an item with a caller-named transactionId; 0 otherwise. */
   dedupWindowMs: number;
-  /** Earlier item of the same request with the same (queue, partition, transactionId). */
+  /** Earlier item of the same request with the same (queue, partition, transactionId), in a queue whose dedup window is on. */
   repeatOf?: number;
 }
 
@@ -125,7 +125,7 @@ export function planPush(ctx: PushContext, options: QueueOptionsByName, items: r
       stored: ctx.codec.encode(q?.encryptionEnabled ?? false, json),
       dedupWindowMs: explicitTxn ? (q ?? QUEUE_DEFAULTS).dedupWindowSeconds * 1000 : 0,
     };
-    if (explicitTxn) {
+    if (p.dedupWindowMs > 0) { // a window of 0 turns dedup off, for repeats inside the request too
       const key = `${queue}\u0000${partition}\u0000${transactionId}`;
       const first = seen.get(key);
       if (first !== undefined) {

@@ -112,6 +112,18 @@ describe('POST /api/v1/push', () => {
     assert.equal(r.body[0].status, 'queued');
   });
 
+  test('a dedup window of 0 stores repeats inside one request too', async () => {
+    const q = uniqueName();
+    await call(b.url, 'POST', '/api/v1/configure', { queue: q, options: { dedupWindowSeconds: 0 } });
+    const r = await call(b.url, 'POST', '/api/v1/push', { items: [{ queue: q, payload: 3, transactionId: 'x' }, { queue: q, payload: 4, transactionId: 'x' }] });
+    assert.equal(r.status, 201);
+    assert.deepEqual(r.body.map((x: any) => x.status), ['queued', 'queued']);
+    assert.notEqual(r.body[1].message_id, r.body[0].message_id);
+    assert.equal(r.body[1].offset, r.body[0].offset + 1);
+    const pop = await call(b.url, 'GET', `/api/v1/pop/queue/${q}?batch=10`);
+    assert.deepEqual(pop.body.messages.map((m: any) => m.data), [3, 4]);
+  });
+
   test('keeps traceId and payload types (null, string, number, array) verbatim', async () => {
     const q = uniqueName();
     const trace = '019dc9b7-cb4f-7c1a-9b21-7e8a5c3a40e1';
