@@ -20,6 +20,7 @@ import { RawJson, stringifyClientJson } from '../../util/json.js';
 import type { Activity } from '../admin/activity.js';
 import type { Broker } from '../broker.js';
 import { appendPush, planPush, queueOptionsOf, type PushItem, type PushResult } from '../messaging/push.js';
+import { QUEUE_DEFAULTS } from '../../model/options.js';
 
 /** Items per replay unit of work. */
 const REPLAY_CHUNK = 500;
@@ -155,14 +156,19 @@ export class Maintenance {
   }
 
   /**
-   * Appends `items` to the spool (validated as a push would be), fsync'd.
+   * Appends `items` to the spool (validated as a push would be), fsync'd. An item that repeats the
+   * (queue, partition, transactionId) of an earlier item of the request, in a queue whose dedup
+   * window is on, is answered `duplicate` naming the earlier one and not spooled, as a push outside
+   * maintenance answers it (docs/http-api.md#dedup): the replay would drop it.
    * @throws QueenError `name_too_long`, `payload_too_large`, `spool_failed`
    */
-  private spool(items: PushItem[], producerSub: string | null): Promise<PushResult[]> {
+  private async spool(items: PushItem[], producerSub: string | null): Promise<PushResult[]> {
     const engine = this.broker;
     const maxPayload = engine.config.limits.maxPayloadBytes;
+    const options = await queueOptionsOf(engine.backend, items);
     const lines: string[] = [];
     const results: PushResult[] = [];
+    const firstOf = new Map<string, PushResult>();
     items.forEach((item, index) => {
       const partition = item.partition ?? 'Default';
       engine.checkName('queue', item.queue);
@@ -172,11 +178,20 @@ export class Maintenance {
       const messageId = newId();
       const t = item.transactionId ? item.transactionId : messageId;
       engine.checkName('transactionId', t);
+      const dedupKey = item.transactionId && (options.get(item.queue) ?? QUEUE_DEFAULTS).dedupWindowSeconds > 0
+        ? `${item.queue}\u0000${partition}\u0000${t}` : undefined; // names never hold NUL
+      const first = dedupKey === undefined ? undefined : firstOf.get(dedupKey);
+      if (first) {
+        results.push({ index, message_id: first.message_id, transaction_id: t, queueName: item.queue, partition, status: 'duplicate' });
+        return;
+      }
       const stored = engine.codec.encode(engine.codec.canEncrypt, json);
       const d = stored.encrypted ? Buffer.from(stored.payload as Buffer).toString('base64') : String(stored.payload);
       const line: SpoolLine = { q: item.queue, p: partition, t, tr: typeof item.traceId === 'string' && item.traceId ? item.traceId : null, s: producerSub, d, e: stored.encrypted, m: messageId };
       lines.push(JSON.stringify(line));
-      results.push({ index, message_id: messageId, transaction_id: t, queueName: item.queue, partition, status: 'buffered' });
+      const result: PushResult = { index, message_id: messageId, transaction_id: t, queueName: item.queue, partition, status: 'buffered' };
+      results.push(result);
+      if (dedupKey !== undefined) firstOf.set(dedupKey, result);
     });
     return this.enqueue(() => {
       try {
@@ -195,6 +210,8 @@ export class Maintenance {
       }
       this.healthy = true;
       this.pending += lines.length;
+      // Maintenance may have been turned off while this push's queue options were read.
+      if (!this.pushMode) void this.drain();
       return results;
     });
   }

@@ -180,4 +180,32 @@ describe('push maintenance keeps announced ids', () => {
       await b.stop();
     }
   });
+
+  test('a transactionId repeated inside one spooled push is answered duplicate, as outside maintenance, and every id announced buffered is delivered', async () => {
+    const b = await startBroker();
+    try {
+      const q = uniqueName('spool-dup');
+      const off = uniqueName('spool-nodedup');
+      await call(b.url, 'POST', '/api/v1/configure', { queue: off, options: { dedupWindowSeconds: 0 } });
+      await call(b.url, 'POST', '/api/v1/system/maintenance', { enabled: true });
+      const r = await call(b.url, 'POST', '/api/v1/push', { items: [
+        { queue: q, payload: 1, transactionId: 'T1' }, { queue: q, payload: 2, transactionId: 'T1' }, { queue: q, partition: 'other', payload: 3, transactionId: 'T1' },
+        { queue: off, payload: 4, transactionId: 'T1' }, { queue: off, payload: 5, transactionId: 'T1' },
+      ] });
+      assert.equal(r.status, 201);
+      assert.deepEqual(r.body.map((x: any) => x.status), ['buffered', 'duplicate', 'buffered', 'buffered', 'buffered']);
+      assert.equal(r.body[1].message_id, r.body[0].message_id, 'a duplicate names the first occurrence');
+      await call(b.url, 'POST', '/api/v1/system/maintenance', { enabled: false });
+      await waitFor(async () => (await call(b.url, 'GET', '/api/v1/system/maintenance')).body.bufferedMessages === 0, { what: 'the spool to replay' });
+      const ids = async (queue: string, partition = 'Default') => {
+        const p = await call(b.url, 'GET', `/api/v1/pop/queue/${queue}/partition/${partition}?batch=10&autoAck=true`);
+        return p.status === 200 ? p.body.messages.map((m: any) => [m.id, m.data]) : [];
+      };
+      assert.deepEqual(await ids(q), [[r.body[0].message_id, 1]]);
+      assert.deepEqual(await ids(q, 'other'), [[r.body[2].message_id, 3]]);
+      assert.deepEqual(await ids(off), [[r.body[3].message_id, 4], [r.body[4].message_id, 5]], 'dedup off: both kept');
+    } finally {
+      await b.stop();
+    }
+  });
 });
