@@ -17,13 +17,24 @@ export function isoOrNull(ms: number | null | undefined): string | null {
  */
 const ISO_RE = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/i;
 
+/** Days of `month` (1–12) in `year` of the proleptic Gregorian calendar. */
+function daysInMonth(year: number, month: number): number {
+  if (month === 2) return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0 ? 29 : 28;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
+}
+
 /**
  * Parses an ISO-8601 timestamp to epoch ms.
- * @returns undefined when `s` is not a valid ISO-8601 date or date-time
+ * @returns undefined when `s` is not a valid ISO-8601 date or date-time, a day its month lacks
+ *   included (`2020-02-30`, which `Date.parse` reads as 1 March)
  */
 export function parseIso(s: string): number | undefined {
   const t = s.trim();
   if (!ISO_RE.test(t)) return undefined;
+  const year = Number(t.slice(0, 4));
+  const month = Number(t.slice(5, 7));
+  const day = Number(t.slice(8, 10));
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return undefined;
   // Without an offset a date-time is UTC here (Date.parse would read it as local time).
   const withZone = /T|\s/i.test(t) && !/(?:Z|[+-]\d{2}:?\d{2})$/i.test(t) ? `${t}Z` : t;
   const ms = Date.parse(withZone.replace(' ', 'T'));

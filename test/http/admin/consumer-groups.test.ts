@@ -97,6 +97,9 @@ describe('consumer groups', () => {
     const start = await call(b.url, 'POST', `/api/v1/consumer-groups/${g}/queues/${q}/partitions/a/seek`, { timestamp: '2000-01-01T00:00:00Z' });
     assert.equal(start.body.cursorMovedTo, 0);
     assert.equal(await popCount(q, g), 2, 'partition a from the start');
+    const impossible = await call(b.url, 'POST', `/api/v1/consumer-groups/${g}/queues/${q}/seek`, { timestamp: '2020-02-30T00:00:00Z' });
+    assert.equal(impossible.status, 400, 'a day February lacks is not moved to 1 March');
+    assert.equal(impossible.body.code, 'invalid_request');
     const empty = await call(b.url, 'POST', `/api/v1/consumer-groups/${g}/queues/${q}/partitions/a/seek`);
     assert.equal(empty.body.updated, true, 'empty body ⇒ to end');
 
