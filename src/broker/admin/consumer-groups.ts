@@ -160,7 +160,7 @@ export async function laggingPartitions(v: ViewReads, minLagSeconds: number, now
 export async function groupDetail(v: ViewReads, name: string, now: number): Promise<GroupDetail> {
   const groups = groupsNamed(v, name);
   if (groups.length === 0) throw new QueenError('group_not_found', `Consumer group not found: ${name}`);
-  const queues: GroupDetail['queues'] = {};
+  const queues: GroupDetail['queues'] = Object.create(null) as GroupDetail['queues']; // queue names are any text, `__proto__` included
   for (const g of groups) {
     const s = await groupLagSummary(v, g, now, TIME_LAG_READS);
     const partitions: GroupPartitionRow[] = [];

@@ -49,6 +49,19 @@ describe('consumer groups', () => {
     assert.equal((await call(b.url, 'GET', '/api/v1/consumer-groups/no-such-group')).status, 404);
   });
 
+  test('a queue named like an Object.prototype key (__proto__, constructor) is listed in the group detail', async () => {
+    const g = uniqueName('proto-g');
+    for (const q of ['__proto__', 'constructor']) {
+      await call(b.url, 'POST', '/api/v1/push', { items: [{ queue: q, payload: 1 }, { queue: q, payload: 2 }] });
+      const p = await call(b.url, 'GET', `/api/v1/pop/queue/${q}?consumerGroup=${g}&subscriptionMode=all&batch=1`);
+      assert.equal(p.status, 200);
+    }
+    const d = await call(b.url, 'GET', `/api/v1/consumer-groups/${g}`);
+    assert.equal(d.status, 200);
+    assert.deepEqual(Object.keys(JSON.parse(d.text).queues).sort(), ['__proto__', 'constructor']);
+    assert.ok(JSON.parse(d.text).queues.constructor.totalLag >= 1);
+  });
+
   test('delete a group (one queue, all queues) and it re-registers afresh', async () => {
     const q1 = uniqueName();
     const q2 = uniqueName();
