@@ -75,7 +75,7 @@ export async function buildApp(config: Config, services: Services, log: Logger, 
         { maxHeaderSize: config.limits.maxHeaderBytes, noDelay: true, keepAliveTimeout: 65_000, requireHostHeader: false },
         nodeLevelGuard(handler, () => closing),
       );
-      installNodeLevelAnswers(server);
+      installNodeLevelAnswers(server, config.limits.maxBodyBytes);
       return server;
     },
   });

@@ -86,11 +86,22 @@ function answerRaw(res: ServerResponse, e: QueenError): void {
   res.end(body);
 }
 
+/** How many `Host` lines `raw` (Node's `rawHeaders`: name, value, name, …) holds; Node keeps the first of several. */
+function hostLines(raw: readonly string[]): number {
+  let n = 0;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!;
+    if (name.length === 4 && name.toLowerCase() === 'host') n++;
+  }
+  return n;
+}
+
 /**
  * Wraps the app's request handler with the answers Node would otherwise give bare (no body):
  * an HTTP/1.1 request without `Host` (400 `invalid_request`; the server must be created with
- * `requireHostHeader: false` so the request reaches this check) and a request arriving while the
- * app closes (503 `shutting_down`, instead of Fastify's body without a code).
+ * `requireHostHeader: false` so the request reaches this check), one with several `Host` lines
+ * (400 `invalid_request`: RFC 9112 §3.2; Node would keep the first) and a request arriving while
+ * the app closes (503 `shutting_down`, instead of Fastify's body without a code).
  * @param isClosing true once the app has begun to close
  */
 export function nodeLevelGuard(handler: RequestListener, isClosing: () => boolean): RequestListener {
@@ -98,6 +109,7 @@ export function nodeLevelGuard(handler: RequestListener, isClosing: () => boolea
     if (req.httpVersionMajor === 1 && req.httpVersionMinor === 1 && req.headers.host === undefined) {
       return answerRaw(res, new QueenError('invalid_request', 'an HTTP/1.1 request needs a Host header'));
     }
+    if (hostLines(req.rawHeaders) > 1) return answerRaw(res, new QueenError('invalid_request', 'a request must carry one Host header, not several (RFC 9112 §3.2)'));
     if (isClosing()) return answerRaw(res, new QueenError('shutting_down'));
     handler(req, res);
   };
@@ -105,12 +117,25 @@ export function nodeLevelGuard(handler: RequestListener, isClosing: () => boolea
 
 /**
  * Answers an `Expect` other than `100-continue` with 417 `expectation_failed` in the registry
- * shape (Node's own answer has no body), without running any route.
+ * shape (Node's own answer has no body), without running any route; and `Expect: 100-continue`
+ * itself: a `Content-Length` over `maxBodyBytes` is answered 413 `body_too_large` without the
+ * `100 Continue` that would invite the client to send the body, any other request gets its
+ * `100 Continue` and goes to the server's request handler as usual (with a `checkContinue`
+ * listener Node sends neither by itself).
+ * @param maxBodyBytes QUEEN_MAX_BODY_BYTES
  */
-export function installNodeLevelAnswers(server: Server): void {
+export function installNodeLevelAnswers(server: Server, maxBodyBytes: number): void {
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
     const what = String(req.headers.expect ?? '').slice(0, 64).replace(/[^\x20-\x7e]/g, '?');
     answerRaw(res, new QueenError('expectation_failed', `unsupported Expect: ${JSON.stringify(what)}; only 100-continue is supported`));
+  });
+  server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+    const declared = Number(req.headers['content-length']);
+    if (declared > maxBodyBytes) {
+      return answerRaw(res, new QueenError('body_too_large', `a request body of ${declared} bytes exceeds ${maxBodyBytes} bytes (QUEEN_MAX_BODY_BYTES)`));
+    }
+    res.writeContinue();
+    server.emit('request', req, res);
   });
 }
 

@@ -70,6 +70,53 @@ describe('answers below the routes carry the error shape', () => {
     assertShape(await rawRequest('GET /health HTTP/1.1\r\n\r\n'), 400, 'invalid_request');
   });
 
+  test('a request with two Host header lines answers 400 invalid_request (RFC 9112 §3.2)', async () => {
+    const a = await rawRequest('GET /health HTTP/1.1\r\nHost: a.example\r\nHost: b.example\r\n\r\n');
+    assertShape(a, 400, 'invalid_request');
+    assert.match(JSON.parse(a.body).error, /Host/);
+  });
+
+  test('Expect: 100-continue with a Content-Length over QUEEN_MAX_BODY_BYTES is refused before the body is invited', async () => {
+    const s = net.connect(b.port, '127.0.0.1');
+    try {
+      const first = await new Promise<string>((resolve, reject) => {
+        let got = '';
+        s.on('data', (d: Buffer) => { got += d.toString('latin1'); if (got.includes('\r\n\r\n')) resolve(got); });
+        s.on('error', reject);
+        s.on('end', () => resolve(got));
+        s.write(`POST /api/v1/push HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: ${128 * 1024 * 1024}\r\n\r\n`);
+      });
+      assert.match(first, /^HTTP\/1\.1 413 /, `the first answer: ${JSON.stringify(first.slice(0, 200))}`);
+      assert.match(first, /body_too_large/);
+    } finally {
+      s.destroy();
+    }
+  });
+
+  test('Expect: 100-continue within the limit is invited and then served', async () => {
+    const body = '{"items":[{"queue":"q-continue","payload":7}]}';
+    const s = net.connect(b.port, '127.0.0.1');
+    try {
+      const answer = await new Promise<string>((resolve, reject) => {
+        let got = '';
+        let sent = false;
+        s.on('data', (d: Buffer) => {
+          got += d.toString('latin1');
+          if (!sent && /^HTTP\/1\.1 100 /.test(got) && got.includes('\r\n\r\n')) { sent = true; s.write(body); }
+          if (/HTTP\/1\.1 201 [^]*\r\n\r\n\[/.test(got) && got.endsWith(']')) resolve(got);
+        });
+        s.on('error', reject);
+        s.on('end', () => resolve(got));
+        s.write(`POST /api/v1/push HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: ${body.length}\r\n\r\n`);
+      });
+      assert.match(answer, /^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 201 /, JSON.stringify(answer.slice(0, 200)));
+    } finally {
+      s.destroy();
+    }
+    const pop = await call(b.url, 'GET', '/api/v1/pop/queue/q-continue?batch=1');
+    assert.equal(pop.body.messages[0].data, 7);
+  });
+
   test('a malformed request line answers 400 invalid_request', async () => {
     assertShape(await rawRequest('GET /health HTTP/9.Z\r\nHost: x\r\n\r\n'), 400, 'invalid_request');
     assertShape(await rawRequest('BL\u0001AH\r\n\r\n'), 400, 'invalid_request');
