@@ -106,6 +106,7 @@ export function describeJsonError(e: unknown): string {
     : /^Expected ',' or ']'/.test(m) ? "expected ',' or ']'"
     : /^Expected ':'/.test(m) ? "expected ':'"
     : /^Unexpected non-whitespace character after JSON/.test(m) ? 'unexpected text after the JSON value'
+    : /^Unexpected token '\uFEFF'/.test(m) ? 'a byte order mark (U+FEFF) at the start: JSON text must not begin with one (RFC 8259 §8.1)'
     : /^(Unexpected token|Unexpected number|Unexpected string)/.test(m) ? 'unexpected character'
     : 'malformed JSON';
   return `bad body: ${what}${pos !== undefined ? ` at position ${pos}` : ''}`;

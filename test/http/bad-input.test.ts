@@ -25,6 +25,12 @@ describe('bad input gets a clear 4xx, never a 500', () => {
     assert.match(r.body.error, /^bad body: /);
   });
 
+  test('a body that starts with a byte order mark is refused, naming the mark', async () => {
+    const r = await call(b.url, 'POST', '/api/v1/push', '\ufeff{"items":[]}');
+    expectError(r, 400, 'bad_json');
+    assert.match(r.body.error, /byte order mark \(U\+FEFF\)/);
+  });
+
   // JSON text is UTF-8 (RFC 8259 §8.1). Decoding other bytes leniently would store U+FFFD in place
   // of what was sent: altered data behind a 201 (the reference hardened the same input in 0.15.5,
   // queen-mq/queen: CHANGELOG.md, "Malformed-payload hardening").
@@ -94,7 +100,9 @@ describe('bad input gets a clear 4xx, never a 500', () => {
 
   test('configure: missing queue, bad mode, bad option values name the option', async () => {
     expectError(await call(b.url, 'POST', '/api/v1/configure', {}), 400, 'queue_required');
-    expectError(await call(b.url, 'POST', '/api/v1/configure', { queue: 1 }), 400, 'queue_required');
+    const typed = await call(b.url, 'POST', '/api/v1/configure', { queue: 1 });
+    expectError(typed, 400, 'queue_required');
+    assert.equal(typed.body.error, 'queue must be a string, got number');
     expectError(await call(b.url, 'POST', '/api/v1/configure', { queue: 'q', mode: 'upsert' }), 400, 'invalid_request');
     const r = await call(b.url, 'POST', '/api/v1/configure', { queue: 'q', options: { leaseTime: 'long' } });
     expectError(r, 400, 'invalid_option');

@@ -33,7 +33,9 @@ export async function configureRoutes(app: FastifyInstance, { broker }: RouteCon
       if (b === undefined || b === null || typeof b !== 'object' || Array.isArray(b)) {
         throw new QueenError('queue_required', 'queue is required (body must be a JSON object)');
       }
-      if (typeof (b as ConfigureBody).queue !== 'string') throw new QueenError('queue_required');
+      const queue = (b as ConfigureBody).queue as unknown;
+      if (queue === undefined || queue === null) throw new QueenError('queue_required');
+      if (typeof queue !== 'string') throw new QueenError('queue_required', `queue must be a string, got ${Array.isArray(queue) ? 'array' : typeof queue}`);
     },
     schema: { body: bodySchema },
   }, async (req) => {

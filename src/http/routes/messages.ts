@@ -22,7 +22,8 @@ export async function messageRoutes(app: FastifyInstance, { broker, ops, views }
     if (status !== undefined && !STATUSES.includes(status as MessageStatus)) {
       throw new QueenError('invalid_request', `status must be one of ${STATUSES.join(', ')}, got ${JSON.stringify(status)}`);
     }
-    if ((qString(q, 'offset') ?? '') !== '' && qInt(q, 'offset', 0, 0, 0) !== 0) {
+    const offset = qString(q, 'offset') ?? '';
+    if (offset !== '' && offset !== '0') {
       throw new QueenError('invalid_request', 'offset paging is not supported: use cursor (pagination.nextCursor)');
     }
     return wire(await views.listMessages(req.tenant, {

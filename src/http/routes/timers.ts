@@ -66,7 +66,7 @@ export function toTimerOp(raw: unknown, at: string, maxPayloadBytes: number): Ti
   for (const f of ['partition', 'txn'] as const) {
     if (o[f] !== undefined && typeof o[f] !== 'string') throw bad(`${at}.${f} must be a string`);
   }
-  if (o.delayMs !== undefined && (typeof o.delayMs !== 'number' || !Number.isFinite(o.delayMs))) throw bad(`${at}.delayMs must be a number`);
+  if (o.delayMs !== undefined && (typeof o.delayMs !== 'number' || !Number.isFinite(o.delayMs))) throw bad(`${at}.delayMs must be a finite number of ms`);
   if (o.payloadZstd !== undefined && o.payloadZstd !== false) {
     throw new QueenError('timer_unsupported', `${at}.payloadZstd: zstd-compressed timer payloads are not supported; send plain base64 JSON`);
   }

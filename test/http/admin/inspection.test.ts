@@ -155,6 +155,16 @@ describe('resources', () => {
     assert.equal(r.body.code, 'group_not_found');
     assert.equal((await call(b.url, 'GET', '/api/v1/resources/queues/x/partitions?limit=abc')).status, 400);
   });
+
+  test('offset paging of /messages is refused with a message that names the cursor to use instead', async () => {
+    const q = uniqueName();
+    await push(q, [{ payload: 1 }]);
+    const r = await call(b.url, 'GET', `/api/v1/messages?queue=${q}&offset=5`);
+    assert.equal(r.status, 400);
+    assert.equal(r.body.code, 'invalid_request');
+    assert.match(r.body.error, /offset paging is not supported: use cursor/);
+    assert.equal((await call(b.url, 'GET', `/api/v1/messages?queue=${q}&offset=0`)).status, 200, 'offset 0 is the first page');
+  });
 });
 
 describe('messages', () => {
