@@ -18,8 +18,10 @@ import { wire } from '../schemas/wire.js';
 function seekTarget(body: unknown, emptyIsEnd: boolean): SeekTarget {
   const b = bodyObject(body);
   if (b.toEnd !== undefined && typeof b.toEnd !== 'boolean') throw new QueenError('invalid_request', 'toEnd must be a boolean');
+  const hasTimestamp = b.timestamp !== undefined && b.timestamp !== null;
+  if (b.toEnd === true && hasTimestamp) throw new QueenError('invalid_request', 'give toEnd=true or a timestamp, not both', { success: false });
   if (b.toEnd === true) return { toEnd: true };
-  if (b.timestamp !== undefined && b.timestamp !== null) {
+  if (hasTimestamp) {
     const t = typeof b.timestamp === 'string' ? parseIso(b.timestamp) : undefined;
     if (t === undefined) throw new QueenError('invalid_request', 'timestamp must be an ISO-8601 timestamp');
     return { timestamp: t };

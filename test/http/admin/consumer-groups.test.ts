@@ -113,6 +113,9 @@ describe('consumer groups', () => {
     const impossible = await call(b.url, 'POST', `/api/v1/consumer-groups/${g}/queues/${q}/seek`, { timestamp: '2020-02-30T00:00:00Z' });
     assert.equal(impossible.status, 400, 'a day February lacks is not moved to 1 March');
     assert.equal(impossible.body.code, 'invalid_request');
+    const both = await call(b.url, 'POST', `/api/v1/consumer-groups/${g}/queues/${q}/seek`, { toEnd: true, timestamp: '2000-01-01T00:00:00Z' });
+    assert.equal(both.status, 400, 'toEnd and a timestamp contradict each other');
+    assert.match(both.body.error, /not both/);
     const empty = await call(b.url, 'POST', `/api/v1/consumer-groups/${g}/queues/${q}/partitions/a/seek`);
     assert.equal(empty.body.updated, true, 'empty body ⇒ to end');
 
