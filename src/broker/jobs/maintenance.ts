@@ -19,8 +19,7 @@ import { newId } from '../../util/ids.js';
 import { RawJson, stringifyClientJson } from '../../util/json.js';
 import type { Activity } from '../admin/activity.js';
 import type { Broker } from '../broker.js';
-import { appendPush, planPush, queueOptionsOf, type PushItem, type PushResult } from '../messaging/push.js';
-import { QUEUE_DEFAULTS } from '../../model/options.js';
+import { appendPush, dedupWindowMsOf, planPush, queueOptionsOf, repeatKey, type PushItem, type PushResult } from '../messaging/push.js';
 
 /** Items per replay unit of work. */
 const REPLAY_CHUNK = 500;
@@ -178,8 +177,7 @@ export class Maintenance {
       const messageId = newId();
       const t = item.transactionId ? item.transactionId : messageId;
       engine.checkName('transactionId', t);
-      const dedupKey = item.transactionId && (options.get(item.queue) ?? QUEUE_DEFAULTS).dedupWindowSeconds > 0
-        ? `${item.queue}\u0000${partition}\u0000${t}` : undefined; // names never hold NUL
+      const dedupKey = item.transactionId && dedupWindowMsOf(options, item.queue) > 0 ? repeatKey(item.queue, partition, t) : undefined;
       const first = dedupKey === undefined ? undefined : firstOf.get(dedupKey);
       if (first) {
         results.push({ index, message_id: first.message_id, transaction_id: t, queueName: item.queue, partition, status: 'duplicate' });

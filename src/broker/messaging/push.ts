@@ -42,6 +42,23 @@ export async function queueOptionsOf(
   return out;
 }
 
+/**
+ * The dedup window of `queue`, ms, for items with a caller-named transactionId (0: dedup off).
+ * @param options the options of the queues a request names ({@link queueOptionsOf})
+ */
+export function dedupWindowMsOf(options: QueueOptionsByName, queue: string): number {
+  return (options.get(queue) ?? QUEUE_DEFAULTS).dedupWindowSeconds * 1000;
+}
+
+/**
+ * What an item repeats an earlier item of its request by (docs/http-api.md#dedup): its queue,
+ * partition and caller-named transactionId. Only items of a queue whose dedup window is on
+ * ({@link dedupWindowMsOf}) are repeats.
+ */
+export function repeatKey(queue: string, partition: string, transactionId: string): string {
+  return `${queue}\u0000${partition}\u0000${transactionId}`; // names never hold NUL
+}
+
 /** One message to append, as the push body and transaction push ops carry it. */
 export interface PushItem {
   queue: string;
@@ -123,10 +140,10 @@ export function planPush(ctx: PushContext, options: QueueOptionsByName, items: r
       index, queue, partition, transactionId, messageId, explicit: explicitTxn,
       traceId: typeof item.traceId === 'string' && item.traceId !== '' ? item.traceId : null,
       stored: ctx.codec.encode(q?.encryptionEnabled ?? false, json),
-      dedupWindowMs: explicitTxn ? (q ?? QUEUE_DEFAULTS).dedupWindowSeconds * 1000 : 0,
+      dedupWindowMs: explicitTxn ? dedupWindowMsOf(options, queue) : 0,
     };
     if (p.dedupWindowMs > 0) { // a window of 0 turns dedup off, for repeats inside the request too
-      const key = `${queue}\u0000${partition}\u0000${transactionId}`;
+      const key = repeatKey(queue, partition, transactionId);
       const first = seen.get(key);
       if (first !== undefined) {
         p.repeatOf = first;
