@@ -3,6 +3,7 @@
  * accepts (queen-mq/queen: clients/client-cli/internal/timefmt/parse.go), see
  * docs/cli.md#time-arguments.
  */
+import { parseIso } from '../util/time.js';
 import { userError } from './errors.js';
 
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
@@ -34,9 +35,8 @@ export function parseTime(text: string, nowMs = Date.now()): number {
   const rel = parseDurationMs(low.endsWith(' ago') ? low.slice(0, -4) : low);
   if (rel !== undefined) return nowMs - rel;
   if (/^\d+$/.test(s) && Number(s) > 1_000_000_000) return Number(s) * 1000;
-  const iso = /^\d{4}-\d{2}-\d{2}$/.test(s) ? `${s}T00:00:00Z` : /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(\.\d+)?$/.test(s) ? `${s.replace(' ', 'T')}Z` : s;
-  const ms = /^\d{4}-\d{2}-\d{2}T/.test(iso) ? Date.parse(iso) : NaN;
-  if (Number.isNaN(ms)) throw userError(`unrecognised time "${text}" (use now, beginning, "15m ago", RFC 3339 or Unix seconds)`);
+  const ms = parseIso(s); // the broker's own reading: no offset = UTC, a day its month lacks refused
+  if (ms === undefined) throw userError(`unrecognised time "${text}" (use now, beginning, "15m ago", RFC 3339 or Unix seconds)`);
   return ms;
 }
 

@@ -27,7 +27,7 @@ test('time arguments: now, beginning, relative, Unix seconds, RFC 3339, dates; a
   assert.equal(parseTime('2026-05-06T10:00:00.250+02:00', NOW), Date.parse('2026-05-06T08:00:00.250Z'));
   assert.equal(parseTime('2026-05-06', NOW), Date.parse('2026-05-06T00:00:00Z'));
   assert.equal(parseTime('2026-05-06 10:00:00', NOW), Date.parse('2026-05-06T10:00:00Z'));
-  for (const bad of ['', 'yesterday', '5 parsecs ago', '12', '2026-13-45']) {
+  for (const bad of ['', 'yesterday', '5 parsecs ago', '12', '2026-13-45', '2026-02-30', '2026-04-31T10:00:00Z']) {
     assert.throws(() => parseTime(bad, NOW), (e: unknown) => e instanceof CliError && e.code === 1, bad);
   }
   assert.equal(parseDurationMs('500ms'), 500);
