@@ -7,6 +7,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { STATUS_CODES, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { ERRORS, isQueenError, QueenError } from '../errors.js';
+import { hostProblem } from '../util/http-head.js';
 import { describeJsonError } from './body-encoding.js';
 
 function fromFastify(e: FastifyError): QueenError | undefined {
@@ -49,6 +50,30 @@ export function unsafePath(url: string): boolean {
   return path.includes('//') || /\/\.\.?(?:\/|$)/.test(path);
 }
 
+/**
+ * The first query parameter of `url` whose text is not valid percent-encoded UTF-8 (a `%` not
+ * followed by two hex digits, or escapes that decode to no UTF-8 character), named as sent (decoded
+ * when its name itself decodes); undefined when every parameter decodes. Fastify's query parser
+ * keeps a broken escape as its three characters, so `%FF` and `%25FF` would read as one name
+ * (RFC 3986 §2.1, WHATWG URL's application/x-www-form-urlencoded parser refuses neither). Only a
+ * query holding a `%` is examined.
+ */
+export function brokenQueryParameter(url: string): string | undefined {
+  const q = url.indexOf('?');
+  if (q === -1 || url.indexOf('%', q) === -1) return undefined;
+  for (const pair of url.slice(q + 1).split('&')) {
+    if (!pair.includes('%')) continue;
+    try {
+      decodeURIComponent(pair);
+    } catch {
+      const eq = pair.indexOf('=');
+      const name = eq === -1 ? pair : pair.slice(0, eq);
+      try { return decodeURIComponent(name.replace(/\+/g, ' ')); } catch { return name; }
+    }
+  }
+  return undefined;
+}
+
 /** The answer to a URL the router cannot even decode (Fastify's own framework errors). */
 export function frameworkError(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
   const e = error.code === 'FST_ERR_BAD_URL' || error.code === 'FST_ERR_ASYNC_CONSTRAINT'
@@ -86,30 +111,17 @@ function answerRaw(res: ServerResponse, e: QueenError): void {
   res.end(body);
 }
 
-/** How many `Host` lines `raw` (Node's `rawHeaders`: name, value, name, …) holds; Node keeps the first of several. */
-function hostLines(raw: readonly string[]): number {
-  let n = 0;
-  for (let i = 0; i < raw.length; i += 2) {
-    const name = raw[i]!;
-    if (name.length === 4 && name.toLowerCase() === 'host') n++;
-  }
-  return n;
-}
-
 /**
  * Wraps the app's request handler with the answers Node would otherwise give bare (no body):
- * an HTTP/1.1 request without `Host` (400 `invalid_request`; the server must be created with
- * `requireHostHeader: false` so the request reaches this check), one with several `Host` lines
- * (400 `invalid_request`: RFC 9112 §3.2; Node would keep the first) and a request arriving while
+ * a missing or repeated `Host` (400 `invalid_request`, src/util/http-head.ts; the server must be
+ * created with `requireHostHeader: false` so a request without one reaches this check) and a request arriving while
  * the app closes (503 `shutting_down`, instead of Fastify's body without a code).
  * @param isClosing true once the app has begun to close
  */
 export function nodeLevelGuard(handler: RequestListener, isClosing: () => boolean): RequestListener {
   return (req: IncomingMessage, res: ServerResponse) => {
-    if (req.httpVersionMajor === 1 && req.httpVersionMinor === 1 && req.headers.host === undefined) {
-      return answerRaw(res, new QueenError('invalid_request', 'an HTTP/1.1 request needs a Host header'));
-    }
-    if (hostLines(req.rawHeaders) > 1) return answerRaw(res, new QueenError('invalid_request', 'a request must carry one Host header, not several (RFC 9112 §3.2)'));
+    const host = hostProblem(req);
+    if (host !== undefined) return answerRaw(res, new QueenError('invalid_request', host));
     if (isClosing()) return answerRaw(res, new QueenError('shutting_down'));
     handler(req, res);
   };
@@ -147,6 +159,12 @@ export function installErrorHandling(app: FastifyInstance): void {
   app.addHook('onRequest', (request, reply, done) => { // callback style: no promise per request
     if (unsafePath(request.url)) {
       reply.code(400).type('application/json').send(new QueenError('invalid_path').toJSON());
+      return;
+    }
+    const broken = brokenQueryParameter(request.url);
+    if (broken !== undefined) {
+      const e = new QueenError('invalid_request', `query parameter ${JSON.stringify(broken)} is not valid percent-encoded UTF-8 (a % must start an escape of two hex digits, and the escapes must spell UTF-8)`);
+      reply.code(400).type('application/json').send(e.toJSON());
       return;
     }
     done();

@@ -28,7 +28,7 @@ import type { ProxyConfig } from '../config/proxy.js';
 import type { ErrorCode } from '../errors.js';
 import { PROXY_QUOTA } from '../model/in-process.js';
 import type { Clock } from '../util/clock.js';
-import { refuseRaw, type RefuseOptions } from './envelope.js';
+import { inviteBody, refuseRaw, type RefuseOptions } from './envelope.js';
 import { armUpstreamBudget, isLongPoll, isPop, prepareForBroker, upstreamBudgetMs, type BrokerRouter } from './forward.js';
 import type { Buckets } from './limits.js';
 import type { Meter } from './meter.js';
@@ -131,6 +131,7 @@ export function dataPlane(deps: DataPlaneDeps): DataPlane {
       meter.upstreamTimeout(tenant ?? 'none');
       log.warn({ method, path, budget_ms: budget, code: 'upstream_timeout' }, 'proxy: the broker did not answer within the budget');
     }, pop);
+    inviteBody(req, res);
     router(req, res);
   };
 

@@ -31,10 +31,11 @@ import { routerPath } from '../auth/request-path.js';
 import type { ProxyConfig } from '../config/proxy.js';
 import { QueenError } from '../errors.js';
 import type { Clock } from '../util/clock.js';
+import { hostProblem } from '../util/http-head.js';
 import { sameSecret } from '../util/secret.js';
 import { controlPlaneRoutes } from './cp.js';
 import { dataPlane } from './data-plane.js';
-import { refuse, refuseRaw } from './envelope.js';
+import { holdBody, inviteBody, refuse, refuseRaw } from './envelope.js';
 import { responseWithHeaders } from './response.js';
 import { brokerCaller, type BrokerRouter } from './forward.js';
 import { Quotas, type TenantReads } from './quotas.js';
@@ -152,6 +153,16 @@ export async function buildProxy(deps: ProxyDeps): Promise<{ app: FastifyInstanc
           if (socket._writableState) socket._writableState.highWaterMark = 1024 * 1024;
         });
       }
+      // `Expect: 100-continue`: no automatic 100; the head's checks run first and the body is
+      // invited just before it is read (envelope.ts inviteBody), a refusal closes instead. Any
+      // other expectation: 417 in the envelope (Node's own answer has no body).
+      server.on('checkContinue', (req: http.IncomingMessage, res: http.ServerResponse) => {
+        holdBody(req);
+        server.emit('request', req, res);
+      });
+      server.on('checkExpectation', (_req: http.IncomingMessage, res: http.ServerResponse) => {
+        refuseRaw(res, 'expectation_failed', 'unsupported Expect; only 100-continue is supported', { close: true });
+      });
       server.on('tlsClientError', (e: Error & { code?: string }) => log.debug({ code: e.code }, 'proxy TLS client error'));
       server.headersTimeout = 10_000 + 65_000; // the header-read budget starts when the idle socket was last used
       return server;
@@ -224,6 +235,8 @@ export async function buildProxy(deps: ProxyDeps): Promise<{ app: FastifyInstanc
       res.end('{"error":"Service Unavailable","message":"Service Unavailable","statusCode":503}');
       return;
     }
+    const host = hostProblem(req);
+    if (host !== undefined) return refuseRaw(res, 'invalid_request', host, { close: true });
     const url = req.url ?? '/';
     const q = url.indexOf('?');
     const rawPath = q === -1 ? url : url.slice(0, q);
@@ -237,7 +250,10 @@ export async function buildProxy(deps: ProxyDeps): Promise<{ app: FastifyInstanc
     if (path.startsWith('/api/v1/ephemeral/') && deps.raftToken !== undefined && header(req, 'x-queen-eph-fwd') !== undefined) {
       const token = header(req, 'x-queen-raft-token');
       // A verified relay between brokers: the router checks it again and honours its tenant.
-      if (token !== undefined && sameSecret(token, deps.raftToken)) return router(req, res);
+      if (token !== undefined && sameSecret(token, deps.raftToken)) {
+        inviteBody(req, res);
+        return router(req, res);
+      }
     }
     if (ownRoute(req.method ?? 'GET', path)) return fastify(req, res);
     plane.handle(req, res, path);
@@ -267,6 +283,11 @@ export async function buildProxy(deps: ProxyDeps): Promise<{ app: FastifyInstanc
     const credential = sessionCredential(req, path, config);
     if (credential?.from === 'cookie' && changesState(req.method) && !originAllowed(req, config)) return refuse(reply, 'csrf_rejected');
     // the console routes (src/proxy/console.ts)
+  });
+  // Reached only by heads the hook above let through: a held body is invited now (envelope.ts).
+  app.addHook('onRequest', (req, reply, done) => {
+    inviteBody(req.raw, reply.raw);
+    done();
   });
 
   await app.register(controlPlaneRoutes, { state, meter, broker: brokerCall, purge: deps.usage, s3: new S3Settings(state, deps.keyRing, clock) });

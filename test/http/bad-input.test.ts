@@ -169,6 +169,25 @@ describe('bad input gets a clear 4xx, never a 500', () => {
     assert.equal((await raw('/api/v1/pop/queue/a%2Fb')).status, 204, 'an encoded slash in a name is a name, not a separator');
   });
 
+  // A query parser that keeps a broken escape as its three characters would read `%FF` and `%25FF`
+  // as the same consumer group: two different requests, one name.
+  test('a query string with a broken percent escape or one that is not UTF-8 answers 400 invalid_request naming the parameter', async () => {
+    const q = uniqueName();
+    assert.equal((await call(b.url, 'POST', '/api/v1/push', { items: [{ queue: q, payload: { n: 1 } }] })).status, 201);
+    for (const [query, name] of [['consumerGroup=%FF', 'consumerGroup'], ['consumerGroup=g%E2%82', 'consumerGroup'], ['batch=1&consumerGroup=a%zz', 'consumerGroup'], ['wait=false&%FF=1', '%FF']] as const) {
+      const r = await call(b.url, 'GET', `/api/v1/pop/queue/${q}?${query}`);
+      expectError(r, 400, 'invalid_request');
+      assert.match(r.body.error, /percent-encoded UTF-8/, query);
+      assert.ok(r.body.error.includes(JSON.stringify(name)), `${query}: ${r.body.error}`);
+    }
+    const literal = await call(b.url, 'GET', `/api/v1/pop/queue/${q}?consumerGroup=%25FF&autoAck=true`);
+    assert.equal(literal.status, 200, literal.text);
+    assert.equal(literal.body.consumerGroup, '%FF', 'an escaped percent sign is a percent sign');
+    const utf8 = await call(b.url, 'GET', `/api/v1/pop/queue/${q}?consumerGroup=caf%C3%A9+x&autoAck=true`);
+    assert.equal(utf8.status, 200, utf8.text);
+    assert.equal(utf8.body.consumerGroup, 'café x');
+  });
+
   test('oversized headers answer 431 in the registry shape', async () => {
     const r = await new Promise<{ status: number; body: any }>((resolve, reject) => {
       const u = new URL(b.url);

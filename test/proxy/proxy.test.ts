@@ -314,6 +314,64 @@ describe('embedded proxy fronting PORT', () => {
     assert.ok(Date.now() - t0 < 1000);
   });
 
+  test('raw socket: a missing or repeated Host answers 400 invalid_request on the proxy listener, as on PORT', async () => {
+    for (const head of ['GET /health HTTP/1.1\r\nHost: a.example\r\nHost: b.example\r\n\r\n', 'GET /health HTTP/1.1\r\n\r\n',
+      `POST /api/v1/push HTTP/1.1\r\nHost: a\r\nhost: b\r\nAuthorization: Bearer ${acme.key}\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}`]) {
+      const r = await raw(b.port, head);
+      assert.match(r.answer, /^HTTP\/1\.1 400 /, head);
+      assert.match(r.answer, /\r\nx-frame-options: DENY\r\n/i, 'the listener\'s security headers');
+      const body = JSON.parse(r.answer.slice(r.answer.indexOf('\r\n\r\n') + 4)) as { code: string; error: string };
+      assert.equal(body.code, 'invalid_request', r.answer);
+      assert.match(body.error, /Host/);
+      assert.ok(r.closed, 'the connection is closed');
+    }
+  });
+
+  test('raw socket: Expect: 100-continue is answered 100 only once the head passed its checks; a refusal closes without inviting the body', async () => {
+    const expect = (path: string, headers: string, length: number) =>
+      `POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nExpect: 100-continue\r\n${headers}Content-Length: ${length}\r\n\r\n`;
+    for (const [what, head, status] of [
+      ['no key', expect('/api/v1/push', '', 50_000_000), 401],
+      ['wrong control-plane token', expect('/api/cp/tenants', 'x-queen-cp-token: wrong\r\n', 1000), 401],
+      ['over the body cap', expect('/api/v1/push', `Authorization: Bearer ${acme.key}\r\n`, 50_000_000), 413],
+      ['control plane over 1 MiB', expect('/api/cp/tenants', `x-queen-cp-token: ${CP_TOKEN}\r\n`, 2 * 1024 * 1024), 413],
+    ] as const) {
+      const started = Date.now();
+      const r = await raw(b.port, head);
+      assert.doesNotMatch(r.answer, /100 Continue/, `${what}: the body is not invited`);
+      assert.match(r.answer, new RegExp(`^HTTP/1\\.1 ${status} `), `${what}: ${r.answer}`);
+      assert.ok(r.closed, `${what}: the connection is closed`);
+      assert.ok(Date.now() - started < 1000, what);
+    }
+    // Passing heads: 100 Continue, then the body, then the answer (data plane and control plane).
+    const q = uniqueName('expect');
+    const body = JSON.stringify({ items: [{ queue: q, payload: { n: 1 } }] });
+    for (const [path, headers, text, status] of [
+      ['/api/v1/push', `Authorization: Bearer ${acme.key}\r\n`, body, 201],
+      ['/api/cp/tenants', `x-queen-cp-token: ${CP_TOKEN}\r\n`, '{}', 400],
+    ] as const) {
+      const answer = await new Promise<string>((resolve, reject) => {
+        const s = net.connect(b.port, '127.0.0.1');
+        let got = '';
+        let sent = false;
+        const t = setTimeout(() => { s.destroy(); reject(new Error(`no answer: ${JSON.stringify(got)}`)); }, 5000);
+        s.on('data', (d) => {
+          got += d.toString();
+          if (!sent && got.startsWith('HTTP/1.1 100 Continue\r\n\r\n')) { sent = true; s.write(text); }
+          const rest = got.replace(/^HTTP\/1\.1 100 Continue\r\n\r\n/, '');
+          const end = rest.indexOf('\r\n\r\n');
+          const length = /\r\ncontent-length: (\d+)\r\n/i.exec(rest.slice(0, end + 2));
+          if (end !== -1 && length && Buffer.byteLength(rest.slice(end + 4)) >= Number(length[1])) { clearTimeout(t); s.destroy(); resolve(got); }
+        });
+        s.on('error', reject);
+        s.write(`POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nExpect: 100-continue\r\n${headers}Content-Length: ${Buffer.byteLength(text)}\r\n\r\n`);
+      });
+      assert.match(answer, new RegExp(`^HTTP/1\\.1 100 Continue\\r\\n\\r\\nHTTP/1\\.1 ${status} `), `${path}: ${answer}`);
+    }
+    const popped = await withKey(b.url, acme.key, 'GET', `/api/v1/pop/queue/${q}?autoAck=true`);
+    assert.deepEqual(popped.body.messages.map((m: { data: unknown }) => m.data), [{ n: 1 }], 'the invited body was pushed');
+  });
+
   test('/auth/me without a cookie is 401 no session; an unknown /api path is blocked before authentication', async () => {
     assert.deepEqual((await call(b.url, 'GET', '/auth/me')).body, { error: 'no session', code: 'unauthorized' });
     assert.deepEqual((await call(b.url, 'GET', '/api/v2/anything')).body, { error: 'not available', code: 'route_blocked' });
