@@ -14,7 +14,9 @@ import { registerAuth } from '../auth/index.js';
 import { installTenancy } from './tenant.js';
 import { attachRouteSchemas, registerOpenApi } from './schemas/index.js';
 import { AJV_OPTIONS, RouteValidators, type CompileValidators } from './schemas/validators.js';
-import { bodyText, decodeBody, describeJsonError } from './body-encoding.js';
+import { proxyBodyCap } from '../model/in-process.js';
+import { ClosingResponse } from '../util/http-head.js';
+import { bodyText, capBody, decodeBody, describeJsonError } from './body-encoding.js';
 import { clientError, frameworkError, installErrorHandling, installNodeLevelAnswers, nodeLevelGuard } from './errors.js';
 import { authRoutes } from './routes/auth.js';
 import { ackRoutes } from './routes/ack.js';
@@ -72,7 +74,7 @@ export async function buildApp(config: Config, services: Services, log: Logger, 
     schemaController: { compilersFactory: { buildValidator: validators.factory(), buildSerializer: () => () => (data: unknown) => stringifyClientJson(data) } },
     serverFactory: (handler) => {
       const server = http.createServer(
-        { maxHeaderSize: config.limits.maxHeaderBytes, noDelay: true, keepAliveTimeout: 65_000, requireHostHeader: false },
+        { ServerResponse: ClosingResponse, maxHeaderSize: config.limits.maxHeaderBytes, noDelay: true, keepAliveTimeout: 65_000, requireHostHeader: false },
         nodeLevelGuard(handler, () => closing),
       );
       installNodeLevelAnswers(server, config.limits.maxBodyBytes);
@@ -106,10 +108,13 @@ export async function buildApp(config: Config, services: Services, log: Logger, 
   await registerOpenApi(app, VERSION);
   // gzip / deflate / br bodies, decoded size capped by QUEEN_MAX_BODY_BYTES (src/http/body-encoding.ts)
   // (callback style: no promise per request)
+  // Through the embedded proxy, its body cap is counted as the body is read (src/model/in-process.ts PROXY_BODY_CAP).
   app.addHook('preParsing', (req, _reply, payload, done) => {
     let decoded;
     try {
-      decoded = decodeBody(req.headers['content-encoding'], payload, config.limits.maxBodyBytes);
+      const cap = proxyBodyCap(req.raw);
+      const wire = cap !== undefined && req.headers['transfer-encoding'] !== undefined ? capBody(req.raw, payload, cap) : payload;
+      decoded = decodeBody(req.headers['content-encoding'], wire, config.limits.maxBodyBytes, cap !== undefined && cap < config.limits.maxBodyBytes ? cap : undefined);
     } catch (e) {
       return done(e as Error);
     }

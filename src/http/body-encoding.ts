@@ -34,15 +34,50 @@ function decoder(encoding: string): Transform | undefined {
 /** A decoded body stream, with the encoded byte count Fastify checks against Content-Length. */
 type Decoded = Transform & { receivedEncodedLength: number };
 
+/** Bytes read so far of each request body counted by {@link capBody}, by raw request. */
+const counted = new WeakMap<object, { received: number }>();
+
+/**
+ * `payload` (the body of `raw`, a request without `Content-Length`: chunked) passed through a
+ * counter that errors with QueenError `payload_too_large` (413, `request body over <cap> bytes`)
+ * at the first chunk past `capBytes` (the embedded proxy's cap, src/model/in-process.ts
+ * PROXY_BODY_CAP). The count is readable with {@link bodyBytesRead}.
+ */
+export function capBody(raw: object, payload: Readable, capBytes: number): Readable {
+  const state = { received: 0 };
+  counted.set(raw, state);
+  const out = new Transform({
+    transform(chunk: Buffer, _enc, cb) {
+      state.received += chunk.length;
+      if (state.received > capBytes) {
+        cb(new QueenError('payload_too_large', `request body over ${capBytes} bytes`));
+        return;
+      }
+      cb(null, chunk);
+    },
+  });
+  payload.on('error', (e: Error) => { if (!out.destroyed) out.destroy(e); });
+  out.on('error', () => payload.unpipe(out));
+  payload.pipe(out);
+  return out;
+}
+
+/** The bytes {@link capBody} counted of `raw`'s body (0 when it counted none). */
+export function bodyBytesRead(raw: object): number {
+  return counted.get(raw)?.received ?? 0;
+}
+
 /**
  * The stream of the decoded body for `header` (a request's `Content-Encoding`), or `payload` itself
  * for no encoding or `identity`.
  * @param limitBytes the largest decoded body, bytes (QUEEN_MAX_BODY_BYTES)
+ * @param capBytes the embedded proxy's cap when the request came through it and the cap is below
+ *   `limitBytes`: the decoded body past it errors with `payload_too_large` instead
  * @throws QueenError `unsupported_encoding` (415) naming the encoding
  * The returned stream errors with QueenError `body_too_large` (413) once the decoded body passes
  * `limitBytes`, and with `invalid_request` (400) when the body is not valid data of its encoding.
  */
-export function decodeBody(header: string | string[] | undefined, payload: Readable, limitBytes: number): Readable {
+export function decodeBody(header: string | string[] | undefined, payload: Readable, limitBytes: number, capBytes?: number): Readable {
   if (header === undefined) return payload;
   const raw = Array.isArray(header) ? header.join(', ') : header;
   const encoding = raw.trim().toLowerCase();
@@ -56,6 +91,10 @@ export function decodeBody(header: string | string[] | undefined, payload: Reada
   const out = new Transform({
     transform(chunk: Buffer, _enc, cb) {
       decoded += chunk.length;
+      if (capBytes !== undefined && decoded > capBytes) {
+        cb(new QueenError('payload_too_large', `request body over ${capBytes} bytes`));
+        return;
+      }
       if (decoded > limitBytes) {
         cb(new QueenError('body_too_large', `decoded request body exceeds ${limitBytes} bytes (QUEEN_MAX_BODY_BYTES)`));
         return;

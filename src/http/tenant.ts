@@ -16,6 +16,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { QueenError } from '../errors.js';
 import { quotaCheck, RateRefusal } from '../model/in-process.js';
+import { bodyBytesRead } from './body-encoding.js';
 import { DEFAULT_TENANT, PROXY_TENANT, TENANT_UUID } from '../model/tenancy.js';
 import { routerPath } from '../auth/request-path.js';
 import { sameSecret } from '../util/secret.js';
@@ -99,7 +100,8 @@ export function installTenancy(app: FastifyInstance, cfg: TenancySettings): void
   app.addHook('preHandler', (request, reply, done) => {
     const check = quotaCheck(request.raw);
     if (!check) return done();
-    const length = Number(request.headers['content-length'] ?? 0);
+    const declared = request.headers['content-length'];
+    const length = declared === undefined ? bodyBytesRead(request.raw) : Number(declared); // chunked: the bytes counted as read
     check({ method: request.method, path: routerPath(request.url), body: request.body, tenant: request.tenant, bytes: Number.isFinite(length) ? length : 0 }).then((release) => {
       if (release) reply.raw.once('close', () => release(reply.raw.statusCode));
       done();

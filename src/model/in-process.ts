@@ -53,6 +53,21 @@ export function upstreamSignal(raw: object): UpstreamAbort | undefined {
 }
 
 /**
+ * The largest body, bytes, the proxy admits for a forwarded request (`QUEEN_PROXY_MAX_BODY_BYTES`,
+ * or a plan's `max_payload_bytes` on a Produce). The proxy refuses a `Content-Length` over it from
+ * the head; a body without one (chunked) or a compressed one is counted as the broker router reads
+ * it, wire bytes and decoded bytes each against this cap (`413 payload_too_large`,
+ * src/http/body-encoding.ts).
+ */
+export const PROXY_BODY_CAP = Symbol.for('queen-ts.proxy-body-cap');
+
+/** The proxy's body cap of `raw` (a Node request) in bytes, if the proxy set one. */
+export function proxyBodyCap(raw: object): number | undefined {
+  const n = (raw as Record<symbol, unknown>)[PROXY_BODY_CAP];
+  return typeof n === 'number' ? n : undefined;
+}
+
+/**
  * A quota check the proxy stamps on a forwarded request (docs/proxy.md#quotas-and-limits): the
  * broker router calls it with the parsed body before the handler runs; it throws a QueenError to
  * refuse (`403 quota_exceeded` / `storage_quota_exceeded`, `413 payload_too_large`, or a

@@ -26,7 +26,7 @@ import type { SessionTokens } from '../auth/proxy/sessions.js';
 import type { ClusterRow, KeyGrant, LimitName, ProxyState } from '../auth/proxy/state.js';
 import type { ProxyConfig } from '../config/proxy.js';
 import type { ErrorCode } from '../errors.js';
-import { PROXY_QUOTA } from '../model/in-process.js';
+import { PROXY_BODY_CAP, PROXY_QUOTA } from '../model/in-process.js';
 import type { Clock } from '../util/clock.js';
 import { inviteBody, refuseRaw, type RefuseOptions } from './envelope.js';
 import { armUpstreamBudget, isLongPoll, isPop, prepareForBroker, upstreamBudgetMs, type BrokerRouter } from './forward.js';
@@ -174,6 +174,7 @@ export function dataPlane(deps: DataPlaneDeps): DataPlane {
     if (length > cap) {
       return counted(cluster, now, { code: 'payload_too_large', message: `request body over ${cap} bytes`, opts: { close: true } });
     }
+    (req as unknown as Record<symbol, unknown>)[PROXY_BODY_CAP] = cap; // a chunked or compressed body is counted as it is read
     const method = req.method ?? 'GET';
     const query = isPop(method, path) ? queryOf(req.url ?? '') : undefined;
     if (query !== undefined && isLongPoll(method, path, query)) {

@@ -8,19 +8,21 @@
  * measurably more CPU and garbage (bench/proxy-cpu.ts) than writing the broker's header object as
  * it is.
  */
-import http from 'node:http';
+import type http from 'node:http';
+import { ClosingResponse } from '../util/http-head.js';
 
 type Headers = http.OutgoingHttpHeaders | http.OutgoingHttpHeader[];
 
 /**
  * A `ServerResponse` class (the `ServerResponse` option of `http.createServer` and
  * `https.createServer`) whose answers carry `extra` (lowercase name, value), except a header the
- * answer sets itself, which wins.
+ * answer sets itself, which wins; an answer written before its request's body arrived closes the
+ * connection ({@link ClosingResponse}).
  */
 export function responseWithHeaders(extra: readonly (readonly [string, string])[]): typeof http.ServerResponse {
   const names = extra.map(([n]) => n);
   const values = extra.map(([, v]) => v);
-  class SecuredResponse extends http.ServerResponse {
+  class SecuredResponse extends ClosingResponse {
     override writeHead(statusCode: number, reason?: string | Headers, headers?: Headers): this {
       const given = typeof reason === 'string' ? headers : reason;
       if (given !== undefined && !Array.isArray(given)) {

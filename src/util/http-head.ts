@@ -2,7 +2,8 @@
  * Checks on a request head shared by every HTTP listener (the broker's PORT, src/http/errors.ts,
  * and the proxy's, src/proxy/server.ts), so that both refuse the same framing.
  */
-import type { IncomingMessage } from 'node:http';
+import http, { type IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
 
 /** How many `Host` lines `raw` (Node's `rawHeaders`: name, value, name, …) holds; Node keeps the first of several. */
 function hostLines(raw: readonly string[]): number {
@@ -24,4 +25,60 @@ export function hostProblem(req: IncomingMessage): string | undefined {
   if (req.httpVersionMajor === 1 && req.httpVersionMinor === 1 && req.headers.host === undefined) return 'an HTTP/1.1 request needs a Host header';
   if (hostLines(req.rawHeaders) > 1) return 'a request must carry one Host header, not several (RFC 9112 §3.2)';
   return undefined;
+}
+
+/**
+ * Bytes of a declared body Node may read and discard after an early answer to keep the connection
+ * (a refused small push costs less read than a new connection, and a TLS handshake, would).
+ */
+const DISCARD_BYTES = 64 * 1024;
+
+/**
+ * True when `req`'s body has not all arrived and is not worth reading to keep the connection:
+ * chunked (of unknown length) or a `Content-Length` over {@link DISCARD_BYTES}.
+ */
+export function bodyPending(req: IncomingMessage): boolean {
+  if (req.complete) return false;
+  const h = req.headers;
+  return h['transfer-encoding'] !== undefined || Number(h['content-length'] ?? 0) > DISCARD_BYTES;
+}
+
+type Headers = http.OutgoingHttpHeaders | http.OutgoingHttpHeader[];
+
+/** How long a connection closed under a request's unread body keeps reading and discarding it, ms. */
+export const LINGER_MS = 2000;
+
+/**
+ * Closes `socket` the way a server closes under a client still sending (a lingering close): Node
+ * ends a connection that is not kept alive with `destroySoon()` once the answer is written, and
+ * destroying a socket with unread data in it makes the kernel send a reset, which can discard the
+ * answer at the client before it was read. Here the end is sent, what still arrives is read and
+ * discarded (the request is dumped), and the socket is destroyed when the client closes or after
+ * {@link LINGER_MS}.
+ */
+function linger(socket: Socket): void {
+  socket.destroySoon = function lingeringClose(this: Socket): void {
+    this.end();
+    const t = setTimeout(() => this.destroy(), LINGER_MS);
+    t.unref();
+    this.once('close', () => clearTimeout(t));
+  };
+}
+
+/**
+ * The `ServerResponse` class of every listener (the `ServerResponse` option of
+ * `http.createServer` / `https.createServer`): an answer written before its request's body has all
+ * arrived (refused from the head: a bad path, query, tenant or token, a route that does not exist,
+ * a body over a cap) carries `Connection: close` and the connection closes after it, rather than
+ * Node reading, to keep the connection, the rest of a body nobody will use (a chunked one can be
+ * endless), unless the body is small ({@link bodyPending}).
+ */
+export class ClosingResponse extends http.ServerResponse {
+  override writeHead(statusCode: number, reason?: string | Headers, headers?: Headers): this {
+    if (this.shouldKeepAlive && bodyPending(this.req)) {
+      this.shouldKeepAlive = false;
+      if (this.socket) linger(this.socket);
+    }
+    return typeof reason === 'string' ? super.writeHead(statusCode, reason, headers) : super.writeHead(statusCode, reason);
+  }
 }

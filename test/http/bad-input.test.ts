@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
+import net from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { startBroker, type BrokerHandle } from '../helpers/broker.js';
 import { call, uniqueName } from '../helpers/http.js';
@@ -89,6 +90,29 @@ describe('bad input gets a clear 4xx, never a 500', () => {
   test('a body over QUEEN_MAX_BODY_BYTES answers 413', async () => {
     const r = await call(b.url, 'POST', '/api/v1/push', { items: [{ queue: 'q', payload: 'x'.repeat(10_000) }] });
     expectError(r, 413, 'body_too_large');
+  });
+
+  // Refused from its head (here the query string, before any body is read): the broker answers and
+  // closes rather than reading on a body nobody will use; a chunked one could be endless.
+  test('a request refused from its head while its chunked body keeps coming answers and closes the connection', async () => {
+    const answer = await new Promise<{ text: string; closed: boolean; sentKiB: number }>((resolve) => {
+      const s = net.connect(Number(new URL(b.url).port), '127.0.0.1');
+      let text = '';
+      let sentKiB = 0;
+      const chunk = `400\r\n${'x'.repeat(1024)}\r\n`;
+      // Keeps sending 1 KiB chunks (up to 5 MiB) until the broker closes its side.
+      const pump = setInterval(() => { if (!s.destroyed && sentKiB < 5120) { s.write(chunk); sentKiB++; } }, 1);
+      const t = setTimeout(() => { clearInterval(pump); s.destroy(); resolve({ text, closed: false, sentKiB }); }, 10_000);
+      s.on('data', (d) => (text += d.toString()));
+      s.on('close', () => { clearTimeout(t); clearInterval(pump); resolve({ text, closed: true, sentKiB }); });
+      s.on('error', () => undefined);
+      s.write('POST /api/v1/push?x=%FF HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n');
+    });
+    assert.match(answer.text, /^HTTP\/1\.1 400 /, answer.text);
+    assert.match(answer.text, /\r\nconnection: close\r\n/i);
+    assert.equal(JSON.parse(answer.text.slice(answer.text.indexOf('\r\n\r\n') + 4)).code, 'invalid_request');
+    assert.ok(answer.closed, 'the broker closed the connection');
+    assert.ok(answer.sentKiB < 5120, `the broker stopped reading (the client sent ${answer.sentKiB} KiB)`);
   });
 
   test('non-numeric or out-of-range batch, timeout, partitions; bad booleans', async () => {

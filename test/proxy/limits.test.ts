@@ -5,7 +5,9 @@
  * X-Forwarded-For from an untrusted peer cannot move.
  */
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import { describe, test } from 'node:test';
+import zlib from 'node:zlib';
 import { call, uniqueName } from '../helpers/http.js';
 import { waitFor } from '../helpers/wait.js';
 import { bootstrap, cp, CP_TOKEN, startProxied, withKey } from './helpers.js';
@@ -41,6 +43,47 @@ describe('cluster limits', () => {
       assert.equal((await withKey(b.url, t.key, 'GET', '/api/v1/pop/queue/q')).status, 204, 'reads go on');
       await cp(b.url, 'PUT', `/api/cp/clusters/${t.clusterId}/status`, { status: 'suspended' });
       assert.deepEqual((await withKey(b.url, t.key, 'GET', '/api/v1/pop/queue/q')).body, { error: 'cluster suspended', code: 'cluster_suspended' });
+    } finally {
+      await b.stop();
+    }
+  });
+
+  test('the body cap counts the bytes read, not Content-Length: chunked and compressed bodies over it answer 413 payload_too_large and store nothing', async () => {
+    const b = await startProxied({ QUEEN_PROXY_MAX_BODY_BYTES: '4096' });
+    /** POST /api/v1/push with `body` written in 512-byte chunks (no Content-Length), optionally with a Content-Encoding. */
+    const send = (key: string, body: Buffer, encoding?: string) => new Promise<{ status: number; body: any }>((resolve, reject) => {
+      const u = new URL(b.url);
+      const req = http.request({ host: u.hostname, port: u.port, path: '/api/v1/push', method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'transfer-encoding': 'chunked', ...(encoding ? { 'content-encoding': encoding } : {}) } }, (res) => {
+        let text = '';
+        res.on('data', (c) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text ? JSON.parse(text) : undefined }));
+      });
+      req.on('error', reject);
+      for (let i = 0; i < body.length; i += 512) req.write(body.subarray(i, i + 512));
+      req.end();
+    });
+    try {
+      const t = await bootstrap(b.url, 'chunked');
+      const q = uniqueName('cap');
+      const body = (n: number) => Buffer.from(JSON.stringify({ items: [{ queue: q, payload: 'x'.repeat(n) }] }));
+      for (const [what, r] of [
+        ['chunked', await send(t.key, body(5000))],
+        ['gzip (small on the wire, over the cap once decoded)', await send(t.key, zlib.gzipSync(body(50_000)), 'gzip')],
+      ] as const) {
+        assert.deepEqual([r.status, r.body?.code], [413, 'payload_too_large'], `${what}: ${JSON.stringify(r.body)}`);
+        assert.equal(r.body.error, 'request body over 4096 bytes', what);
+      }
+      const under = await send(t.key, body(1000));
+      assert.equal(under.status, 201, JSON.stringify(under.body));
+      const zipped = await send(t.key, zlib.gzipSync(body(2000)), 'gzip');
+      assert.equal(zipped.status, 201, JSON.stringify(zipped.body));
+      const popped = await withKey(b.url, t.key, 'GET', `/api/v1/pop/queue/${q}?batch=10&autoAck=true`);
+      assert.deepEqual(popped.body.messages.map((m: { data: string }) => m.data.length), [1000, 2000], 'only the bodies within the cap were stored');
+      // The plan's max_payload_bytes (a Produce cap below the listener's) is counted the same way.
+      assert.equal((await cp(b.url, 'PUT', `/api/cp/clusters/${t.clusterId}/overrides`, { max_payload_bytes: 1500 })).status, 200);
+      const overPlan = await send(t.key, body(2000));
+      assert.deepEqual([overPlan.status, overPlan.body?.code, overPlan.body?.error], [413, 'payload_too_large', 'request body over 1500 bytes']);
     } finally {
       await b.stop();
     }

@@ -336,7 +336,7 @@ export class EphemeralEngine {
         }
         const waited = now - start;
         const ready = out.length > 0 && (out.length >= p.batch || (wb.ms === 0 && wb.count === 0) || (wb.count > 0 && out.length >= wb.count) || (wb.ms > 0 && waited >= wb.ms));
-        if (ready || !p.wait || this.closed || now >= deadline) break;
+        if (ready || !p.wait || this.closed || q.deleted || now >= deadline) break;
         await this.park(q, deadline - now, p.signal);
       }
       this.counters.popped += out.length;
@@ -484,6 +484,7 @@ export class EphemeralEngine {
         }
       }
       if (q.tier === 'implicit' && implicitIdleMs > 0 && q.length === 0 && q.inUse === 0 && now - q.touchedAt >= implicitIdleMs) {
+        q.deleted = true;
         q.wake();
         this.drop(q);
         this.queues.delete(k);
@@ -546,6 +547,7 @@ export class EphemeralEngine {
     if (q) {
       this.drop(q);
       this.queues.delete(k);
+      q.deleted = true;
       q.wake();
     }
     let declared: boolean;

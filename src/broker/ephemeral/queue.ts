@@ -32,6 +32,8 @@ export class EphemeralQueue {
   touchedAt: number;
   /** Requests working on the queue now (it is not collected meanwhile). */
   inUse = 0;
+  /** Set once the queue is deleted: a pop parked on it answers with what it has instead of parking again. */
+  deleted = false;
   /** {@link sortedRings}' answer until a ring is added or dropped. */
   private sorted: Ring[] | undefined;
 

@@ -221,6 +221,22 @@ describe('ephemeral queues', () => {
     assert.equal(d.body.code, 'ephemeral_queue_not_found');
   });
 
+  test('deleting a queue answers its parked pops at once (empty), instead of leaving them parked on the queue that is gone', async () => {
+    const q = uniqueName('eph');
+    await push(b.url, q, ['before']);
+    assert.equal((await pop(b.url, q, '&group=g&autoAck=true')).body.messages.length, 1);
+    let settled = false;
+    const parked = pop(b.url, q, '&group=g&wait=true&timeout=120000').finally(() => { settled = true; });
+    await waitFor(async () => (await call(b.url, 'GET', '/api/v1/ephemeral/queues')).body.queues.find((r: { queue: string }) => r.queue === q)?.parked === 1 || undefined, { timeoutMs: 10_000, what: 'parked pop' });
+    assert.equal((await call(b.url, 'DELETE', `/api/v1/ephemeral/queue/${q}`)).body.deleted, true);
+    await waitFor(() => settled || undefined, { timeoutMs: 10_000, what: 'the parked pop answered after the delete' });
+    assert.deepEqual((await parked).body, { queue: q, messages: [] });
+    // The queue made again by a push serves a new long-poll at once.
+    assert.equal((await push(b.url, q, ['after'])).status, 201);
+    const next = await pop(b.url, q, '&group=g&wait=true&timeout=120000&autoAck=true');
+    assert.deepEqual(next.body.messages.map((m: { payload: unknown }) => m.payload), ['after']);
+  });
+
   test('ephemeral queues stay out of the durable listings and series are exported', async () => {
     const q = uniqueName('eph');
     await push(b.url, q, [1]);
