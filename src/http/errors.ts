@@ -4,8 +4,7 @@
  * only real storage or programming failures reach 500, and those are logged.
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { STATUS_CODES, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
+import { type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import { ERRORS, isQueenError, QueenError } from '../errors.js';
 import { hostProblem } from '../util/http-head.js';
 import { describeJsonError } from './body-encoding.js';
@@ -80,23 +79,6 @@ export function frameworkError(error: FastifyError, _request: FastifyRequest, re
     ? new QueenError('invalid_path')
     : new QueenError('invalid_request', error.message);
   void reply.code(e.status).type('application/json').send(e.toJSON());
-}
-
-/**
- * Answers requests Node's HTTP parser refused before any route ran (oversized headers, malformed
- * framing, timeouts) in the registry's `{"error","code"}` shape, then closes the connection.
- */
-export function clientError(err: Error & { code?: string }, socket: Socket): void {
-  if (err.code === 'ECONNRESET' || socket.destroyed) return;
-  const e = err.code === 'HPE_HEADER_OVERFLOW' ? new QueenError('headers_too_large')
-    : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? new QueenError('request_timeout')
-    : new QueenError('invalid_request', 'malformed HTTP request');
-  const body = JSON.stringify(e.toJSON());
-  if (socket.writable) {
-    socket.write(`HTTP/1.1 ${e.status} ${STATUS_CODES[e.status] ?? ''}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
-      `Content-Type: application/json\r\nConnection: close\r\n\r\n${body}`);
-  }
-  socket.destroy();
 }
 
 /** Writes `e` as the registry's JSON answer on a raw Node response, closing the connection. */

@@ -31,7 +31,7 @@ import { routerPath } from '../auth/request-path.js';
 import type { ProxyConfig } from '../config/proxy.js';
 import { QueenError } from '../errors.js';
 import type { Clock } from '../util/clock.js';
-import { hostProblem } from '../util/http-head.js';
+import { clientErrorAnswer, hostProblem } from '../util/http-head.js';
 import { sameSecret } from '../util/secret.js';
 import { controlPlaneRoutes } from './cp.js';
 import { dataPlane } from './data-plane.js';
@@ -126,11 +126,10 @@ export async function buildProxy(deps: ProxyDeps): Promise<{ app: FastifyInstanc
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: CP_BODY_LIMIT,
     forceCloseConnections: 'idle',
-    clientErrorHandler: (err: Error & { code?: string }, socket) => {
-      log.warn({ code: err.code, message: err.message }, 'proxy client error');
-      socket.destroy();
-    },
+    clientErrorHandler: clientErrorAnswer(securityHeaders), // the JSON 4xx PORT gives, with the listener's headers
     return503OnClosing: true,
+    // With a server factory Fastify reads `https` only to write its listening lines' scheme.
+    ...(config.tls ? { https: {} } : {}),
     serverFactory: (handler) => {
       const entry: Handler = (req, res) => {
         try {

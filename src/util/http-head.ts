@@ -2,8 +2,9 @@
  * Checks on a request head shared by every HTTP listener (the broker's PORT, src/http/errors.ts,
  * and the proxy's, src/proxy/server.ts), so that both refuse the same framing.
  */
-import http, { type IncomingMessage } from 'node:http';
+import http, { STATUS_CODES, type IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
+import { QueenError } from '../errors.js';
 
 /** How many `Host` lines `raw` (Node's `rawHeaders`: name, value, name, …) holds; Node keeps the first of several. */
 function hostLines(raw: readonly string[]): number {
@@ -82,3 +83,40 @@ export class ClosingResponse extends http.ServerResponse {
     return typeof reason === 'string' ? super.writeHead(statusCode, reason, headers) : super.writeHead(statusCode, reason);
   }
 }
+
+/** Sockets {@link clientErrorAnswer} answered and is closing. */
+const answered = new WeakSet<Socket>();
+
+/**
+ * A `clientError` handler (Node's HTTP parser refused the request before any route ran: oversized
+ * headers, malformed framing, a timeout) that answers in the registry's `{"error","code"}` shape
+ * with `extra` headers (lowercase name, value), then closes the connection. A reset connection
+ * gets nothing, and nothing is logged: a client can cause these at connection rate.
+ */
+export function clientErrorAnswer(extra: readonly (readonly [string, string])[] = []): (err: Error & { code?: string }, socket: Socket) => void {
+  const lines = extra.map(([n, v]) => `${n}: ${v}\r\n`).join('');
+  return (err, socket) => {
+    if (err.code === 'ECONNRESET' || socket.destroyed) return;
+    const e = err.code === 'HPE_HEADER_OVERFLOW' ? new QueenError('headers_too_large')
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? new QueenError('request_timeout')
+      : new QueenError('invalid_request', 'malformed HTTP request');
+    const body = JSON.stringify(e.toJSON());
+    if (answered.has(socket)) return; // the parser refuses what still arrives: already answered, lingering
+    if (!socket.writable) {
+      socket.destroy();
+      return;
+    }
+    answered.add(socket);
+    // A lingering close (see linger): the client may still be sending (the rest of an oversized
+    // header, a body), and destroying the socket now would reset the answer away.
+    socket.end(`HTTP/1.1 ${e.status} ${STATUS_CODES[e.status] ?? ''}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+      `Content-Type: application/json\r\n${lines}Connection: close\r\n\r\n${body}`);
+    socket.resume(); // what still arrives is read and dropped
+    const t = setTimeout(() => socket.destroy(), LINGER_MS);
+    t.unref();
+    socket.once('close', () => clearTimeout(t));
+  };
+}
+
+/** {@link clientErrorAnswer} without extra headers (the broker's PORT). */
+export const clientError = clientErrorAnswer();

@@ -149,7 +149,10 @@ describe('QUEEN_TENANCY_HEADER', () => {
       }, as(T2));
       assert.deepEqual([foreignQuery.body.success, foreignQuery.body.error, foreignQuery.body.state_ops_applied], [false, 'query not found', 0], foreignQuery.text);
 
-      assert.deepEqual((await state(T2)).body.rows, [], 'a foreign query id reads as unknown');
+      const foreignRead = await state(T2);
+      assert.deepEqual([foreignRead.status, foreignRead.body.code], [404, 'streams_not_found'], `another tenant's partition_id: ${foreignRead.text}`);
+      const ownPartition = await call(b.url, 'POST', '/streams/v1/state/get', { query_id: mine.body.query_id, partition_id: theirs.partitionId, keys: ['count'] }, as(T2));
+      assert.deepEqual([ownPartition.status, ownPartition.body.rows], [200, []], 'a foreign query id reads as unknown');
       assert.deepEqual((await state(T1)).body.rows.map((r: { value: unknown }) => r.value), [{ n: 1 }], 'the owner\'s state is unchanged');
       const next = await call(b.url, 'GET', `/api/v1/pop/queue/${src}?batch=10`, undefined, as(T1));
       assert.deepEqual(next.body.messages.map((x: { data: unknown }) => x.data), [2], 'the owner\'s source cursor moved only by its own cycle');
@@ -182,6 +185,13 @@ describe('QUEEN_TENANCY_HEADER', () => {
         .filter((x: { name?: string; queue?: string }) => (x.name ?? x.queue) === q).length;
       assert.deepEqual([await listed(T1), await listed(T2), await listed(undefined)], [1, 1, 1]);
       assert.deepEqual([await listed('cccccccc-0000-4000-8000-000000000003')], [0], 'a tenant that never pushed has no such queue');
+      // cellBytes: the node's whole ephemeral memory for the default (operator) tenant, a tenant's own bytes for any other.
+      const cellBytes = async (tenant: string | undefined) => (await call(open.url, 'GET', '/api/v1/ephemeral/queues', undefined, h(tenant))).body.cellBytes as number;
+      const bytesOf = async (tenant: string | undefined) => ((await call(open.url, 'GET', '/api/v1/ephemeral/queues', undefined, h(tenant))).body.queues as { bytes: number }[]).reduce((n, r) => n + r.bytes, 0);
+      assert.equal(await cellBytes('cccccccc-0000-4000-8000-000000000003'), 0, 'nothing of the other tenants\' traffic');
+      assert.equal(await cellBytes(T2), await bytesOf(T2));
+      assert.ok(await cellBytes(T2) > 0);
+      assert.equal(await cellBytes(undefined), (await call(open.url, 'GET', '/api/v1/system/ephemeral')).body.cellBytes, 'the operator sees the node');
       assert.equal((await call(open.url, 'DELETE', `/api/v1/ephemeral/queue/${q}`, undefined, h(T1))).status, 200);
       assert.deepEqual([await listed(T1), await listed(T2)], [0, 1], 'deleting acts on the caller\'s queue only');
     } finally {

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
+import tls from 'node:tls';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { call, uniqueName } from '../helpers/http.js';
@@ -51,6 +52,7 @@ describe('separate proxy port with TLS', () => {
   test('boot lines: own port, hardened listener with tls=true; never the key', () => {
     assert.match(b.output(), /single binary: proxy in-process on its own port; the broker router serves PORT \(internal\)/);
     assert.match(b.output(), /"tls":true,"msg":"public listener \(hardened\)"/);
+    assert.match(b.output(), new RegExp(`Server listening at https://127\\.0\\.0\\.1:${proxyPort}`), 'the TLS listener\'s address line says https');
     assert.ok(!b.output().includes(bootKey), 'the bootstrap key is never logged');
     assert.ok(!b.output().includes(CP_TOKEN));
   });
@@ -67,6 +69,29 @@ describe('separate proxy port with TLS', () => {
     });
     assert.match(plain, /^error|^status 400/, `plain HTTP to the TLS port: ${plain}`);
     assert.equal((await call(b.url, 'GET', '/health')).status, 200, 'PORT is plain HTTP');
+  });
+
+  test('malformed requests over TLS get the JSON 4xx PORT gives (bad method, bad version, oversized header, TE with CL), not a silent close', async () => {
+    /** Writes `raw` on a TLS connection to the proxy port and resolves with everything read until it closes. */
+    const overTls = (raw: string) => new Promise<string>((resolve, reject) => {
+      const s = tls.connect({ host: '127.0.0.1', port: proxyPort, ca }, () => s.write(raw));
+      let got = '';
+      const t = setTimeout(() => { s.destroy(); resolve(got); }, 10_000);
+      s.on('data', (d) => (got += d.toString()));
+      s.on('close', () => { clearTimeout(t); resolve(got); });
+      s.on('error', reject);
+    });
+    for (const [raw, status, code] of [
+      ['GARBAGE / HTTP/1.1\r\nHost: x\r\n\r\n', 400, 'invalid_request'],
+      ['GET /health HTTP/9.9\r\nHost: x\r\n\r\n', 400, 'invalid_request'],
+      [`GET /health HTTP/1.1\r\nHost: x\r\nX-Big: ${'y'.repeat(70_000)}\r\n\r\n`, 431, 'headers_too_large'],
+      ['POST /api/v1/push HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n', 400, 'invalid_request'],
+    ] as const) {
+      const answer = await overTls(raw);
+      assert.match(answer, new RegExp(`^HTTP/1\\.1 ${status} `), `${raw.slice(0, 40)}: ${JSON.stringify(answer.slice(0, 200))}`);
+      assert.equal(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)).code, code);
+    }
+    assert.doesNotMatch(b.output(), /"level":(40|50)[^\n]*proxy client error/, 'a malformed request is not a warning per connection');
   });
 
   test('the bootstrap key works through the proxy; PORT is the plain broker router without the proxy routes', async () => {

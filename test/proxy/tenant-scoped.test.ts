@@ -58,7 +58,9 @@ describe('streams and timers behind the proxy, two tenants', () => {
     const state = (t: Tenant, queryId: string, partitionId: string) => post(t, '/streams/v1/state/get', { query_id: queryId, partition_id: partitionId });
     assert.deepEqual((await state(acme, ra.body.query_id, pa)).body.rows.map((r: { value: unknown }) => r.value), [{ n: 3, who: acme.slug }]);
     assert.deepEqual((await state(beta, rb.body.query_id, pb)).body.rows.map((r: { value: unknown }) => r.value), [{ n: 5, who: beta.slug }]);
-    assert.deepEqual((await state(beta, ra.body.query_id, pa)).body.rows, [], 'another tenant\'s query and partition show nothing');
+    const foreign = await state(beta, ra.body.query_id, pa);
+    assert.deepEqual([foreign.status, foreign.body.code, foreign.body.rows], [404, 'streams_not_found', undefined], 'another tenant\'s partition: not found, nothing of it shown');
+    assert.deepEqual((await state(beta, ra.body.query_id, pb)).body.rows, [], 'another tenant\'s query on one\'s own partition reads as unknown');
 
     // a cycle naming another tenant's query and partition commits nothing
     const stolen = await post(beta, '/streams/v1/cycle', {

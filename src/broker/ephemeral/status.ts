@@ -5,6 +5,7 @@
 import type { EphemeralEngine } from './engine.js';
 import { QUEUE_MODE } from './engine.js';
 import type { EphemeralQueue } from './queue.js';
+import { DEFAULT_TENANT } from '../../model/tenancy.js';
 
 /**
  * One row of `GET /api/v1/ephemeral/queues`: `depth` messages held, `bytes` held, `parked` pops
@@ -26,10 +27,17 @@ export function queueRow(q: EphemeralQueue): Record<string, unknown> {
   };
 }
 
-/** `GET /api/v1/ephemeral/queues` for a tenant. */
+/**
+ * `GET /api/v1/ephemeral/queues` for a tenant. `cellBytes` is the node's ephemeral bytes for the
+ * default tenant (the operator's) and the tenant's own bytes for any other: the node's total would
+ * tell one tenant how much the others hold.
+ */
 export function listing(engine: EphemeralEngine, tenant: string): Record<string, unknown> {
-  const queues = engine.list(tenant).map(queueRow);
-  return { queues, count: queues.length, cellBytes: engine.cellBytes };
+  const held = engine.list(tenant);
+  const queues = held.map(queueRow);
+  let own = 0;
+  for (const q of held) own += q.bytes;
+  return { queues, count: queues.length, cellBytes: tenant === DEFAULT_TENANT ? engine.cellBytes : own };
 }
 
 /**

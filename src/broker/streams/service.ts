@@ -3,6 +3,8 @@
  * and the dashboard listing, on the broker's operation contract and clock, for one tenant per
  * call. Counts a committed cycle's sink messages and acked messages in the broker's counters.
  */
+import { QueenError } from '../../errors.js';
+import { QUEUE_MODE } from '../../model/subscription.js';
 import type { Broker } from '../broker.js';
 import type { StreamStateFilter, StreamStateRow } from '../../storage/contract.js';
 import { runCycle, type CycleContext, type CycleRequest, type CycleResult } from './cycle.js';
@@ -37,11 +39,15 @@ export class StreamsService {
   }
 
   /**
-   * State rows of a query on one partition (none for an unknown or foreign query). Remembers when
+   * State rows of a query on one partition (none for an unknown or foreign query, or an unknown
+   * partition). Remembers when
    * the partition's state was read, so an idle flush emitting rows that changed since is deferred
    * (docs/streams.md#idle-flush).
+   * @throws QueenError `streams_not_found` (404) for another tenant's partition
    */
-  readState(tenant: string, queryId: string, partitionId: string, filter: StreamStateFilter): Promise<StreamStateRow[]> {
+  async readState(tenant: string, queryId: string, partitionId: string, filter: StreamStateFilter): Promise<StreamStateRow[]> {
+    const [target] = await this.broker.backend.readAckTargets([{ partitionId, group: QUEUE_MODE, transactionIds: [] }]);
+    if (target && target.queue.tenant !== tenant) throw new QueenError('streams_not_found', 'not found');
     const k = `${queryId}\u001f${partitionId}`;
     this.reads.delete(k);
     this.reads.set(k, this.ctx.now());
