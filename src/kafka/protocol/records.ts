@@ -1,14 +1,14 @@
 /**
  * RecordBatch v2 (magic 2) read and write (docs/kafka.md#records-and-messages): CRC-32C checked
  * on read and computed on write, the four codecs decompressed under one byte budget per request
- * checked before allocating (a tiny zstd frame can claim gigabytes). Fetch answers are always
- * written uncompressed.
+ * checked before allocating (a tiny zstd frame can claim gigabytes; an lz4 frame is walked in full
+ * first, lz4.ts). Fetch answers are always written uncompressed.
  */
 import { gunzipSync } from 'node:zlib';
 import { crc32c } from '@node-rs/crc32';
 import { decompress as zstdDecompress } from 'fzstd';
-import * as lz4 from 'lz4js';
 import * as snappy from 'snappyjs';
+import { lz4Decompress, Lz4FrameError } from './lz4.js';
 import { Reader } from './reader.js';
 import { Writer } from './writer.js';
 
@@ -107,11 +107,8 @@ export function decompress(codec: number, data: Buffer, budget: DecodeBudget): B
         return snappyBlock(data, budget);
       }
       case 3: {
-        const bound = lz4.decompressBound(data);
-        budget.take(bound, 0);
-        const out = lz4.decompress(data, bound);
-        budget.bytes += bound - out.length;
-        return Buffer.from(out.buffer, out.byteOffset, out.length);
+        // The frame is walked in full first (lz4.ts), its exact size charged before allocating.
+        return lz4Decompress(data, (bytes) => budget.take(bytes, 0));
       }
       case 4: {
         const declared = zstdContentSize(data);
@@ -125,6 +122,7 @@ export function decompress(codec: number, data: Buffer, budget: DecodeBudget): B
     }
   } catch (e) {
     if (e instanceof BatchError) throw e;
+    if (e instanceof Lz4FrameError) throw new BatchError(CORRUPT_MESSAGE, e.message);
     const err = e as NodeJS.ErrnoException;
     if (err.code === 'ERR_BUFFER_TOO_LARGE' || /too big|exceeds/i.test(err.message)) throw new BatchError(MESSAGE_TOO_LARGE, 'batch exceeds the decompression budget');
     throw new BatchError(CORRUPT_MESSAGE, `cannot decompress: ${err.message}`);

@@ -1,0 +1,82 @@
+/**
+ * Hostile input on the Kafka port (docs/kafka.md#limits-on-hostile-input): frames and batches no
+ * real client sends, each answered with the error code a Kafka broker gives — never a crash, a
+ * stalled event loop, or silently lost or altered data. Raw sockets, one real broker.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { API } from '../../src/kafka/protocol/apis.js';
+import { decodeBatches, DecodeBudget, type KafkaRecord } from '../../src/kafka/protocol/records.js';
+import { uniqueName } from '../helpers/http.js';
+import { within } from '../helpers/wait.js';
+import { startKafkaBroker, type KafkaBroker } from './helpers.js';
+import { batch, produceBody, producePartition, WireClient, type Body } from './wire.js';
+
+/** An lz4 frame header (FLG 0x64, BD 0x40: 64 KiB blocks, content checksum) with its HC byte. */
+const LZ4_HEAD = Buffer.from('04224d186440a7', 'hex');
+
+/** `lz4 -BX -BD --content-size` of two records (k1 / "lz4-cli-one" ×3, null / "two"): lz4js misread such frames. */
+const LZ4_CLI_CHECKSUMS = Buffer.from('04224d187c403600000000000000dc25000000ff0556000000046b31466c7a342d636c692d6f6e65200c0004b00012000002010674776f00b5297ff10000000054b9bc3d', 'hex');
+
+function le32(n: number): Buffer {
+  const b = Buffer.alloc(4);
+  b.writeUInt32LE(n >>> 0);
+  return b;
+}
+
+describe('Kafka hostile input', () => {
+  let b: KafkaBroker;
+  let c: WireClient;
+  before(async () => {
+    b = await startKafkaBroker();
+    c = await WireClient.connect(b.kafkaPort);
+  });
+  after(async () => {
+    c?.close();
+    await b?.stop();
+  });
+
+  async function createTopic(topic: string, partitions = 1): Promise<void> {
+    const res = await c.request(API.CreateTopics, 4, { topics: [{ name: topic, num_partitions: partitions, replication_factor: 1, assignments: [], configs: [] }], timeout_ms: 1000, validate_only: false });
+    assert.equal((res.topics as Body[])[0]!.error_code, 0);
+  }
+
+  async function fetchAll(topic: string, partition = 0): Promise<{ hw: number; records: KafkaRecord[] }> {
+    const res = await c.request(API.Fetch, 6, {
+      replica_id: -1, max_wait_ms: 0, min_bytes: 0, max_bytes: 1 << 20, isolation_level: 0,
+      topics: [{ topic, partitions: [{ partition, fetch_offset: 0, log_start_offset: -1, partition_max_bytes: 1 << 20 }] }],
+    });
+    const p = (res.responses as { partitions: { high_watermark: number; records: Buffer }[] }[])[0]!.partitions[0]!;
+    const records = p.records.length > 0 ? decodeBatches(p.records, new DecodeBudget(1 << 30, 1 << 20)).flatMap((x) => x.records) : [];
+    return { hw: p.high_watermark, records };
+  }
+
+  test('lz4 frames whose blocks claim more than they hold, or decode past the block size, answer CORRUPT_MESSAGE at once', async () => {
+    const topic = uniqueName('lz4bomb');
+    await createTopic(topic);
+    const frames: [string, Buffer][] = [
+      // The tester's 14 bytes: one compressed block claiming 2 GiB, holding 3 bytes (lz4js spun ~72 s on it).
+      ['block of 2 GiB holding 3 bytes', Buffer.from('04224d186440a7ffffff7f010203', 'hex')],
+      ['uncompressed block of 2 GiB holding 3 bytes', Buffer.concat([LZ4_HEAD, le32(0xffffffff), Buffer.from('010203', 'hex')])],
+      // A 20 KiB block of one literal and a match length of ~5 MiB: far past the 64 KiB block size.
+      ['match length past the block size', Buffer.concat([LZ4_HEAD, le32(20_003), Buffer.from([0x1f, 0x41, 0x01, 0x00]), Buffer.alloc(19_998, 0xff), Buffer.from([0x00]), le32(0), le32(0)])],
+      ['match offset before the output', Buffer.concat([LZ4_HEAD, le32(5), Buffer.from([0x10, 0x41, 0x09, 0x00, 0x00]), le32(0), le32(0)])],
+    ];
+    for (const [what, body] of frames) {
+      const res = await within(c.request(API.Produce, 7, produceBody(topic, 0, batch({ count: 1, body, codec: 3 }))), 10_000, `the answer to an lz4 frame with ${what}`);
+      assert.equal(producePartition(res).error_code, 2, what);
+    }
+    const health = await within(fetch(`${b.url}/health`), 10_000, 'GET /health');
+    assert.equal(health.status, 200);
+    assert.equal((await fetchAll(topic)).hw, 0, 'nothing was written');
+  });
+
+  test('an lz4 frame with block checksums, content size and content checksum (lz4 CLI) is stored record by record', async () => {
+    const topic = uniqueName('lz4cli');
+    await createTopic(topic);
+    const res = await c.request(API.Produce, 7, produceBody(topic, 0, batch({ count: 2, body: LZ4_CLI_CHECKSUMS, codec: 3 })));
+    assert.deepEqual(producePartition(res), { ...producePartition(res), error_code: 0, base_offset: 0 });
+    const got = await fetchAll(topic);
+    assert.deepEqual(got.records.map((r) => [r.key?.toString() ?? null, r.value?.toString()]), [['k1', 'lz4-cli-one lz4-cli-one lz4-cli-one'], [null, 'two']]);
+  });
+});
