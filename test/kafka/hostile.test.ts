@@ -79,4 +79,23 @@ describe('Kafka hostile input', () => {
     const got = await fetchAll(topic);
     assert.deepEqual(got.records.map((r) => [r.key?.toString() ?? null, r.value?.toString()]), [['k1', 'lz4-cli-one lz4-cli-one lz4-cli-one'], [null, 'two']]);
   });
+
+  test('Metadata naming one 100,000-partition topic 300 times answers it once (it used to build it 300 times and run out of heap)', async () => {
+    const topic = uniqueName('wide');
+    await createTopic(topic, 100_000);
+    const res = await within(c.request(API.Metadata, 1, { topics: Array.from({ length: 300 }, () => ({ name: topic })) }), 30_000, 'the Metadata answer');
+    const topics = res.topics as { name: string; error_code: number; partitions: unknown[] }[];
+    assert.deepEqual(topics.map((t) => [t.name, t.error_code, t.partitions.length]), [[topic, 0, 100_000]]);
+  });
+
+  test('a Metadata answer holds 200,000 partitions at most: topics past that answer LEADER_NOT_AVAILABLE with no partitions', async () => {
+    const names = [uniqueName('w1'), uniqueName('w2'), uniqueName('w3')];
+    for (const n of names) await createTopic(n, 90_000);
+    const res = await c.request(API.Metadata, 4, { topics: [...names, names[0]!].map((name) => ({ name })), allow_auto_topic_creation: false });
+    const topics = res.topics as { name: string; error_code: number; partitions: unknown[] }[];
+    assert.deepEqual(topics.map((t) => [t.name, t.error_code, t.partitions.length]), [[names[0], 0, 90_000], [names[1], 0, 90_000], [names[2], 5, 0]]);
+    // Named alone, the third is served in full.
+    const alone = await c.request(API.Metadata, 4, { topics: [{ name: names[2]! }], allow_auto_topic_creation: false });
+    assert.equal((alone.topics as { partitions: unknown[] }[])[0]!.partitions.length, 90_000);
+  });
 });

@@ -15,6 +15,13 @@ import type { Body, Handler } from './types.js';
 const MAX_AUTO_CREATE = 100;
 /** Named topics one Metadata request may look at. */
 const MAX_NAMED = 10_000;
+/**
+ * Partitions one Metadata answer lists at most (docs/kafka.md#supported-apis): whole topics, in
+ * request order; a topic that would take the answer past this is answered LEADER_NOT_AVAILABLE with
+ * no partitions (retriable: asked for alone, or with fewer others, it is served). Two topics of the
+ * widest width fit.
+ */
+export const MAX_METADATA_PARTITIONS = 200_000;
 const OMITTED_OPERATIONS = -2147483648;
 
 export const apiVersions: Handler = () => Promise.resolve({
@@ -23,7 +30,7 @@ export const apiVersions: Handler = () => Promise.resolve({
   throttle_time_ms: 0,
 });
 
-function topicBody(t: TopicView): Body {
+function fullTopic(t: TopicView): Body {
   const partitions: Body[] = [];
   for (let i = 0; i < t.width; i++) {
     partitions.push({ error_code: 0, partition_index: i, leader_id: 0, leader_epoch: -1, replica_nodes: [0], isr_nodes: [0], offline_replicas: [] });
@@ -40,14 +47,22 @@ export const metadata: Handler = async (ctx, conn, body, version) => {
   const { host, port } = ctx.config.advertised;
   const topics: Body[] = [];
   const all = req.topics === null || (version === 0 && req.topics.length === 0);
+  // Each distinct name once, in first-seen order (Kafka reads the list as a set).
+  const named = all ? [] : [...new Set(req.topics!.map((t) => t.name))].slice(0, MAX_NAMED);
+  let listed = 0;
+  const topicBody = (t: TopicView): Body => {
+    if (listed + t.width > MAX_METADATA_PARTITIONS) return errorTopic(t.name, ErrorCode.LEADER_NOT_AVAILABLE);
+    listed += t.width;
+    return fullTopic(t);
+  };
   if (!conn.may('read-only')) {
-    for (const { name } of all ? [] : req.topics!.slice(0, MAX_NAMED)) topics.push(errorTopic(name, ErrorCode.TOPIC_AUTHORIZATION_FAILED));
+    for (const name of named) topics.push(errorTopic(name, ErrorCode.TOPIC_AUTHORIZATION_FAILED));
   } else if (all) {
     for (const t of await ctx.topics.all()) topics.push(topicBody(t));
   } else {
     let created = 0;
     const allowCreate = (version < 4 || req.allow_auto_topic_creation) && conn.may('read-write');
-    for (const { name } of req.topics!.slice(0, MAX_NAMED)) {
+    for (const name of named) {
       if (!legalTopic(name)) {
         topics.push(errorTopic(name, ErrorCode.INVALID_TOPIC_EXCEPTION));
         continue;
