@@ -40,6 +40,12 @@ interface Decoded {
 }
 
 export class KafkaConnection {
+  /** The length prefix being read (it may arrive split), and how many of its 4 bytes are in. */
+  private readonly head = Buffer.alloc(4);
+  private headFill = 0;
+  /** Size of the frame whose body is being read, bytes; −1 while reading a length prefix. */
+  private size = -1;
+  /** The body bytes of that frame received so far, and their total. */
   private chunks: Buffer[] = [];
   private buffered = 0;
   private readonly frames: Buffer[] = [];
@@ -101,26 +107,42 @@ export class KafkaConnection {
     this.close('shutdown');
   }
 
+  /**
+   * Reads frames off the socket in linear work: the length prefix into a 4-byte buffer (it may
+   * arrive split), then the body's chunks collected and joined once, when the frame is complete.
+   */
   private onData(chunk: Buffer): void {
     if (this.closed || this.stopping) return;
-    this.chunks.push(chunk);
-    this.buffered += chunk.length;
-    for (;;) {
-      if (this.buffered < 4) break;
-      const head = this.chunks[0]!.length >= 4 ? this.chunks[0]! : Buffer.concat(this.chunks);
-      const size = head.readInt32BE(0);
-      const cap = this.sasl === 'off' || this.sasl === 'authenticated' ? MAX_FRAME_BYTES : PRE_AUTH_FRAME_BYTES;
-      if (size < 0 || size > cap) {
-        this.ctx.log.warn({ size, cap, client: this.info.clientHost }, 'kafka: frame over the cap; connection closed');
-        this.close('frame too large');
-        return;
+    let at = 0;
+    while (at < chunk.length) {
+      if (this.size < 0) {
+        const n = Math.min(4 - this.headFill, chunk.length - at);
+        chunk.copy(this.head, this.headFill, at, at + n);
+        this.headFill += n;
+        at += n;
+        if (this.headFill < 4) break;
+        this.headFill = 0;
+        const size = this.head.readInt32BE(0);
+        const cap = this.sasl === 'off' || this.sasl === 'authenticated' ? MAX_FRAME_BYTES : PRE_AUTH_FRAME_BYTES;
+        if (size < 0 || size > cap) {
+          this.ctx.log.warn({ size, cap, client: this.info.clientHost }, 'kafka: frame over the cap; connection closed');
+          this.close('frame too large');
+          return;
+        }
+        this.size = size;
       }
-      if (this.buffered < 4 + size) break;
-      const all = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks);
-      this.frames.push(all.subarray(4, 4 + size));
-      const rest = all.subarray(4 + size);
-      this.chunks = rest.length > 0 ? [rest] : [];
-      this.buffered = rest.length;
+      const take = Math.min(this.size - this.buffered, chunk.length - at);
+      if (take > 0) {
+        this.chunks.push(chunk.subarray(at, at + take));
+        this.buffered += take;
+        at += take;
+      }
+      if (this.buffered === this.size) {
+        this.frames.push(this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.size));
+        this.chunks = [];
+        this.buffered = 0;
+        this.size = -1;
+      }
     }
     if (this.frames.length >= MAX_QUEUED) this.socket.pause();
     void this.drain();

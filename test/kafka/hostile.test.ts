@@ -4,6 +4,7 @@
  * stalled event loop, or silently lost or altered data. Raw sockets, one real broker.
  */
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { API } from '../../src/kafka/protocol/apis.js';
 import { decodeBatches, DecodeBudget, type KafkaRecord } from '../../src/kafka/protocol/records.js';
@@ -98,4 +99,33 @@ describe('Kafka hostile input', () => {
     const alone = await c.request(API.Metadata, 4, { topics: [{ name: names[2]! }], allow_auto_topic_creation: false });
     assert.equal((alone.topics as { partitions: unknown[] }[])[0]!.partitions.length, 90_000);
   });
+
+  test('a 40 MB frame whose length prefix arrives split (3 bytes, then 64 KB writes) costs the broker linear work', async () => {
+    const size = 40 * 1024 * 1024;
+    // A Produce v3 header and one partition for an internal topic (answered without decoding), padded.
+    const own = await WireClient.connect(b.kafkaPort);
+    try {
+      const { frame } = own.encode(API.Produce, 3, produceBody('__pad', 0, Buffer.alloc(size)));
+      const before = brokerCpuMs(b.proc.pid!);
+      const answer = own.nextFrame();
+      own.send(frame.subarray(0, 3));
+      await new Promise<void>((r) => own.socket.write(Buffer.alloc(0), () => r()));
+      for (let at = 3; at < frame.length; at += 64 * 1024) {
+        if (!own.socket.write(frame.subarray(at, Math.min(frame.length, at + 64 * 1024)))) await new Promise((r) => own.socket.once('drain', r));
+      }
+      await within(answer, 60_000, 'the answer to the 40 MB frame');
+      const spent = brokerCpuMs(b.proc.pid!) - before;
+      // Accumulating linearly is well under a CPU second; concatenating every chunk on every data
+      // event copied ~13 GB for this frame.
+      assert.ok(spent < 4000, `the broker spent ${spent} ms of CPU on one 40 MB frame`);
+    } finally {
+      own.close();
+    }
+  });
 });
+
+/** CPU time (user + system) of process `pid` so far, ms (/proc/<pid>/stat, 100 ticks a second). */
+function brokerCpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
