@@ -30,6 +30,17 @@ export interface KafkaConfig {
   maxSessionTimeoutMs: number;
   /** Idle connections closed after this many ms (`QUEEN_KAFKA_IDLE_TIMEOUT_MS`, 600000). */
   idleTimeoutMs: number;
+  /**
+   * With SASL on, a connection not authenticated this many ms after it was accepted is closed
+   * (`QUEEN_KAFKA_SASL_AUTH_TIMEOUT_MS`, 10000; 100..600000).
+   */
+  saslAuthTimeoutMs: number;
+  /**
+   * A frame not complete this many ms after its first byte arrived closes the connection
+   * (`QUEEN_KAFKA_FRAME_TIMEOUT_MS`, 30000; 100..600000); time spent paused by the broker
+   * (backpressure) does not count.
+   */
+  frameTimeoutMs: number;
   /** SASL/PLAIN on (`QUEEN_KAFKA_SASL=plain`). */
   sasl: boolean;
   /** How often an authenticated connection's token is checked again, ms (`QUEEN_KAFKA_SASL_RECHECK_MS`, 30000; 100..30000). */
@@ -119,6 +130,8 @@ export function loadKafkaConfig(env: Env): KafkaConfig | undefined {
     maxSessionTimeoutMs,
     idleTimeoutMs: int(env, 'QUEEN_KAFKA_IDLE_TIMEOUT_MS', 600_000, 1000, 86_400_000),
     sasl: saslRaw !== '',
+    saslAuthTimeoutMs: int(env, 'QUEEN_KAFKA_SASL_AUTH_TIMEOUT_MS', 10_000, 100, 600_000),
+    frameTimeoutMs: int(env, 'QUEEN_KAFKA_FRAME_TIMEOUT_MS', 30_000, 100, 600_000),
     saslRecheckMs: int(env, 'QUEEN_KAFKA_SASL_RECHECK_MS', 30_000, 100, 30_000),
     tls,
     processToken: token === '' ? undefined : token,

@@ -3,7 +3,9 @@
  * handled one at a time and answered in request order (clients pipeline), the frame caps (64 KiB
  * before SASL authentication, 100 MiB always), the version gate of the API table, and the SASL
  * state machine (pre-authentication allowlist, handshake v0 raw tokens, ILLEGAL_SASL_STATE,
- * periodic re-check of the credential so a revoked one closes the connection within 30 s).
+ * periodic re-check of the credential so a revoked one closes the connection within 30 s), and
+ * two deadlines: SASL authentication (`QUEEN_KAFKA_SASL_AUTH_TIMEOUT_MS`) and frame completion
+ * (`QUEEN_KAFKA_FRAME_TIMEOUT_MS`).
  */
 import type { Socket } from 'node:net';
 import { ErrorCode } from './errors.js';
@@ -57,6 +59,12 @@ export class KafkaConnection {
   private idle: (() => void)[] = [];
   private sasl: SaslState;
   private recheck: NodeJS.Timeout | undefined;
+  /** Closes a connection not authenticated in time (SASL on). */
+  private authDeadline: NodeJS.Timeout | undefined;
+  /** Closes the connection when the frame being read is not complete in time; armed mid-frame. */
+  private frameDeadline: NodeJS.Timeout | undefined;
+  /** Reading paused by the broker (backpressure): the frame deadline does not run. */
+  private held = false;
   readonly info: ConnectionInfo;
 
   constructor(
@@ -72,6 +80,13 @@ export class KafkaConnection {
     this.info = { clientId: null, clientHost: `/${socket.remoteAddress ?? ''}`, subject: null, may: (level) => this.levels(this.roles, level) };
     socket.setNoDelay(true);
     socket.setTimeout(ctx.config.idleTimeoutMs, () => this.close('idle'));
+    if (ctx.config.sasl) {
+      this.authDeadline = setTimeout(() => {
+        ctx.log.info({ client: this.info.clientHost, timeout_ms: ctx.config.saslAuthTimeoutMs }, 'kafka: not authenticated in time; connection closed');
+        this.close('authentication timeout');
+      }, ctx.config.saslAuthTimeoutMs);
+      this.authDeadline.unref();
+    }
     socket.on('data', (c: Buffer) => this.onData(c));
     socket.on('error', () => this.close('socket error'));
     socket.on('close', () => this.close('closed'));
@@ -82,6 +97,8 @@ export class KafkaConnection {
     if (this.closed) return;
     this.closed = true;
     clearInterval(this.recheck);
+    clearTimeout(this.authDeadline);
+    clearTimeout(this.frameDeadline);
     this.frames.length = 0;
     this.socket.destroy();
   }
@@ -114,6 +131,8 @@ export class KafkaConnection {
   private onData(chunk: Buffer): void {
     if (this.closed || this.stopping) return;
     let at = 0;
+    let completed = false;
+    const midFrameBefore = this.headFill > 0 || this.size >= 0;
     while (at < chunk.length) {
       if (this.size < 0) {
         const n = Math.min(4 - this.headFill, chunk.length - at);
@@ -142,10 +161,48 @@ export class KafkaConnection {
         this.chunks = [];
         this.buffered = 0;
         this.size = -1;
+        completed = true;
       }
     }
-    if (this.frames.length >= MAX_QUEUED) this.socket.pause();
+    if (this.frames.length >= MAX_QUEUED) this.hold();
+    // The frame deadline runs from a frame's first byte: armed when this chunk leaves one partly
+    // read and none was before (or the one before completed in it), disarmed when none is.
+    const midFrame = this.headFill > 0 || this.size >= 0;
+    if (!midFrame) this.disarmFrameDeadline();
+    else if (!midFrameBefore || completed || this.frameDeadline === undefined) this.armFrameDeadline();
     void this.drain();
+  }
+
+  private armFrameDeadline(): void {
+    if (this.held || this.closed) return;
+    if (this.frameDeadline) {
+      this.frameDeadline.refresh();
+      return;
+    }
+    this.frameDeadline = setTimeout(() => {
+      this.ctx.log.info({ client: this.info.clientHost, timeout_ms: this.ctx.config.frameTimeoutMs, received: this.buffered, size: this.size }, 'kafka: frame not complete in time; connection closed');
+      this.close('frame timeout');
+    }, this.ctx.config.frameTimeoutMs);
+    this.frameDeadline.unref();
+  }
+
+  private disarmFrameDeadline(): void {
+    clearTimeout(this.frameDeadline);
+    this.frameDeadline = undefined;
+  }
+
+  /** Pauses reading (backpressure); a frame partly read stops its deadline meanwhile. */
+  private hold(): void {
+    this.held = true;
+    this.socket.pause();
+    this.disarmFrameDeadline();
+  }
+
+  /** Resumes reading; a frame partly read gets its whole deadline again. */
+  private release(): void {
+    this.held = false;
+    this.socket.resume();
+    if (this.headFill > 0 || this.size >= 0) this.armFrameDeadline();
   }
 
   private async drain(): Promise<void> {
@@ -155,7 +212,7 @@ export class KafkaConnection {
       while (this.frames.length > 0 && !this.closed && !this.stopping) {
         const frame = this.frames.shift()!;
         const run = this.produceRun(frame);
-        if (this.frames.length < MAX_QUEUED / 2 && this.socket.isPaused() && !this.stopping) this.socket.resume();
+        if (this.frames.length < MAX_QUEUED / 2 && this.held && !this.stopping) this.release();
         const outs = run.length > 0 ? await this.handleProduceRun([frame, ...run]) : [await this.handle(frame)];
         // Backpressure: the next request is handled once this answer has left the process, so a
         // client that pipelines requests without reading cannot make the broker buffer an answer
@@ -312,6 +369,7 @@ export class KafkaConnection {
 
   private admit(sub: string | null, roles: HeldRoles, token: string): void {
     this.sasl = 'authenticated';
+    clearTimeout(this.authDeadline);
     this.info.subject = sub;
     this.roles = roles;
     this.ctx.log.info({ client: this.info.clientHost, sub }, 'kafka: SASL authenticated');
