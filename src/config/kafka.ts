@@ -41,6 +41,18 @@ export interface KafkaConfig {
    * (backpressure) does not count.
    */
   frameTimeoutMs: number;
+  /**
+   * Largest request frame after authentication, bytes (`QUEEN_KAFKA_MAX_REQUEST_BYTES`, 16 MiB;
+   * 65536..1 GiB); a larger one closes the connection. Kafka's `socket.request.max.bytes` is 100 MiB,
+   * its clients send 1 MB requests by default.
+   */
+  maxRequestBytes: number;
+  /**
+   * Request bytes read and not yet handled, all connections together, bytes
+   * (`QUEEN_KAFKA_QUEUED_MAX_REQUEST_BYTES`, 256 MiB; at least `maxRequestBytes`, at most 16 GiB);
+   * like Kafka's `queued.max.request.bytes`.
+   */
+  queuedMaxRequestBytes: number;
   /** SASL/PLAIN on (`QUEEN_KAFKA_SASL=plain`). */
   sasl: boolean;
   /** How often an authenticated connection's token is checked again, ms (`QUEEN_KAFKA_SASL_RECHECK_MS`, 30000; 100..30000). */
@@ -120,6 +132,8 @@ export function loadKafkaConfig(env: Env): KafkaConfig | undefined {
   const maxSessionTimeoutMs = int(env, 'QUEEN_KAFKA_GROUP_MAX_SESSION_TIMEOUT_MS', 300_000, minSessionTimeoutMs, 3_600_000);
   const token = str(env, 'QUEEN_TOKEN', '');
   const coalesce = Number(str(env, 'QUEEN_KAFKA_COALESCE', ''));
+  const maxRequestBytes = int(env, 'QUEEN_KAFKA_MAX_REQUEST_BYTES', 16 * 1024 * 1024, 65_536, 1024 * 1024 * 1024);
+  const queuedMaxRequestBytes = int(env, 'QUEEN_KAFKA_QUEUED_MAX_REQUEST_BYTES', Math.max(256 * 1024 * 1024, maxRequestBytes), maxRequestBytes, 16 * 1024 * 1024 * 1024);
   return {
     listen,
     advertised,
@@ -130,6 +144,8 @@ export function loadKafkaConfig(env: Env): KafkaConfig | undefined {
     maxSessionTimeoutMs,
     idleTimeoutMs: int(env, 'QUEEN_KAFKA_IDLE_TIMEOUT_MS', 600_000, 1000, 86_400_000),
     sasl: saslRaw !== '',
+    maxRequestBytes,
+    queuedMaxRequestBytes,
     saslAuthTimeoutMs: int(env, 'QUEEN_KAFKA_SASL_AUTH_TIMEOUT_MS', 10_000, 100, 600_000),
     frameTimeoutMs: int(env, 'QUEEN_KAFKA_FRAME_TIMEOUT_MS', 30_000, 100, 600_000),
     saslRecheckMs: int(env, 'QUEEN_KAFKA_SASL_RECHECK_MS', 30_000, 100, 30_000),

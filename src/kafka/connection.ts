@@ -1,7 +1,8 @@
 /**
  * One Kafka connection (docs/kafka.md#connection-layer): 4-byte big-endian framing, requests
  * handled one at a time and answered in request order (clients pipeline), the frame caps (64 KiB
- * before SASL authentication, 100 MiB always), the version gate of the API table, and the SASL
+ * before SASL authentication, `QUEEN_KAFKA_MAX_REQUEST_BYTES` always), each frame's size reserved
+ * from the process-wide budget (`QUEEN_KAFKA_QUEUED_MAX_REQUEST_BYTES`) before its body is read, the version gate of the API table, and the SASL
  * state machine (pre-authentication allowlist, handshake v0 raw tokens, ILLEGAL_SASL_STATE,
  * periodic re-check of the credential so a revoked one closes the connection within 30 s), and
  * two deadlines: SASL authentication (`QUEEN_KAFKA_SASL_AUTH_TIMEOUT_MS`) and frame completion
@@ -24,8 +25,6 @@ import type { AccessLevel } from '../auth/access-levels.js';
 
 /** Largest frame before SASL authentication, bytes. */
 export const PRE_AUTH_FRAME_BYTES = 64 * 1024;
-/** Largest frame at any time, bytes. */
-export const MAX_FRAME_BYTES = 100 * 1024 * 1024;
 /** Frames buffered before reading pauses. */
 const MAX_QUEUED = 64;
 
@@ -63,8 +62,14 @@ export class KafkaConnection {
   private authDeadline: NodeJS.Timeout | undefined;
   /** Closes the connection when the frame being read is not complete in time; armed mid-frame. */
   private frameDeadline: NodeJS.Timeout | undefined;
-  /** Reading paused by the broker (backpressure): the frame deadline does not run. */
-  private held = false;
+  /** Reading paused by the broker: frames queued (backpressure) or the byte budget exhausted. */
+  private heldQueue = false;
+  private heldMemory = false;
+  /** Bytes of the frame being read reserved from the budget (its whole size, once granted). */
+  private reserved = 0;
+  /** The rest of the data read while this connection waits for its frame's reservation. */
+  private stash: Buffer | undefined;
+  private readonly granted = (): void => this.onGranted();
   readonly info: ConnectionInfo;
 
   constructor(
@@ -96,6 +101,11 @@ export class KafkaConnection {
   close(_why: string): void {
     if (this.closed) return;
     this.closed = true;
+    if (this.stash !== undefined) this.ctx.requestBytes.cancel(this.granted);
+    this.stash = undefined;
+    this.dropQueued();
+    this.ctx.requestBytes.give(this.reserved);
+    this.reserved = 0;
     clearInterval(this.recheck);
     clearTimeout(this.authDeadline);
     clearTimeout(this.frameDeadline);
@@ -111,7 +121,7 @@ export class KafkaConnection {
   async shutdown(graceMs: number): Promise<void> {
     if (this.closed) return;
     this.stopping = true;
-    this.frames.length = 0;
+    this.dropQueued();
     this.socket.pause();
     const bounded = (p: Promise<void>) => new Promise<void>((resolve) => {
       const t = setTimeout(resolve, graceMs);
@@ -130,6 +140,10 @@ export class KafkaConnection {
    */
   private onData(chunk: Buffer): void {
     if (this.closed || this.stopping) return;
+    if (this.stash !== undefined) {
+      this.stash = Buffer.concat([this.stash, chunk]); // arrived as reading paused; replayed on grant
+      return;
+    }
     let at = 0;
     let completed = false;
     const midFrameBefore = this.headFill > 0 || this.size >= 0;
@@ -142,13 +156,22 @@ export class KafkaConnection {
         if (this.headFill < 4) break;
         this.headFill = 0;
         const size = this.head.readInt32BE(0);
-        const cap = this.sasl === 'off' || this.sasl === 'authenticated' ? MAX_FRAME_BYTES : PRE_AUTH_FRAME_BYTES;
+        const cap = this.sasl === 'off' || this.sasl === 'authenticated' ? this.ctx.config.maxRequestBytes : PRE_AUTH_FRAME_BYTES;
         if (size < 0 || size > cap) {
           this.ctx.log.warn({ size, cap, client: this.info.clientHost }, 'kafka: frame over the cap; connection closed');
           this.close('frame too large');
           return;
         }
         this.size = size;
+        if (!this.ctx.requestBytes.reserve(size, this.granted)) {
+          // The budget is spent: stop reading until it is given back (Kafka mutes the channel).
+          this.stash = chunk.subarray(at);
+          this.heldMemory = true;
+          this.socket.pause();
+          this.disarmFrameDeadline();
+          break;
+        }
+        this.reserved = size;
       }
       const take = Math.min(this.size - this.buffered, chunk.length - at);
       if (take > 0) {
@@ -158,6 +181,7 @@ export class KafkaConnection {
       }
       if (this.buffered === this.size) {
         this.frames.push(this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.size));
+        this.reserved = 0; // the queued frame holds it until handled
         this.chunks = [];
         this.buffered = 0;
         this.size = -1;
@@ -173,8 +197,32 @@ export class KafkaConnection {
     void this.drain();
   }
 
+  /** The frame's reservation was granted: reading resumes with the bytes read meanwhile. */
+  private onGranted(): void {
+    const rest = this.stash ?? Buffer.alloc(0);
+    this.stash = undefined;
+    this.reserved = this.size;
+    if (this.closed) {
+      this.ctx.requestBytes.give(this.reserved);
+      this.reserved = 0;
+      return;
+    }
+    this.heldMemory = false;
+    if (!this.heldQueue && !this.stopping) this.socket.resume();
+    this.armFrameDeadline();
+    if (rest.length > 0) this.onData(rest);
+  }
+
+  /** Drops the frames read and not handled, giving their bytes back to the budget. */
+  private dropQueued(): void {
+    let bytes = 0;
+    for (const f of this.frames) bytes += f.length;
+    this.frames.length = 0;
+    this.ctx.requestBytes.give(bytes);
+  }
+
   private armFrameDeadline(): void {
-    if (this.held || this.closed) return;
+    if (this.heldQueue || this.heldMemory || this.closed) return;
     if (this.frameDeadline) {
       this.frameDeadline.refresh();
       return;
@@ -193,14 +241,15 @@ export class KafkaConnection {
 
   /** Pauses reading (backpressure); a frame partly read stops its deadline meanwhile. */
   private hold(): void {
-    this.held = true;
+    this.heldQueue = true;
     this.socket.pause();
     this.disarmFrameDeadline();
   }
 
   /** Resumes reading; a frame partly read gets its whole deadline again. */
   private release(): void {
-    this.held = false;
+    this.heldQueue = false;
+    if (this.heldMemory) return;
     this.socket.resume();
     if (this.headFill > 0 || this.size >= 0) this.armFrameDeadline();
   }
@@ -212,8 +261,13 @@ export class KafkaConnection {
       while (this.frames.length > 0 && !this.closed && !this.stopping) {
         const frame = this.frames.shift()!;
         const run = this.produceRun(frame);
-        if (this.frames.length < MAX_QUEUED / 2 && this.held && !this.stopping) this.release();
-        const outs = run.length > 0 ? await this.handleProduceRun([frame, ...run]) : [await this.handle(frame)];
+        if (this.frames.length < MAX_QUEUED / 2 && this.heldQueue && !this.stopping) this.release();
+        let outs: (Buffer | undefined)[];
+        try {
+          outs = run.length > 0 ? await this.handleProduceRun([frame, ...run]) : [await this.handle(frame)];
+        } finally {
+          this.ctx.requestBytes.give(run.reduce((n, f) => n + f.length, frame.length));
+        }
         // Backpressure: the next request is handled once this answer has left the process, so a
         // client that pipelines requests without reading cannot make the broker buffer an answer
         // per request; meanwhile its frames queue up to MAX_QUEUED and the socket is paused.

@@ -1,7 +1,7 @@
 /**
  * What every Kafka handler receives (docs/kafka.md#mapping): the broker services, the port's
- * configuration, the topic catalog, the group coordinator, the idempotent-producer windows and the
- * fetch wake-ups. Built once by the listener (server.ts).
+ * configuration, the topic catalog, the group coordinator, the idempotent-producer windows, the
+ * fetch wake-ups and the in-flight request byte budget. Built once by the listener (server.ts).
  */
 import type { Logger } from 'pino';
 import type { AccessLevel } from '../auth/access-levels.js';
@@ -9,6 +9,7 @@ import type { Services } from '../broker/services.js';
 import type { KafkaConfig } from '../config/kafka.js';
 import type { GroupCoordinator } from './groups/coordinator.js';
 import type { ProducerWindows } from './producers.js';
+import type { RequestBytes } from './request-bytes.js';
 import type { Topics } from './topics.js';
 import type { FetchWakeups } from './wakeups.js';
 
@@ -20,6 +21,8 @@ export interface KafkaContext {
   groups: GroupCoordinator;
   producers: ProducerWindows;
   wakeups: FetchWakeups;
+  /** The process-wide budget of request bytes read and not yet handled (request-bytes.ts). */
+  requestBytes: RequestBytes;
 }
 
 /** One connection as handlers see it. */

@@ -20,6 +20,7 @@ import type { KafkaContext } from './context.js';
 import { GroupCoordinator } from './groups/coordinator.js';
 import { KafkaMetrics } from './metrics.js';
 import { ProducerWindows } from './producers.js';
+import { RequestBytes } from './request-bytes.js';
 import type { HeldRoles, TokenCheck } from './sasl.js';
 import { Topics } from './topics.js';
 import { FetchWakeups } from './wakeups.js';
@@ -48,6 +49,7 @@ export class KafkaServer {
       groups: new GroupCoordinator({ joinDelayMs: config.groupJoinDelayMs, minSessionMs: config.minSessionTimeoutMs, maxSessionMs: config.maxSessionTimeoutMs }),
       producers: new ProducerWindows(),
       wakeups: new FetchWakeups(services.logs),
+      requestBytes: new RequestBytes(config.queuedMaxRequestBytes),
     };
     this.metrics = new KafkaMetrics(services.jobs.metrics.registry, () => this.open.size, () => this.ctx.wakeups.parked);
   }

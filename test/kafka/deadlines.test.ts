@@ -5,9 +5,10 @@
  * byte. Raw sockets, real brokers with short deadlines.
  */
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { API } from '../../src/kafka/protocol/apis.js';
-import { within } from '../helpers/wait.js';
+import { waitFor, within } from '../helpers/wait.js';
 import { startKafkaBroker, type KafkaBroker } from './helpers.js';
 import { WireClient, type Body } from './wire.js';
 
@@ -69,6 +70,43 @@ describe('Kafka frame deadline', () => {
     }
     assert.ok(c.isClosed, `the connection stayed open while ${sent} of ${frame.length} bytes trickled in`);
     // A frame sent whole on a new connection is served.
+    const ok = await WireClient.connect(b.kafkaPort);
+    assert.equal(((await ok.request(API.Metadata, 1, { topics: [] })).brokers as Body[]).length, 1);
+    ok.close();
+  });
+});
+
+/** Resident memory of process `pid`, bytes (/proc/<pid>/status VmRSS). */
+function rssBytes(pid: number): number {
+  return Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) * 1024;
+}
+
+describe('Kafka in-flight request bytes', () => {
+  const MiB = 1024 * 1024;
+  let b: KafkaBroker;
+  before(async () => {
+    b = await startKafkaBroker({ env: { QUEEN_KAFKA_MAX_REQUEST_BYTES: String(64 * MiB), QUEEN_KAFKA_QUEUED_MAX_REQUEST_BYTES: String(128 * MiB), QUEEN_KAFKA_FRAME_TIMEOUT_MS: '3000' } });
+  });
+  after(async () => { await b?.stop(); });
+
+  test('8 connections each holding 60 MiB of an unfinished 64 MiB frame pin at most QUEEN_KAFKA_QUEUED_MAX_REQUEST_BYTES, not 480 MiB', async () => {
+    const pid = b.proc.pid!;
+    const base = rssBytes(pid);
+    const head = Buffer.alloc(4);
+    head.writeInt32BE(64 * MiB);
+    const body = Buffer.alloc(60 * MiB, 1);
+    const conns = await Promise.all(Array.from({ length: 8 }, () => WireClient.connect(b.kafkaPort)));
+    for (const c of conns) c.send(Buffer.concat([head, body]));
+    let peak = base;
+    // Each unfinished frame is closed by the frame deadline once it has its budget; sample the
+    // broker's memory until all 8 are gone.
+    await waitFor(() => {
+      peak = Math.max(peak, rssBytes(pid));
+      return conns.every((c) => c.isClosed);
+    }, { what: 'all 8 connections closed by the frame deadline', timeoutMs: 60_000, intervalMs: 10 });
+    const grew = (peak - base) / MiB;
+    assert.ok(grew < 300, `the broker's resident memory grew by ${grew.toFixed(0)} MiB`);
+    // The budget is given back: a complete request is served.
     const ok = await WireClient.connect(b.kafkaPort);
     assert.equal(((await ok.request(API.Metadata, 1, { topics: [] })).brokers as Body[]).length, 1);
     ok.close();

@@ -29,7 +29,7 @@ describe('Kafka hostile input', () => {
   let b: KafkaBroker;
   let c: WireClient;
   before(async () => {
-    b = await startKafkaBroker();
+    b = await startKafkaBroker({ env: { QUEEN_KAFKA_MAX_REQUEST_BYTES: String(64 * 1024 * 1024) } });
     c = await WireClient.connect(b.kafkaPort);
   });
   after(async () => {
