@@ -53,6 +53,16 @@ export interface KafkaConfig {
    * like Kafka's `queued.max.request.bytes`.
    */
   queuedMaxRequestBytes: number;
+  /**
+   * Records one Produce request may carry, all partitions together: the HTTP push limit
+   * (`QUEEN_MAX_PUSH_ITEMS`, 10000; 1..1000000), read with the same default and range.
+   */
+  maxRecordsPerRequest: number;
+  /**
+   * Decompressed bytes one Produce request may carry: the HTTP decoded-body limit
+   * (`QUEEN_MAX_BODY_BYTES`, 64 MiB; 1024..1 GiB), read with the same default and range.
+   */
+  maxDecodedBytes: number;
   /** SASL/PLAIN on (`QUEEN_KAFKA_SASL=plain`). */
   sasl: boolean;
   /** How often an authenticated connection's token is checked again, ms (`QUEEN_KAFKA_SASL_RECHECK_MS`, 30000; 100..30000). */
@@ -146,6 +156,8 @@ export function loadKafkaConfig(env: Env): KafkaConfig | undefined {
     sasl: saslRaw !== '',
     maxRequestBytes,
     queuedMaxRequestBytes,
+    maxRecordsPerRequest: int(env, 'QUEEN_MAX_PUSH_ITEMS', 10_000, 1, 1_000_000),
+    maxDecodedBytes: int(env, 'QUEEN_MAX_BODY_BYTES', 64 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     saslAuthTimeoutMs: int(env, 'QUEEN_KAFKA_SASL_AUTH_TIMEOUT_MS', 10_000, 100, 600_000),
     frameTimeoutMs: int(env, 'QUEEN_KAFKA_FRAME_TIMEOUT_MS', 30_000, 100, 600_000),
     saslRecheckMs: int(env, 'QUEEN_KAFKA_SASL_RECHECK_MS', 30_000, 100, 30_000),

@@ -4,6 +4,7 @@
  * stalled event loop, or silently lost or altered data. Raw sockets, one real broker.
  */
 import assert from 'node:assert/strict';
+import { gzipSync } from 'node:zlib';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { API } from '../../src/kafka/protocol/apis.js';
@@ -11,7 +12,7 @@ import { decodeBatches, DecodeBudget, type KafkaRecord } from '../../src/kafka/p
 import { uniqueName } from '../helpers/http.js';
 import { within } from '../helpers/wait.js';
 import { startKafkaBroker, type KafkaBroker } from './helpers.js';
-import { batch, produceBody, producePartition, WireClient, type Body } from './wire.js';
+import { batch, produceBody, producePartition, recordsBody, WireClient, type Body } from './wire.js';
 
 /** An lz4 frame header (FLG 0x64, BD 0x40: 64 KiB blocks, content checksum) with its HC byte. */
 const LZ4_HEAD = Buffer.from('04224d186440a7', 'hex');
@@ -121,6 +122,23 @@ describe('Kafka hostile input', () => {
     } finally {
       own.close();
     }
+  });
+
+  test('a gzip batch of more records than QUEEN_MAX_PUSH_ITEMS (10,000) answers MESSAGE_TOO_LARGE before decompressing; 10,000 are stored', async () => {
+    const topic = uniqueName('many');
+    await createTopic(topic);
+    const over = gzipSync(recordsBody(Array.from({ length: 10_001 }, () => ({ value: null }))));
+    const res = await c.request(API.Produce, 7, produceBody(topic, 0, batch({ count: 10_001, body: over, codec: 1 })));
+    assert.equal(producePartition(res).error_code, 10);
+    assert.equal((await fetchAll(topic)).hw, 0, 'nothing was written');
+    // Split over two partitions of one request, the limit is the request's.
+    const half = batch({ count: 5001, body: gzipSync(recordsBody(Array.from({ length: 5001 }, () => ({ value: null })))), codec: 1 });
+    const two = await c.request(API.Produce, 7, { transactional_id: null, acks: -1, timeout_ms: 10_000, topic_data: [{ name: topic, partition_data: [{ index: 0, records: half }, { index: 0, records: half }] }] });
+    const answers = (two.responses as { partition_responses: { error_code: number }[] }[])[0]!.partition_responses.map((p) => p.error_code);
+    assert.deepEqual(answers, [0, 10]);
+    const at = gzipSync(recordsBody(Array.from({ length: 4999 }, () => ({ value: null }))));
+    assert.equal(producePartition(await c.request(API.Produce, 7, produceBody(topic, 0, batch({ count: 4999, body: at, codec: 1 })))).error_code, 0);
+    assert.equal((await fetchAll(topic)).hw, 10_000);
   });
 });
 

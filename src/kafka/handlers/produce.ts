@@ -15,10 +15,6 @@ import type { ProducePartitionAnswer, ProduceRequestData } from '../protocol/pro
 import { BatchError, decodeBatches, DecodeBudget, type DecodedBatch } from '../protocol/records.js';
 import type { Body, Handler } from './types.js';
 
-/** Decompressed bytes one request may carry (docs/kafka.md#compression). */
-export const DECODE_BYTES_BUDGET = 100 * 1024 * 1024;
-/** Records one request may declare. */
-export const DECODE_RECORDS_BUDGET = 1_000_000;
 
 interface Pending {
   topic: string;
@@ -53,7 +49,9 @@ async function prepare(ctx: KafkaContext, conn: ConnectionInfo, body: Body): Pro
   const pending: Pending[] = [];
   const items: PushItem[] = [];
   const sequenced = new Set<string>();
-  const budget = new DecodeBudget(DECODE_BYTES_BUDGET, DECODE_RECORDS_BUDGET);
+  // Records declared and bytes decompressed, the whole request: HTTP push's limits
+  // (QUEEN_MAX_PUSH_ITEMS, QUEEN_MAX_BODY_BYTES; docs/kafka.md#compression).
+  const budget = new DecodeBudget(ctx.config.maxDecodedBytes, ctx.config.maxRecordsPerRequest);
   const refuse = (code: number, message: string | null): Prepared => ({
     acks: req.acks, responses, pending, items, sequenced,
     early: {
