@@ -140,6 +140,18 @@ describe('Kafka hostile input', () => {
     assert.equal(producePartition(await c.request(API.Produce, 7, produceBody(topic, 0, batch({ count: 4999, body: at, codec: 1 })))).error_code, 0);
     assert.equal((await fetchAll(topic)).hw, 10_000);
   });
+
+  test('a batch whose records do not match its declared count answers CORRUPT_MESSAGE and stores nothing', async () => {
+    const topic = uniqueName('count');
+    await createTopic(topic);
+    const two = recordsBody([{ value: Buffer.from('a') }, { value: Buffer.from('b') }]);
+    const one = recordsBody([{ value: Buffer.from('a') }]);
+    for (const [what, count, body, codec] of [['count 1, 2 records', 1, two, 0], ['count 0, 1 record', 0, one, 0], ['count 1, 2 records, gzip', 1, gzipSync(two), 1], ['count 3, 2 records', 3, two, 0]] as const) {
+      const res = await c.request(API.Produce, 7, produceBody(topic, 0, batch({ count, body, codec })));
+      assert.equal(producePartition(res).error_code, 2, what);
+    }
+    assert.equal((await fetchAll(topic)).hw, 0, 'nothing was written');
+  });
 });
 
 /** CPU time (user + system) of process `pid` so far, ms (/proc/<pid>/stat, 100 ticks a second). */

@@ -191,6 +191,8 @@ export function decodeBatches(data: Buffer, budget: DecodeBudget): DecodedBatch[
       const br = new Reader(body);
       const records: KafkaRecord[] = [];
       for (let i = 0; i < count; i++) records.push(readRecord(br, baseOffset, baseTimestamp));
+      // Kafka refuses a batch whose records are not exactly its declared count (CorruptRecordException).
+      if (br.remaining !== 0) throw new BatchError(CORRUPT_MESSAGE, `the batch declares ${count} records and holds more`);
       out.push({ baseOffset, producerId, producerEpoch, baseSequence, transactional: (attributes & 0x10) !== 0, control: (attributes & 0x20) !== 0, records });
       r.offset = end;
     }
