@@ -82,8 +82,10 @@ export function fromPayload(json: string | null, offset: number, createdAt: numb
   if (key === undefined || value === undefined) return native;
   let timestamp = createdAt;
   if ('t' in env) {
-    if (typeof env.t !== 'number' || !Number.isSafeInteger(env.t)) return native;
-    timestamp = env.t;
+    if (typeof env.t !== 'number') return native;
+    // A time that did not fit in 2^53 (stored by an earlier build) falls back to the append time;
+    // the record is still served as its key, value and headers, never as the envelope's text.
+    if (Number.isSafeInteger(env.t)) timestamp = env.t;
   }
   const headers: RecordHeader[] = [];
   if ('h' in env) {

@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { API } from '../../src/kafka/protocol/apis.js';
 import { decodeBatches, DecodeBudget, type KafkaRecord } from '../../src/kafka/protocol/records.js';
-import { uniqueName } from '../helpers/http.js';
+import { call, uniqueName } from '../helpers/http.js';
 import { within } from '../helpers/wait.js';
 import { startKafkaBroker, type KafkaBroker } from './helpers.js';
 import { batch, produceBody, producePartition, recordsBody, WireClient, type Body } from './wire.js';
@@ -151,6 +151,21 @@ describe('Kafka hostile input', () => {
       assert.equal(producePartition(res).error_code, 2, what);
     }
     assert.equal((await fetchAll(topic)).hw, 0, 'nothing was written');
+  });
+
+  test('a CreateTime past 2^53 ms answers INVALID_TIMESTAMP; a stored envelope with such a time is still served as its record', async () => {
+    const topic = uniqueName('ts');
+    await createTopic(topic);
+    for (const ts of [1796279552878000000, 2 ** 53 + 2, 2 ** 62]) {
+      const res = await c.request(API.Produce, 7, produceBody(topic, 0, batch({ count: 1, body: recordsBody([{ key: Buffer.from('k'), value: Buffer.from('v') }]), baseTimestamp: ts })));
+      assert.equal(producePartition(res).error_code, 32, `CreateTime ${ts}`);
+    }
+    assert.equal((await fetchAll(topic)).hw, 0, 'nothing was written');
+    // An envelope whose t does not fit (written by an earlier build, or pushed natively) keeps its key, value and headers.
+    const payload = JSON.parse('{"h":[{"k":"trace","v":"MTIz"}],"k":"aw==","t":1796279552878000000,"v":"dg=="}') as unknown;
+    assert.equal((await call(b.url, 'POST', '/api/v1/push', { items: [{ queue: topic, partition: '0', payload }] })).status, 201);
+    const [rec] = (await fetchAll(topic)).records;
+    assert.deepEqual([rec!.key?.toString(), rec!.value?.toString(), rec!.headers.map((h) => [h.key, h.value?.toString()])], ['k', 'v', [['trace', '123']]]);
   });
 });
 

@@ -48,6 +48,7 @@ export class BatchError extends Error {
 
 export const CORRUPT_MESSAGE = 2;
 export const MESSAGE_TOO_LARGE = 10;
+export const INVALID_TIMESTAMP = 32;
 export const UNSUPPORTED_FOR_MESSAGE_FORMAT = 43;
 
 /** A per-request decompression budget (bytes and records), shared by every batch of the request. */
@@ -150,14 +151,18 @@ function readRecord(r: Reader, baseOffset: number, baseTimestamp: number): Kafka
     headers.push({ key: hk, value: hl < 0 ? null : r.raw(hl) });
   }
   if (r.offset !== end) throw new BatchError(CORRUPT_MESSAGE, 'record length does not match its fields');
-  return { offset: baseOffset + offDelta, timestamp: baseTimestamp === -1 ? -1 : baseTimestamp + tsDelta, key, value, headers };
+  const timestamp = baseTimestamp === -1 ? -1 : baseTimestamp + tsDelta;
+  // Times are kept as JS numbers (epoch ms): one past 2^53 would not come back as sent.
+  if (!Number.isSafeInteger(timestamp)) throw new BatchError(INVALID_TIMESTAMP, `CreateTime ${timestamp} is not a time in epoch ms this broker can keep exactly (beyond ±2^53)`);
+  return { offset: baseOffset + offDelta, timestamp, key, value, headers };
 }
 
 /**
  * Reads every batch of one partition's `records` field. Keys, values and header values are views
  * into `data` (or into the decompressed body), not copies: a caller that keeps them past the
  * request copies them.
- * @throws BatchError UNSUPPORTED_FOR_MESSAGE_FORMAT (magic ≠ 2), CORRUPT_MESSAGE (CRC, bounds), MESSAGE_TOO_LARGE (budget)
+ * @throws BatchError UNSUPPORTED_FOR_MESSAGE_FORMAT (magic ≠ 2), CORRUPT_MESSAGE (CRC, bounds, count),
+ *   MESSAGE_TOO_LARGE (budget), INVALID_TIMESTAMP (a CreateTime beyond ±2^53 ms)
  */
 export function decodeBatches(data: Buffer, budget: DecodeBudget): DecodedBatch[] {
   const out: DecodedBatch[] = [];
