@@ -167,6 +167,20 @@ describe('Kafka hostile input', () => {
     const [rec] = (await fetchAll(topic)).records;
     assert.deepEqual([rec!.key?.toString(), rec!.value?.toString(), rec!.headers.map((h) => [h.key, h.value?.toString()])], ['k', 'v', [['trace', '123']]]);
   });
+
+  test('a Fetch naming one partition 2,000 times reads it once: each distinct partition is answered once', async () => {
+    const topic = uniqueName('fdup');
+    await createTopic(topic);
+    assert.equal((await call(b.url, 'POST', '/api/v1/push', { items: [{ queue: topic, partition: '0', payload: { pad: 'p'.repeat(10_000) } }] })).status, 201);
+    const part = { partition: 0, fetch_offset: 0, log_start_offset: -1, partition_max_bytes: 1 << 20 };
+    const res = await c.request(API.Fetch, 6, {
+      replica_id: -1, max_wait_ms: 0, min_bytes: 0, max_bytes: 32 << 20, isolation_level: 0,
+      topics: [{ topic, partitions: Array.from({ length: 2000 }, () => part) }, { topic, partitions: [part] }],
+    });
+    const answered = (res.responses as { partitions: { partition_index: number; records: Buffer }[] }[]).flatMap((t) => t.partitions);
+    assert.equal(answered.length, 1, 'one answer for the one distinct partition');
+    assert.ok(answered[0]!.records.length > 10_000, 'it carries the record');
+  });
 });
 
 /** CPU time (user + system) of process `pid` so far, ms (/proc/<pid>/stat, 100 ticks a second). */
