@@ -23,6 +23,8 @@ import { Writer } from './protocol/writer.js';
 import { authenticatePlain, type HeldRoles, type TokenCheck } from './sasl.js';
 import type { AccessLevel } from '../auth/access-levels.js';
 
+/** Smallest request frame, bytes: the request header's api_key (2), api_version (2) and correlation_id (4). */
+const MIN_FRAME_BYTES = 8;
 /** Largest frame before SASL authentication, bytes. */
 export const PRE_AUTH_FRAME_BYTES = 64 * 1024;
 /** Frames buffered before reading pauses. */
@@ -157,7 +159,13 @@ export class KafkaConnection {
         this.headFill = 0;
         const size = this.head.readInt32BE(0);
         const cap = this.sasl === 'off' || this.sasl === 'authenticated' ? this.ctx.config.maxRequestBytes : PRE_AUTH_FRAME_BYTES;
-        if (size < 0 || size > cap) {
+        if (size < MIN_FRAME_BYTES) {
+          // Not even api_key, api_version and correlation_id: nothing to answer (Kafka closes too).
+          this.ctx.log.warn({ size, client: this.info.clientHost }, 'kafka: frame shorter than a request header; connection closed');
+          this.close('frame too short');
+          return;
+        }
+        if (size > cap) {
           this.ctx.log.warn({ size, cap, client: this.info.clientHost }, 'kafka: frame over the cap; connection closed');
           this.close('frame too large');
           return;

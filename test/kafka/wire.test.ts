@@ -95,6 +95,19 @@ describe('Kafka wire', () => {
     assert.ok(w.isClosed);
   });
 
+  test('a frame shorter than a request header (0, 1 or 7 bytes) closes the connection as a protocol error, not an error-level log', async () => {
+    for (const frame of [Buffer.from('00000000', 'hex'), Buffer.from('0000000100', 'hex'), Buffer.from('00000007' + '00'.repeat(7), 'hex')]) {
+      const w = await WireClient.connect(b.kafkaPort);
+      w.send(frame);
+      await w.closed;
+      assert.ok(w.isClosed, frame.toString('hex'));
+    }
+    const c2 = await WireClient.connect(b.kafkaPort);
+    assert.ok((await c2.request(API.ApiVersions, 0, {})).api_keys, 'the port still serves');
+    c2.close();
+    assert.doesNotMatch(b.output(), /"level":50[^\n]*kafka: request failed/, 'no error-level line for a short frame');
+  });
+
   test('__consumer_offsets does not exist and an illegal name is INVALID_TOPIC_EXCEPTION in Metadata only', async () => {
     const res = await c.request(API.Metadata, 9, { topics: [{ name: '__consumer_offsets' }, { name: 'bad name!' }], allow_auto_topic_creation: true });
     assert.deepEqual((res.topics as Body[]).map((t) => t.error_code), [3, 17]);
