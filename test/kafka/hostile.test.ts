@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { API } from '../../src/kafka/protocol/apis.js';
 import { decodeBatches, DecodeBudget, type KafkaRecord } from '../../src/kafka/protocol/records.js';
+import { Writer } from '../../src/kafka/protocol/writer.js';
 import { call, uniqueName } from '../helpers/http.js';
 import { within } from '../helpers/wait.js';
 import { startKafkaBroker, type KafkaBroker } from './helpers.js';
@@ -151,6 +152,56 @@ describe('Kafka hostile input', () => {
       assert.equal(producePartition(res).error_code, 2, what);
     }
     assert.equal((await fetchAll(topic)).hw, 0, 'nothing was written');
+  });
+
+  test('a header key that is not UTF-8, a negative header count or key length are refused, never stored altered', async () => {
+    const topic = uniqueName('hdr');
+    await createTopic(topic);
+    /** One record (value "v") whose header section is `headers`, written as is. */
+    const withHeaders = (headers: (w: Writer) => void): Buffer => {
+      const r = new Writer();
+      r.int8(0).varlong(0).varint(0).varint(-1).varint(1).raw(Buffer.from('v'));
+      headers(r);
+      const bytes = r.finish();
+      return Buffer.from(new Writer().varint(bytes.length).raw(bytes).finish());
+    };
+    for (const [what, body, code] of [
+      ['key bytes ff c3', withHeaders((w) => w.varint(1).varint(2).raw(Buffer.from([0xff, 0xc3])).varint(1).raw(Buffer.from('x'))), 87],
+      ['header count -3', withHeaders((w) => w.varint(-3)), 2],
+      ['header key length -2', withHeaders((w) => w.varint(1).varint(-2).varint(1).raw(Buffer.from('x'))), 2],
+    ] as const) {
+      const res = await c.request(API.Produce, 7, produceBody(topic, 0, batch({ count: 1, body })));
+      assert.equal(producePartition(res).error_code, code, what);
+    }
+    assert.equal((await fetchAll(topic)).hw, 0, 'nothing was written');
+    const ok = await c.request(API.Produce, 7, produceBody(topic, 0, batch({ count: 1, body: withHeaders((w) => w.varint(1).varint(1).raw(Buffer.from('\u00fcber', 'utf8').subarray(0, 1)).varint(-1)) })));
+    assert.equal(producePartition(ok).error_code, 87, 'a key cut inside a UTF-8 sequence is not UTF-8 either');
+    const good = await c.request(API.Produce, 7, produceBody(topic, 0, batch({ count: 1, body: withHeaders((w) => w.varint(1).varint(5).raw(Buffer.from('\u00fcber', 'utf8')).varint(-1)) })));
+    assert.equal(producePartition(good).error_code, 0);
+    const [rec] = (await fetchAll(topic)).records;
+    assert.deepEqual(rec!.headers.map((h) => [Buffer.from(h.key, 'utf8').toString('hex'), h.value]), [[Buffer.from('\u00fcber', 'utf8').toString('hex'), null]]);
+  });
+
+  test('negative lengths other than -1 close the connection as protocol errors; Metadata names past 10,000 are answered INVALID_REQUEST, not dropped', async () => {
+    /** A Metadata v1 frame: header (api 3, v1, correlation 7, client_id of `clientIdLength`), then `rest`. */
+    const metadataFrame = (clientIdLength: number, rest: Buffer) => {
+      const body = Buffer.concat([Buffer.from([0, 3, 0, 1, 0, 0, 0, 7]), Buffer.from([(clientIdLength >> 8) & 0xff, clientIdLength & 0xff]), rest]);
+      const len = Buffer.alloc(4);
+      len.writeInt32BE(body.length);
+      return Buffer.concat([len, body]);
+    };
+    const int32 = (n: number) => { const b = Buffer.alloc(4); b.writeInt32BE(n); return b; };
+    for (const [what, frame] of [['topics array length -5', metadataFrame(0, int32(-5))], ['client_id length -2', metadataFrame(0xfffe, int32(-1))]] as const) {
+      const w = await WireClient.connect(b.kafkaPort);
+      w.send(frame);
+      await w.closed;
+      assert.ok(w.isClosed, what);
+    }
+    const names = Array.from({ length: 10_001 }, (_, i) => ({ name: `none-${i}` }));
+    const res = await c.request(API.Metadata, 4, { topics: names, allow_auto_topic_creation: false });
+    const topics = res.topics as Body[];
+    assert.equal(topics.length, 10_001, 'every distinct name is answered');
+    assert.deepEqual([topics[9_999]!.error_code, topics[10_000]!.name, topics[10_000]!.error_code], [3, 'none-10000', 42]);
   });
 
   test('a CreateTime past 2^53 ms answers INVALID_TIMESTAMP; a stored envelope with such a time is still served as its record', async () => {

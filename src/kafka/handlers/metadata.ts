@@ -13,7 +13,7 @@ import type { Body, Handler } from './types.js';
 
 /** Topic creations one Metadata request may cause. */
 const MAX_AUTO_CREATE = 100;
-/** Named topics one Metadata request may look at. */
+/** Named topics one Metadata request may look at; each distinct name past it is answered INVALID_REQUEST. */
 const MAX_NAMED = 10_000;
 /**
  * Partitions one Metadata answer lists at most (docs/kafka.md#supported-apis): whole topics, in
@@ -48,7 +48,8 @@ export const metadata: Handler = async (ctx, conn, body, version) => {
   const topics: Body[] = [];
   const all = req.topics === null || (version === 0 && req.topics.length === 0);
   // Each distinct name once, in first-seen order (Kafka reads the list as a set).
-  const named = all ? [] : [...new Set(req.topics!.map((t) => t.name))].slice(0, MAX_NAMED);
+  const distinct = all ? [] : [...new Set(req.topics!.map((t) => t.name))];
+  const named = distinct.slice(0, MAX_NAMED);
   let listed = 0;
   const topicBody = (t: TopicView): Body => {
     if (listed + t.width > MAX_METADATA_PARTITIONS) return errorTopic(t.name, ErrorCode.LEADER_NOT_AVAILABLE);
@@ -89,6 +90,8 @@ export const metadata: Handler = async (ctx, conn, body, version) => {
       }
     }
   }
+  // Names past MAX_NAMED are not looked at; each is answered INVALID_REQUEST instead of left out.
+  for (let i = MAX_NAMED; i < distinct.length; i++) topics.push(errorTopic(distinct[i]!, ErrorCode.INVALID_REQUEST));
   return {
     throttle_time_ms: 0,
     brokers: [{ node_id: 0, host, port, rack: null }],

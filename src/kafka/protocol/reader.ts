@@ -146,7 +146,8 @@ export class Reader {
 
   nullableString(): string | null {
     const n = this.int16();
-    if (n < 0) return null;
+    if (n === -1) return null;
+    if (n < 0) throw new ProtocolError(`string length ${n}`);
     return this.raw(n).toString('utf8');
   }
 
@@ -164,7 +165,8 @@ export class Reader {
 
   nullableBytes(): Buffer | null {
     const n = this.int32();
-    if (n < 0) return null;
+    if (n === -1) return null;
+    if (n < 0) throw new ProtocolError(`bytes length ${n}`);
     return this.raw(n);
   }
 
@@ -174,9 +176,10 @@ export class Reader {
     return this.raw(n);
   }
 
-  /** An array length: int32 (−1 = null) or, compact, uvarint − 1. Bounded by the bytes left. */
+  /** An array length: int32 (−1 = null; other negatives are refused) or, compact, uvarint − 1. Bounded by the bytes left. */
   arrayLength(compact: boolean): number {
     const n = compact ? this.uvarint() - 1 : this.int32();
+    if (n < -1) throw new ProtocolError(`array length ${n}`);
     if (n > this.remaining) throw new ProtocolError(`array of ${n} elements in ${this.remaining} bytes`);
     return n;
   }

@@ -4,6 +4,7 @@
  * checked before allocating (a tiny zstd frame can claim gigabytes; an lz4 frame is walked in full
  * first, lz4.ts). Fetch answers are always written uncompressed.
  */
+import { isUtf8 } from 'node:buffer';
 import { gunzipSync } from 'node:zlib';
 import { crc32c } from '@node-rs/crc32';
 import { decompress as zstdDecompress } from 'fzstd';
@@ -50,6 +51,8 @@ export const CORRUPT_MESSAGE = 2;
 export const MESSAGE_TOO_LARGE = 10;
 export const INVALID_TIMESTAMP = 32;
 export const UNSUPPORTED_FOR_MESSAGE_FORMAT = 43;
+/** A record the broker refuses to store as sent (a header key that is not UTF-8). */
+export const INVALID_RECORD = 87;
 
 /** A per-request decompression budget (bytes and records), shared by every batch of the request. */
 export class DecodeBudget {
@@ -143,10 +146,15 @@ function readRecord(r: Reader, baseOffset: number, baseTimestamp: number): Kafka
   const vl = r.varint();
   const value = vl < 0 ? null : r.raw(vl);
   const hc = r.varint();
-  if (hc > r.remaining) throw new BatchError(CORRUPT_MESSAGE, 'header count out of bounds');
+  if (hc < 0 || hc > r.remaining) throw new BatchError(CORRUPT_MESSAGE, `header count ${hc} out of bounds`);
   const headers: RecordHeader[] = [];
   for (let i = 0; i < hc; i++) {
-    const hk = r.raw(r.varint()).toString('utf8');
+    const kl = r.varint();
+    if (kl < 0) throw new BatchError(CORRUPT_MESSAGE, `header key length ${kl} is negative`);
+    const keyBytes = r.raw(kl);
+    // A header key is a string, stored as text: bytes that are not UTF-8 would come back as U+FFFD.
+    if (!isUtf8(keyBytes)) throw new BatchError(INVALID_RECORD, 'a header key is not valid UTF-8');
+    const hk = keyBytes.toString('utf8');
     const hl = r.varint();
     headers.push({ key: hk, value: hl < 0 ? null : r.raw(hl) });
   }
