@@ -17,6 +17,20 @@ const MAGIC = 0x184d2204;
 /** Block maximum size by the BD byte's 3-bit index (4..7). */
 const BLOCK_MAX = [0, 0, 0, 0, 64 * 1024, 256 * 1024, 1024 * 1024, 4 * 1024 * 1024];
 
+/**
+ * A sequence's literal or match length continued in the bytes from `i` (each 255 adds and goes on):
+ * the full length and the index after it; throws Lz4FrameError when it runs past `end`.
+ */
+function extendedLength(src: Uint8Array, i: number, end: number, start: number, what: 'literal' | 'match'): [number, number] {
+  let n = start;
+  for (;;) {
+    if (i >= end) throw new Lz4FrameError(`lz4 block: ${what} length runs past the block`);
+    const b = src[i++]!;
+    n += b;
+    if (b !== 255) return [n, i];
+  }
+}
+
 /** Output bytes of one compressed block, checked sequence by sequence; throws Lz4FrameError. */
 function blockOutput(src: Uint8Array, from: number, end: number, maxBlock: number, before: number): number {
   let i = from;
@@ -25,14 +39,7 @@ function blockOutput(src: Uint8Array, from: number, end: number, maxBlock: numbe
   while (i < end) {
     const token = src[i++]!;
     let lit = token >> 4;
-    if (lit === 15) {
-      for (;;) {
-        if (i >= end) bad('literal length runs past the block');
-        const b = src[i++]!;
-        lit += b;
-        if (b !== 255) break;
-      }
-    }
+    if (lit === 15) [lit, i] = extendedLength(src, i, end, lit, 'literal');
     if (lit > end - i) bad('literals run past the block');
     i += lit;
     out += lit;
@@ -42,14 +49,7 @@ function blockOutput(src: Uint8Array, from: number, end: number, maxBlock: numbe
     i += 2;
     if (offset === 0 || offset > before + out) bad('match offset reaches before the output');
     let len = token & 15;
-    if (len === 15) {
-      for (;;) {
-        if (i >= end) bad('match length runs past the block');
-        const b = src[i++]!;
-        len += b;
-        if (b !== 255) break;
-      }
-    }
+    if (len === 15) [len, i] = extendedLength(src, i, end, len, 'match');
     out += len + 4;
     if (out > maxBlock) bad(`decodes past the frame's block size of ${maxBlock} bytes`);
   }
