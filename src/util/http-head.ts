@@ -60,10 +60,15 @@ export const LINGER_MS = 2000;
 function linger(socket: Socket): void {
   socket.destroySoon = function lingeringClose(this: Socket): void {
     this.end();
-    const t = setTimeout(() => this.destroy(), LINGER_MS);
-    t.unref();
-    this.once('close', () => clearTimeout(t));
+    destroyAfterLinger(this);
   };
+}
+
+/** Destroys `socket` {@link LINGER_MS} from now unless it closed before. */
+function destroyAfterLinger(socket: Socket): void {
+  const t = setTimeout(() => socket.destroy(), LINGER_MS);
+  t.unref();
+  socket.once('close', () => clearTimeout(t));
 }
 
 /**
@@ -97,24 +102,22 @@ export function clientErrorAnswer(extra: readonly (readonly [string, string])[] 
   const lines = extra.map(([n, v]) => `${n}: ${v}\r\n`).join('');
   return (err, socket) => {
     if (err.code === 'ECONNRESET' || socket.destroyed) return;
-    const e = err.code === 'HPE_HEADER_OVERFLOW' ? new QueenError('headers_too_large')
-      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? new QueenError('request_timeout')
-      : new QueenError('invalid_request', 'malformed HTTP request');
-    const body = JSON.stringify(e.toJSON());
     if (answered.has(socket)) return; // the parser refuses what still arrives: already answered, lingering
     if (!socket.writable) {
       socket.destroy();
       return;
     }
     answered.add(socket);
+    const e = err.code === 'HPE_HEADER_OVERFLOW' ? new QueenError('headers_too_large')
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? new QueenError('request_timeout')
+      : new QueenError('invalid_request', 'malformed HTTP request');
+    const body = JSON.stringify(e.toJSON());
     // A lingering close (see linger): the client may still be sending (the rest of an oversized
     // header, a body), and destroying the socket now would reset the answer away.
     socket.end(`HTTP/1.1 ${e.status} ${STATUS_CODES[e.status] ?? ''}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
       `Content-Type: application/json\r\n${lines}Connection: close\r\n\r\n${body}`);
     socket.resume(); // what still arrives is read and dropped
-    const t = setTimeout(() => socket.destroy(), LINGER_MS);
-    t.unref();
-    socket.once('close', () => clearTimeout(t));
+    destroyAfterLinger(socket);
   };
 }
 
