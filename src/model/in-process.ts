@@ -68,9 +68,10 @@ export function proxyBodyCap(raw: object): number | undefined {
 }
 
 /**
- * A quota check the proxy stamps on a forwarded request (docs/proxy.md#quotas-and-limits): the
- * broker router calls it with the parsed body before the handler runs; it throws a QueenError to
- * refuse (`403 quota_exceeded` / `storage_quota_exceeded`, `413 payload_too_large`, or a
+ * A body check the proxy stamps on a forwarded request (docs/proxy.md#quotas-and-limits, and the
+ * ack rule of a transaction, docs/proxy.md#authorization-matrix): the broker router calls it with
+ * the parsed body before the handler runs; it throws a QueenError to refuse (`403 forbidden`,
+ * `403 quota_exceeded` / `storage_quota_exceeded`, `413 payload_too_large`, or a
  * {@link RateRefusal}: `429 rate_limited` with `Retry-After`) and resolves to let the request
  * through, optionally to a function the router calls with the answer's status once the answer is
  * over (or the client left): the check's reservations (a queue or partition this request may

@@ -25,8 +25,8 @@ import { isLiveOperator, resolveRole, roleAllows, selectableClusters } from '../
 import type { SessionTokens } from '../auth/proxy/sessions.js';
 import type { ClusterRow, KeyGrant, LimitName, ProxyState } from '../auth/proxy/state.js';
 import type { ProxyConfig } from '../config/proxy.js';
-import type { ErrorCode } from '../errors.js';
-import { PROXY_BODY_CAP, PROXY_QUOTA } from '../model/in-process.js';
+import { QueenError, type ErrorCode } from '../errors.js';
+import { PROXY_BODY_CAP, PROXY_QUOTA, type QuotaCheck } from '../model/in-process.js';
 import type { Clock } from '../util/clock.js';
 import { inviteBody, refuseRaw, type RefuseOptions } from './envelope.js';
 import { armUpstreamBudget, isLongPoll, isPop, prepareForBroker, upstreamBudgetMs, type BrokerRouter } from './forward.js';
@@ -42,6 +42,27 @@ const BODY_LIMITS = [
 ] as const satisfies readonly LimitName[];
 
 /** True when one of {@link BODY_LIMITS} is set (a loop: no closure per request). */
+/** The route a transaction is sent to; classed Produce (docs/proxy.md#route-classification) whatever it holds. */
+const TRANSACTION_PATH = '/api/v1/transaction';
+/** The class whose permission an ack needs. */
+const CONSUME_CLASS: RouteClass = { kind: 'consume' };
+
+/**
+ * The body check of a transaction sent by a credential that may not consume: an `ack` operation
+ * would consume through a Produce route (the reference classes the path alone), so the broker
+ * router refuses it with `403 forbidden` once the body is parsed, before anything runs; the
+ * quota check, when there is one, runs after it.
+ */
+function withoutAcks(quota: QuotaCheck | undefined): QuotaCheck {
+  return async (r) => {
+    const ops = (r.body as { operations?: unknown } | undefined)?.operations;
+    if (Array.isArray(ops) && ops.some((op) => (op as { type?: unknown } | null)?.type === 'ack')) {
+      throw new QueenError('forbidden', 'a transaction that acks needs a credential that may consume (scope consume)');
+    }
+    return quota?.(r);
+  };
+}
+
 function hasBodyLimit(limits: Omit<KeyGrant, 'key'>['limits']): boolean {
   for (const k of BODY_LIMITS) if (typeof limits[k] === 'number') return true;
   return false;
@@ -142,7 +163,7 @@ export function dataPlane(deps: DataPlaneDeps): DataPlane {
   };
 
   /** The checks after the credential, on `grant`; forwards when they pass, else the refusal. */
-  const admit = (req: IncomingMessage, res: ServerResponse, path: string, cls: RouteClass, grant: Omit<KeyGrant, 'key'>, allowed: boolean): Refusal | undefined => {
+  const admit = (req: IncomingMessage, res: ServerResponse, path: string, cls: RouteClass, grant: Omit<KeyGrant, 'key'>, allowed: boolean, mayConsume: boolean): Refusal | undefined => {
     const { cluster, tenant } = grant;
     const now = clock.now();
     if (cluster.status === 'suspended' || cluster.status === 'deleting' || tenant.status === 'suspended' || tenant.status === 'deleting') {
@@ -185,9 +206,9 @@ export function dataPlane(deps: DataPlaneDeps): DataPlane {
         return counted(cluster, now, { code: 'quota_exceeded', message: (e as Error).message });
       }
     }
-    if (hasBodyLimit(limits)) {
-      (req as unknown as Record<symbol, unknown>)[PROXY_QUOTA] = quotas.check(cluster.id, cluster.slug, limits);
-    }
+    const quota = hasBodyLimit(limits) ? quotas.check(cluster.id, cluster.slug, limits) : undefined;
+    const check = path === TRANSACTION_PATH && !mayConsume ? withoutAcks(quota) : quota;
+    if (check) (req as unknown as Record<symbol, unknown>)[PROXY_QUOTA] = check;
     meter.request(cluster.id, cluster.brokerTenantUuid, 'forwarded', now);
     meter.forwarded(cluster.brokerTenantUuid, cls.kind, Number.isFinite(length) ? length : 0, now);
     forward(req, res, cluster.brokerTenantUuid, path, query);
@@ -228,7 +249,7 @@ export function dataPlane(deps: DataPlaneDeps): DataPlane {
     if (!r.ok) return { code: r.status === 401 ? 'unauthorized' : 'forbidden', message: r.error };
     const g = state.clusterGrant(acting);
     if (!g) return { code: 'cluster_unknown', message: 'unknown cluster', opts: { status: 421 } };
-    return admit(req, res, path, cls, g, roleAllows(r.role, cls));
+    return admit(req, res, path, cls, g, roleAllows(r.role, cls), roleAllows(r.role, CONSUME_CLASS));
   };
 
   const decide = (req: IncomingMessage, res: ServerResponse, path: string): Refusal | Promise<Refusal | undefined> | undefined => {
@@ -239,7 +260,7 @@ export function dataPlane(deps: DataPlaneDeps): DataPlane {
     const g = state.verify(key);
     if (!g) return { code: 'unauthorized', message: 'unknown or revoked api key' };
     if (cls.kind === 'operator') return { code: 'route_blocked' };
-    return admit(req, res, path, cls, g, keyAllows(g.key.scopes, cls));
+    return admit(req, res, path, cls, g, keyAllows(g.key.scopes, cls), keyAllows(g.key.scopes, CONSUME_CLASS));
   };
 
   const handle = (req: IncomingMessage, res: ServerResponse, path: string): void => {

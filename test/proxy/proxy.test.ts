@@ -372,6 +372,25 @@ describe('embedded proxy fronting PORT', () => {
     assert.deepEqual(popped.body.messages.map((m: { data: unknown }) => m.data), [{ n: 1 }], 'the invited body was pushed');
   });
 
+  test('a transaction is Produce, but one that acks needs consume too: a produce-only key cannot ack through it', async () => {
+    const q = uniqueName('txack');
+    assert.equal((await withKey(b.url, acme.key, 'POST', '/api/v1/push', { items: [{ queue: q, payload: { n: 1 } }, { queue: q, payload: { n: 2 } }] })).status, 201);
+    const leased = await withKey(b.url, acme.key, 'GET', `/api/v1/pop/queue/${q}?consumerGroup=g&batch=2`);
+    const [m1, m2] = leased.body.messages as { transactionId: string; partitionId: string; leaseId: string }[];
+    const producer = await issueKey(b.url, acme.clusterId, ['produce', 'read']);
+    const ack = (m: typeof m1) => ({ type: 'ack', transactionId: m!.transactionId, partitionId: m!.partitionId, leaseId: m!.leaseId, status: 'completed', consumerGroup: 'g' });
+    const refused = await withKey(b.url, producer.key, 'POST', '/api/v1/transaction', { operations: [ack(m1), { type: 'push', items: [{ queue: q, payload: { n: 3 } }] }] });
+    assert.deepEqual([refused.status, refused.body.code], [403, 'forbidden'], refused.text);
+    assert.match(refused.body.error, /consume/);
+    const pushOnly = await withKey(b.url, producer.key, 'POST', '/api/v1/transaction', { operations: [{ type: 'push', items: [{ queue: q, payload: { n: 4 } }] }] });
+    assert.equal(pushOnly.status, 200, pushOnly.text);
+    assert.equal(pushOnly.body.success, true, 'a transaction of pushes stays Produce');
+    const full = await withKey(b.url, acme.key, 'POST', '/api/v1/transaction', { operations: [ack(m1), ack(m2)] });
+    assert.equal(full.body.success, true, `the consuming key acks both, so the refused one acked nothing: ${full.text}`);
+    const rest = await withKey(b.url, acme.key, 'GET', `/api/v1/pop/queue/${q}?consumerGroup=g&batch=10&autoAck=true`);
+    assert.deepEqual(rest.body.messages.map((m: { data: unknown }) => m.data), [{ n: 4 }], 'the refused transaction pushed nothing either');
+  });
+
   test('/auth/me without a cookie is 401 no session; an unknown /api path is blocked before authentication', async () => {
     assert.deepEqual((await call(b.url, 'GET', '/auth/me')).body, { error: 'no session', code: 'unauthorized' });
     assert.deepEqual((await call(b.url, 'GET', '/api/v2/anything')).body, { error: 'not available', code: 'route_blocked' });
