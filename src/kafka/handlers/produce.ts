@@ -15,7 +15,6 @@ import type { ProducePartitionAnswer, ProduceRequestData } from '../protocol/pro
 import { BatchError, decodeBatches, DecodeBudget, type DecodedBatch } from '../protocol/records.js';
 import type { Body, Handler } from './types.js';
 
-
 interface Pending {
   topic: string;
   answer: ProducePartitionAnswer;

@@ -5,9 +5,7 @@ declare module 'snappyjs' {
   export function compress(uncompressed: Uint8Array): Uint8Array;
 }
 
+/** lz4js compresses test batches only (a devDependency); Produce decodes with lz4.ts. */
 declare module 'lz4js' {
-  /** Upper bound of an LZ4 frame's decompressed size, read from its header and block sizes. */
-  export function decompressBound(src: Uint8Array): number;
-  export function decompress(src: Uint8Array, maxSize?: number): Uint8Array;
   export function compress(src: Uint8Array, maxSize?: number): Uint8Array;
 }
