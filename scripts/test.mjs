@@ -25,7 +25,7 @@ import { fork, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { failureKind } from './test-verdict.mjs';
+import { ResultLedger, failureKind } from './test-verdict.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
@@ -159,13 +159,18 @@ function reporterFor(spec, tap) {
  * - `forceExit`: a file ends when its last test has, even if a handle is left open (test helpers
  *   kill the brokers they started when the process exits).
  * - The watchdog's stderr lines (scripts/test-watchdog.mjs) are printed; TAP leaves out stderr.
- * @returns `failed`: a test failed, other than a whole file cut by the timeout; `timedOut`: the
- *   files cut by the file timeout.
+ * - Every test a file enqueued must reach a verdict, and every file must report a test
+ *   (ResultLedger, scripts/test-verdict.mjs); a `# RESULTS LOST` line names each one that did not,
+ *   and that fails the run.
+ * @returns `failed`: a test failed or its result was lost, other than in a whole file cut by the
+ *   timeout; `timedOut`: the files cut by the file timeout.
  */
 async function runFiles(run, files, concurrency, reporter) {
   const stream = run({ files, concurrency, timeout: FILE_TIMEOUT_MS, forceExit: true });
   let failed = false;
   const timedOut = [];
+  const ledger = new ResultLedger();
+  for (const type of ['test:enqueue', 'test:pass', 'test:fail']) stream.on(type, (d) => ledger.observe(type, d));
   stream.on('test:fail', (d) => {
     const kind = failureKind(d); // scripts/test-verdict.mjs
     if (kind === 'file-timeout') timedOut.push(d.file);
@@ -180,6 +185,10 @@ async function runFiles(run, files, concurrency, reporter) {
     out.on('end', resolve);
     out.on('error', reject);
   });
+  for (const { file, missing } of ledger.lost()) {
+    failed = true;
+    process.stdout.write(`# RESULTS LOST ${path.relative(root, file)}: ${missing.length} without a verdict: ${missing.slice(0, 10).join('; ')}${missing.length > 10 ? '; …' : ''}\n`);
+  }
   return { failed, timedOut };
 }
 
@@ -194,9 +203,10 @@ if (built) {
   const picked = only.length === 0 ? all : all.filter((f) => only.some((o) => `dist/test/${f}`.startsWith(o.replace(/^\.\//, ''))));
   const { run } = await import('node:test');
   const { spec, tap } = await import('node:test/reporters');
-  // Every test file's process preloads the watchdog (scripts/test-watchdog.mjs): node:test passes
-  // the parent's execArgv on to the files it runs.
-  process.execArgv.push('--import', path.join(root, 'scripts', 'test-watchdog.mjs'));
+  // Every test file's process preloads the watchdog (scripts/test-watchdog.mjs) and a blocking
+  // stdout (scripts/test-child-stdout.mjs: forceExit cut a pipe's last events otherwise): node:test
+  // passes the parent's execArgv on to the files it runs.
+  process.execArgv.push('--import', path.join(root, 'scripts', 'test-watchdog.mjs'), '--import', path.join(root, 'scripts', 'test-child-stdout.mjs'));
   const first = await runFiles(run, ordered(picked).map((f) => path.join(base, f)), concurrency, reporterFor(spec, tap));
   failed = first.failed;
   if (first.timedOut.length > 0) {
