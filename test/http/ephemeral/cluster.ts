@@ -41,23 +41,43 @@ export interface ExternalOwner {
 }
 
 /**
- * Waits until every node of `from` relays a push for a partition that another node of `among`
- * owns to that owner (each node's view of the membership has settled), then deletes the probe
- * queues. `nodes` maps server ids to the brokers; an `external` owner is checked through its own record.
+ * Waits until the placement has settled for every owner of `among`: the owner's own view makes it
+ * the owner (a relayed push straight to it is accepted, not answered `503 owner_moved`), and every
+ * node of `from` relays a push for that owner's partition to it, so that the sender holds nothing
+ * and the owner holds it, and a pop through the sender (relayed too) returns that very message.
+ * Then deletes the probe queues. `nodes` maps server ids to the brokers; an `external` owner is
+ * checked through its own record. `token` is the node-port token (`QUEEN_RAFT_TOKEN`).
  */
-export async function converged(nodes: ReadonlyMap<string, BrokerHandle>, among: readonly string[], from: readonly string[] = among, external?: ExternalOwner): Promise<void> {
-  for (const owner of among) {
-    for (const sender of from) {
-      if (sender === owner) continue;
-      const queue = uniqueName('conv');
-      const partition = partitionOwnedBy(owner, among, queue);
+export async function converged(nodes: ReadonlyMap<string, BrokerHandle>, token: string, among: readonly string[], from: readonly string[] = among, external?: ExternalOwner): Promise<void> {
+  for (const owner of among) for (const sender of from) {
+    if (sender === owner) continue;
+    const queue = uniqueName('conv');
+    const partition = partitionOwnedBy(owner, among, queue);
+    if (owner !== external?.serverId) {
+      const own = uniqueName('own');
+      const p = partitionOwnedBy(owner, among, own);
       await waitFor(async () => {
-        const r = await call(nodes.get(sender)!.url, 'POST', '/api/v1/ephemeral/push', { queue, partition, messages: [{ payload: 1 }] });
+        const r = await call(nodes.get(owner)!.url, 'POST', '/api/v1/ephemeral/push', { queue: own, partition: p, messages: [{ payload: 1 }] },
+          { 'x-queen-eph-fwd': '1', 'x-queen-raft-token': token });
+        if (r.status === 503 && r.body.code === 'owner_moved') return false;
         assert.equal(r.status, 201, JSON.stringify(r.body));
-        if (owner === external?.serverId) return external.receivedPush(queue);
-        return ((await partitionsOn(nodes.get(sender)!, queue)).get(partition) ?? 0) === 0 && ((await partitionsOn(nodes.get(owner)!, queue)).get(partition) ?? 0) > 0;
-      }, { what: `${sender} relays ${queue}/${partition} to ${owner}`, timeoutMs: 20_000, intervalMs: 100 });
-      if (owner !== external?.serverId) await call(nodes.get(owner)!.url, 'DELETE', `/api/v1/ephemeral/queue/${queue}`);
+        return true;
+      }, { what: `${owner} takes ${own}/${p} as its own`, timeoutMs: 20_000, intervalMs: 100 });
+      await call(nodes.get(owner)!.url, 'DELETE', `/api/v1/ephemeral/queue/${own}`);
     }
+    await waitFor(async () => {
+      const mark = uniqueName('mark');
+      const r = await call(nodes.get(sender)!.url, 'POST', '/api/v1/ephemeral/push', { queue, partition, messages: [{ payload: mark }] });
+      if (r.status === 503 && r.body.code === 'owner_moved') return false;
+      assert.equal(r.status, 201, JSON.stringify(r.body));
+      if (owner === external?.serverId) return external.receivedPush(queue);
+      if (((await partitionsOn(nodes.get(sender)!, queue)).get(partition) ?? 0) !== 0) return false;
+      if (((await partitionsOn(nodes.get(owner)!, queue)).get(partition) ?? 0) === 0) return false;
+      // Everything queued so far comes back through the sender; the latest push must be among it.
+      const pop = await call(nodes.get(sender)!.url, 'GET', `/api/v1/ephemeral/pop?queue=${queue}&partition=${partition}&batch=1000`);
+      if (pop.status !== 200) return false;
+      return (pop.body.messages as { payload: unknown }[]).some((m) => m.payload === mark);
+    }, { what: `${sender} relays ${queue}/${partition} to ${owner}`, timeoutMs: 20_000, intervalMs: 100 });
+    if (owner !== external?.serverId) await call(nodes.get(owner)!.url, 'DELETE', `/api/v1/ephemeral/queue/${queue}`);
   }
 }

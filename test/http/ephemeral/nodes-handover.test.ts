@@ -25,7 +25,7 @@ const env = (id: string): Record<string, string> => nodeEnv(db.url, id, TOKEN);
 before(async () => {
   db = await freshDatabase();
   for (const id of IDS) nodes.set(id, await startBroker({ env: env(id) }));
-  await converged(nodes, IDS);
+  await converged(nodes, TOKEN, IDS);
 });
 
 after(async () => {

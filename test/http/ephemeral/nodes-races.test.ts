@@ -127,7 +127,7 @@ before(async () => {
   nodes.set('node-a', await startBroker({ env: env('node-a') })); // creates the schema Z's row goes into
   await z.start(db.url);
   for (const id of ['node-b', 'node-c']) nodes.set(id, await startBroker({ env: env(id) }));
-  await converged(nodes, ['node-a', 'node-b', 'node-c', 'node-z'], ['node-a', 'node-b', 'node-c'], zOwner);
+  await converged(nodes, TOKEN, ['node-a', 'node-b', 'node-c', 'node-z'], ['node-a', 'node-b', 'node-c'], zOwner);
 });
 
 after(async () => {
@@ -153,7 +153,7 @@ test('a stopping node has every peer\'s answer to _leaving before it ships a rin
 
 test('a ring passed on to a peer that answers 503 leaving is placed again without it, never lost; a relay re-routes the same way', async () => {
   const [a, b] = ['node-a', 'node-b'].map((id) => nodes.get(id)!);
-  await converged(nodes, ['node-a', 'node-b', 'node-z'], ['node-a', 'node-b'], zOwner);
+  await converged(nodes, TOKEN, ['node-a', 'node-b', 'node-z'], ['node-a', 'node-b'], zOwner);
   const queue = uniqueName('refused');
   // Z owns it while it counts; without Z, A does.
   const partition = partitionWith(queue, [['node-z', ['node-a', 'node-b', 'node-z']], ['node-a', ['node-a', 'node-b']]]);

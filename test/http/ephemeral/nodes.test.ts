@@ -36,7 +36,7 @@ async function heldOn(node: BrokerHandle, queue: string): Promise<number> {
 before(async () => {
   db = await freshDatabase();
   for (const id of IDS) nodes.set(id, await startBroker({ env: env(id) }));
-  await converged(nodes, IDS);
+  await converged(nodes, TOKEN, IDS);
 });
 
 after(async () => {
@@ -143,7 +143,7 @@ test('SIGTERM hands the stopping node\'s rings to the survivors; SIGKILL loses t
   nodes.delete('node-c');
   // Nothing is lost, and the ring lives on its owner among the survivors (docs/ephemeral.md#multi-node,
   // the placement rule): a pop through the other survivor, relayed to that owner, returns all 50 in order.
-  await converged(nodes, ['node-a', 'node-b']);
+  await converged(nodes, TOKEN, ['node-a', 'node-b']);
   const survivorOwner = ownerAmong(['node-a', 'node-b'], queue, partition);
   const other = survivorOwner === 'node-a' ? b! : a!;
   const eph = (n: BrokerHandle): string => n.output().split('\n').filter((l) => l.includes('ephemeral')).join('\n');
@@ -158,7 +158,7 @@ test('SIGTERM hands the stopping node\'s rings to the survivors; SIGKILL loses t
   // SIGKILL: B's share is gone, A keeps serving (an empty answer, not an error).
   const q2 = uniqueName('killed');
   const p2 = partitionOwnedBy('node-b', ['node-a', 'node-b'], q2);
-  await converged(nodes, ['node-a', 'node-b']);
+  await converged(nodes, TOKEN, ['node-a', 'node-b']);
   assert.equal((await call(a!.url, 'POST', '/api/v1/ephemeral/push', { queue: q2, partition: p2, messages: [{ payload: 1 }] })).status, 201);
   assert.equal(await heldOn(b!, q2), 1);
   await b!.kill();
