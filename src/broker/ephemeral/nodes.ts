@@ -86,6 +86,8 @@ export interface EphemeralNodesOptions {
 
 interface Probe {
   epoch: number;
+  /** The address probed: a member's row that names another one (its first heartbeat may precede the bound port) is probed again. */
+  address: string;
   ready: boolean | undefined;
 }
 
@@ -181,7 +183,7 @@ export class EphemeralNodes {
 
   /** Probes a peer's `_ready` (see the module comment) and records the answer. */
   private probe(serverId: string, address: string, epoch: number): void {
-    const p: Probe = { epoch, ready: undefined };
+    const p: Probe = { epoch, address, ready: undefined };
     this.probes.set(serverId, p);
     fetch(`http://${address}/api/v1/ephemeral/_ready`, { headers: this.headers(undefined), signal: AbortSignal.timeout(PROBE_MS) })
       .then(async (r) => {
@@ -206,7 +208,7 @@ export class EphemeralNodes {
     for (const m of this.cluster.members()) {
       if (m.serverId === this.serverId || !m.live || m.address === '') continue;
       const p = this.probes.get(m.serverId);
-      if (!p || p.epoch !== m.epoch) {
+      if (!p || p.epoch !== m.epoch || p.address !== m.address) {
         this.probe(m.serverId, m.address, m.epoch);
         continue;
       }

@@ -5,10 +5,15 @@
  * leased ones are redelivered), payload texts unchanged.
  */
 import assert from 'node:assert/strict';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
+import pino from 'pino';
 import { QUEUE_MODE } from '../../../src/broker/ephemeral/engine.js';
 import { EphemeralNodes, rendezvous } from '../../../src/broker/ephemeral/nodes.js';
+import type { ClusterView } from '../../../src/storage/runtime.js';
 import { startTestServices, type TestServices } from '../../helpers/services.js';
+import { waitFor } from '../../helpers/wait.js';
 
 const popReq = (over = {}) => ({ partition: 'p', group: QUEUE_MODE, batch: 100, wait: false, timeoutMs: 0, commitOnDelivery: false, ...over });
 
@@ -79,5 +84,35 @@ describe('ring hand-over between two engines', () => {
     const big = { queue: 'small', partition: 'p', messages: Array.from({ length: 20_000 }, (_, i) => ({ t: 1, p: String(i) })), groups: [] };
     assert.deepEqual(eb.adopt(tenant, [big, { queue: 'bad\u0000name', partition: 'p', messages: [{ t: 1, p: '1' }], groups: [] }]), { adopted: 0, refusedRings: 2 });
     assert.equal(eb.find(tenant, 'small')?.length ?? 0, 0);
+  });
+});
+
+describe('placement probes', () => {
+  let s: TestServices;
+  let peer: http.Server;
+  let probed = 0;
+  before(async () => {
+    s = startTestServices({});
+    await s.services.loadEphemeral();
+    peer = http.createServer((req, res) => {
+      if (req.url === '/api/v1/ephemeral/_ready') probed++;
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+    await new Promise<void>((r) => peer.listen(0, '127.0.0.1', r));
+  });
+  after(async () => { await s.stop(); await new Promise((r) => peer.close(r)); });
+
+  test('a member whose row names a new address is probed there at the next recomputation, not after the failed probe expires', async () => {
+    // A node's first heartbeat can name its address before the port is bound (`host:0`); the next names the real one.
+    const member = { serverId: 'peer', epoch: 1, address: '127.0.0.1:1', live: true, lastSeenMs: 0, leaving: false };
+    const cluster = { serverId: 'self', epoch: 1, members: () => [member] } as unknown as ClusterView;
+    const nodes = new EphemeralNodes(s.services.ephemeral, cluster, s.services.scheduler, { raftToken: undefined, log: pino({ level: 'silent' }) });
+    nodes.recompute(); // probes 127.0.0.1:1: refused
+    await waitFor(() => (nodes as unknown as { probes: Map<string, { ready?: boolean }> }).probes.get('peer')?.ready === false, { what: 'the probe of the dead address failing' });
+    member.address = `127.0.0.1:${(peer.address() as AddressInfo).port}`;
+    nodes.recompute(); // the address changed: probed again at once
+    await waitFor(() => probed > 0, { what: 'a probe of the new address' });
+    nodes.recompute();
+    await waitFor(() => { nodes.recompute(); return nodes.peers().some((p) => p.serverId === 'peer' && p.address === member.address); }, { what: 'the peer a candidate at its new address' });
   });
 });
