@@ -18,7 +18,7 @@ import type { LogReadStore } from '../log-read.js';
 import type { PayloadCodec } from '../../model/codec.js';
 import { UnitRefused } from '../refused.js';
 import { adminStore } from './admin.js';
-import { clockOf, exec, PgDb, q, type ClockSource, type NotifyMode } from './db.js';
+import { clockOf, commitOutcomeUnknown, exec, PgDb, q, type ClockSource, type NotifyMode } from './db.js';
 import { appendIn, claimIn, commitIn, countsOf, cursorView, EMPTY_SCAN_SQL, touchPartition } from './log-ops.js';
 import { takeBackDelivery } from '../attempts.js';
 import { claimFast, commitFast, ScanPositions } from './hot-path.js';
@@ -217,8 +217,10 @@ export class PgBackend implements QueueBackend {
       });
       batch.forEach((b, i) => b.resolve(answers[i]!));
     } catch (e) {
-      if (batch.length === 1) {
-        batch[0]!.reject(e);
+      // A COMMIT that failed may have committed: every request of the batch gets the error, none is
+      // appended again (that would store its messages twice, behind a success).
+      if (batch.length === 1 || commitOutcomeUnknown(e)) {
+        for (const b of batch) b.reject(e);
         return;
       }
       // One failing request fails alone: each group again in a transaction of its own.

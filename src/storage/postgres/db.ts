@@ -23,6 +23,19 @@ export function refusalOf(e: unknown, standby: boolean): unknown {
   return new QueenError(standby ? 'standby' : 'db_read_only', undefined, undefined);
 }
 
+/** Errors {@link PgDb.tx} met on its COMMIT statement: see {@link commitOutcomeUnknown}. */
+const AT_COMMIT = new WeakSet<object>();
+
+/**
+ * True when `e` came from a transaction's COMMIT statement (the reply lost with the connection, the
+ * server gone during a failover, a deferred check): the transaction may have committed, so its work
+ * must not be run again as if it had not (a second append would store every message twice). The
+ * caller gets the error; a producer that retries with its `transactionId` is deduplicated.
+ */
+export function commitOutcomeUnknown(e: unknown): boolean {
+  return typeof e === 'object' && e !== null && AT_COMMIT.has(e);
+}
+
 const INT8_OID = 20;
 
 /** Type parsers of this backend's connections: int8 as number, the rest as pg's defaults. */
@@ -177,7 +190,12 @@ export class PgDb {
       result = await fn(t);
       const hints = mergeHints(t.hints);
       if (hints.length > 0 && this.notifyMode === 'commit') this.notifySent += await notifyHints(client, this.serverId, hints);
-      await client.query('COMMIT');
+      try {
+        await client.query('COMMIT');
+      } catch (e) {
+        if (typeof e === 'object' && e !== null) AT_COMMIT.add(e);
+        throw e;
+      }
       t.hints = hints;
     } catch (e) {
       await client.query('ROLLBACK').catch(() => undefined);

@@ -1,0 +1,49 @@
+/**
+ * A group commit of appends whose COMMIT fails on the PostgreSQL backend
+ * (src/storage/postgres/backend.ts, src/storage/postgres/db.ts `commitOutcomeUnknown`): the
+ * transaction may have committed (the reply was lost with the connection), so its requests get the
+ * error and are not appended again; before, each was re-run in a transaction of its own and its
+ * messages were stored twice behind a success.
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import type { PoolClient } from 'pg';
+import type { PgBackend } from '../../src/storage/postgres/backend.js';
+import { DEFAULT_TENANT } from '../../src/storage/contract.js';
+import { openPostgresBackend } from './postgres-backend.js';
+
+const T0 = 1_700_000_000_000;
+const P = { tenant: DEFAULT_TENANT, queue: 'lost-commit', partition: 'p' };
+const item = (txn: string) => ({ messageId: `m-${txn}`, transactionId: txn, payload: `"${txn}"`, encrypted: false, traceId: null, producerSub: null });
+
+let b: PgBackend;
+before(async () => { b = await openPostgresBackend(); });
+after(async () => { await b.close(); });
+
+test('a COMMIT that fails after the server committed: the batch\'s requests get the error and none is stored twice', async () => {
+  // The partition exists first, so each append below is one transaction with one COMMIT.
+  await b.append({ key: P, items: [item('seed')], dedupWindowMs: 0, now: T0 });
+  // From here on the second COMMIT the pool's clients send commits, then throws as if the reply had been lost.
+  const pool = b.db.pool;
+  type Connect = (cb?: (...a: unknown[]) => void) => Promise<PoolClient> | undefined;
+  const connect = pool.connect.bind(pool) as Connect;
+  let commits = 0;
+  (pool as unknown as { connect: Connect }).connect = (cb) => (cb ? connect(cb) : wrapped());
+  const wrapped = async (): Promise<PoolClient> => {
+    const client = (await connect())!; // the transactions' way in (PgDb.tx); pool.query passes a callback
+    const query = client.query.bind(client) as (...a: unknown[]) => Promise<unknown>;
+    (client as unknown as { query: (...a: unknown[]) => Promise<unknown> }).query = async (...args: unknown[]) => {
+      const r = await query(...args);
+      if (args[0] === 'COMMIT' && ++commits === 2) throw new Error('Connection terminated unexpectedly');
+      return r;
+    };
+    return client;
+  };
+  // a commits alone; b and c wait for it and go into the second transaction together (one group commit).
+  const settled = await Promise.allSettled(['a', 'b', 'c'].map((t) => b.append({ key: P, items: [item(t)], dedupWindowMs: 0, now: T0 + 1 })));
+  (pool as unknown as { connect: Connect }).connect = connect;
+  assert.deepEqual(settled.map((s) => s.status), ['fulfilled', 'rejected', 'rejected']);
+  assert.match(String((settled[1] as PromiseRejectedResult).reason), /Connection terminated/);
+  const view = await b.readPartition(P);
+  assert.equal(view?.headOffset, 4, 'seed, a, b and c, each once: b and c were committed by the COMMIT whose reply was lost, and not appended again');
+});
