@@ -309,7 +309,8 @@ export async function commitIn(t: Tx, callerCommit: CursorCommit, index: number)
   const c = { ...callerCommit, now: clockOf(t, callerCommit.now) };
   const { tenant, queue, partition, group } = c.key;
   const p = await partitionOf(t, tenant, queue, partition);
-  const cur = p ? (await q(t, 'SELECT * FROM queen.consumers WHERE partition_id = $1 AND consumer_group = $2 FOR UPDATE', [p.id, group]))[0] : undefined;
+  const lockCursor = async (id: unknown) => (await q(t, 'SELECT * FROM queen.consumers WHERE partition_id = $1 AND consumer_group = $2 FOR UPDATE', [id, group]))[0];
+  let cur = p ? await lockCursor(p.id) : undefined;
   const live = (r: Row | undefined) => r !== undefined && r.lease_id !== null && (r.lease_expires_at_ms as number) > c.now;
   if (c.leaseId !== null && !(live(cur) && cur!.lease_id === c.leaseId)) throw new UnitRefused(index);
   if (!p) return { applied: false, cursor: undefined };
@@ -317,9 +318,17 @@ export async function commitIn(t: Tx, callerCommit: CursorCommit, index: number)
   if (!subRow) return { applied: false, cursor: undefined };
   const first = p.first_offset as number;
   const head = p.next_offset as number;
-  const at = cur ? cur.next_offset as number
-    : await startOffset(t, { mode: subRow.mode as string, fromTime: (subRow.from_time_ms as number | null) ?? null },
+  if (!cur) {
+    // No cursor yet: create it at the group's start and lock it, so that a cursor another node
+    // creates meanwhile (a first claim, then its acks) is the one the conditions below are checked
+    // on, instead of being overwritten from a start offset it has moved past.
+    const start = await startOffset(t, { mode: subRow.mode as string, fromTime: (subRow.from_time_ms as number | null) ?? null },
       { id: p.id as string, first, head, last: (p.last_message_at_ms as number | null) ?? null });
+    await exec(t, `INSERT INTO queen.consumers (partition_id, consumer_group, next_offset, retry_count) VALUES ($1, $2, $3, 0)
+                   ON CONFLICT (partition_id, consumer_group) DO NOTHING`, [p.id, group, start]);
+    cur = (await lockCursor(p.id))!;
+  }
+  const at = cur.next_offset as number;
   if (c.ifCommittedOffset !== undefined && Math.max(at, first) !== c.ifCommittedOffset) throw new UnitRefused(index);
   if (c.deadLetter) {
     await exec(t, `INSERT INTO queen.dlq (id, queue_id, queue_pk, queue, partition_pk, partition_id, partition, consumer_group, message_id, transaction_id,
