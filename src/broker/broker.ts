@@ -255,6 +255,12 @@ export class Broker implements PushContext {
   /** Turns pop maintenance on or off (persisted, settings key `maintenance.pop`); parked pops are answered. */
   async setPopMaintenance(enabled: boolean): Promise<void> {
     await this.backend.admin.setSetting('maintenance.pop', String(enabled));
+    this.applyPopMaintenance(enabled);
+  }
+
+  /** Sets pop maintenance here without persisting it (a flag another node set: jobs/maintenance.ts `follow`); parked pops are answered when it turns on. */
+  applyPopMaintenance(enabled: boolean): void {
+    if (enabled === this.popMaintenance) return;
     this.popMaintenance = enabled;
     if (enabled) this.waiters.wakeAll();
   }

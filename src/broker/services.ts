@@ -130,6 +130,8 @@ export class Services {
     this.broker.start();
     this.kv.start();
     this.jobs.start(this.broker.storage.boot);
+    // Several nodes on one database: the maintenance flags another node sets hold here too.
+    if (this.broker.storage.cluster) this.jobs.maintenance.follow(this.broker.config.cluster.heartbeatMs);
     this.timers.start(); // includes timers that fell due while the broker was down
   }
 

@@ -10,7 +10,11 @@
  * Payloads are stored through the payload codec (encrypted when a key is loaded).
  *
  * Pop maintenance: the broker answers every pop 204 at once (Broker.setPopMaintenance).
- * Both flags persist in the settings table (`maintenance.push`, `maintenance.pop`).
+ * Both flags persist in the settings table (`maintenance.push`, `maintenance.pop`). Several nodes on
+ * one PostgreSQL database share that table: each node reads the flags back once per heartbeat
+ * ({@link Maintenance.follow}), so a flag set through any node holds on every node within about one
+ * heartbeat (docs/cluster.md#maintenance-modes). Each node spools to its own data directory and
+ * replays its own spool once it sees push maintenance off.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -63,6 +67,8 @@ export class Maintenance {
   private readonly file: string;
   private readonly posFile: string;
   private drainRun: Promise<void> | undefined;
+  /** The follow period (ms) while following the shared flags; undefined when not following. */
+  private followMs: number | undefined;
 
   constructor(private readonly broker: Broker, private readonly activity: Activity) {
     this.dir = path.join(broker.config.dataDir, 'spool');
@@ -79,7 +85,44 @@ export class Maintenance {
     if (!this.pushMode && this.pending > 0) void this.drain();
   }
 
+  /**
+   * Follows the flags that other nodes on the same database set: every `intervalMs` (ms, on the
+   * broker's clock and scheduler) both are read back and applied here; push maintenance seen off
+   * starts the replay of this node's spool. A failed read is logged and retried at the next period.
+   */
+  follow(intervalMs: number): void {
+    this.followMs = intervalMs;
+    this.armFollow();
+  }
+
+  private armFollow(): void {
+    if (this.followMs === undefined) return;
+    this.broker.scheduler.lane<string>('maintenance').schedule('follow', this.broker.clock.now() + this.followMs, () => {
+      void this.readShared().finally(() => this.armFollow());
+    });
+  }
+
+  private async readShared(): Promise<void> {
+    try {
+      const [push, pop] = await Promise.all([this.broker.backend.admin.setting('maintenance.push'), this.broker.backend.admin.setting('maintenance.pop')]);
+      if (this.followMs === undefined) return; // stopped meanwhile
+      this.applyPush(push === 'true');
+      this.broker.applyPopMaintenance(pop === 'true');
+    } catch (e) {
+      this.broker.log.warn({ err: e }, 'reading the shared maintenance flags failed; retrying at the next heartbeat');
+    }
+  }
+
+  /** Sets push maintenance here without persisting it; off starts the replay of this node's spool. */
+  private applyPush(enabled: boolean): void {
+    if (enabled === this.pushMode) return;
+    this.pushMode = enabled;
+    if (!enabled && this.pending > 0) void this.drain();
+  }
+
   async stop(): Promise<void> {
+    this.followMs = undefined;
+    this.broker.scheduler.lane<string>('maintenance').cancel('follow');
     this.pushMode = true; // stop draining; what is left replays at the next boot
     await this.drainRun?.catch(() => undefined);
     await this.chain.catch(() => undefined);
@@ -105,8 +148,7 @@ export class Maintenance {
   /** Turns push maintenance on or off (persisted); off starts the replay of the spool. */
   async setPush(enabled: boolean): Promise<void> {
     await this.broker.backend.admin.setSetting('maintenance.push', String(enabled));
-    this.pushMode = enabled;
-    if (!enabled && this.pending > 0) void this.drain();
+    this.applyPush(enabled);
   }
 
   /** Waits for a running replay (tests, shutdown). */
