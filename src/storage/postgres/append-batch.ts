@@ -9,7 +9,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { AppendOutcome, AppendRequest, AppendResult } from '../contract.js';
-import { exec, msToTs, payloadBytes, q, type Row, type Tx } from './db.js';
+import { clockOf, exec, msToTs, payloadBytes, q, type Row, type Tx } from './db.js';
 import { appendIn, ensureQueue, storedWithin, type StoredDuplicate } from './log-ops.js';
 
 const LOCK = `
@@ -19,9 +19,12 @@ const LOCK = `
 
 /**
  * Appends `reqs` inside `t` (see the module comment); results in the order of `reqs`. Requests
- * naming one partition twice are applied one after another by `appendIn` instead.
+ * naming one partition twice are applied one after another by `appendIn` instead. Message times
+ * and the dedup window follow the transaction's clock (`clockOf`: the database's when the backend
+ * follows it), as `appendIn`'s do.
  */
-export async function appendBatch(t: Tx, reqs: AppendRequest[]): Promise<AppendResult[]> {
+export async function appendBatch(t: Tx, callerReqs: AppendRequest[]): Promise<AppendResult[]> {
+  const reqs = callerReqs.map((r) => ({ ...r, now: clockOf(t, r.now) }));
   const keyOf = (r: AppendRequest) => JSON.stringify([r.key.tenant, r.key.queue, r.key.partition]);
   if (new Set(reqs.map(keyOf)).size !== reqs.length || reqs.some((r) => r.refuseDuplicates === true)) {
     const out: AppendResult[] = [];
