@@ -9,7 +9,9 @@
  * - Completed rule (`retentionEnabled` + `completedRetentionSeconds`): only partitions whose
  *   consumption point moved (an ack, an auto-ack pop, a transaction, a seek or a group delete told
  *   us) are visited; a partition whose consumed messages are still too young is re-visited when the
- *   oldest of them comes of age (a due-time heap), not on every sweep.
+ *   oldest of them comes of age (a due-time heap), not on every sweep. Several nodes on one
+ *   database (docs/cluster.md#singletons): the sweeping node reads from the store which partitions
+ *   have a consumed prefix still held, every sweep, because acks made through other nodes tell it nothing.
  *
  * A partition is a log: removal always cuts a prefix, moving its first offset up. What to cut is
  * decided on the contract's retention reads (`admin.queueOptions`, `agedPrefixes`,
@@ -141,7 +143,10 @@ export class Retention {
         await this.sweepByAge(q, rule.at, rule.reason, note, report);
       }
       if (completedRuleOn(o)) {
-        if (!this.seeded.has(slot(q))) await this.seed(q); // one-time O(cursors of q) when the rule is switched on
+        // One-time O(cursors of q) when the rule is switched on. Several nodes on one database: every
+        // sweep, since the acks made through the other nodes reach no observer here (and the job may
+        // have moved here since they were made); the cost is the partitions with a consumed prefix still held.
+        if (!this.seeded.has(slot(q)) || this.broker.storage.cluster) await this.seed(q);
       } else {
         this.seeded.delete(slot(q));
       }
