@@ -36,6 +36,14 @@ export interface PgConnectionConfig {
    * (docs/storage.md#postgresql-backend).
    */
   notifyMode: 'after' | 'commit';
+  /**
+   * `QUEEN_PG_IDLE_IN_TRANSACTION_TIMEOUT_MS` (default 10000; 0 = off): PostgreSQL ends a session of
+   * this broker that sits in an open transaction without a statement for this long, ms
+   * (`idle_in_transaction_session_timeout`). A node frozen mid-transaction (a VM pause, SIGSTOP, a
+   * cut network) then releases its row locks instead of stalling every other node's pushes for as
+   * long as it is frozen (docs/cluster.md#failures).
+   */
+  idleInTransactionTimeoutMs: number;
 }
 
 export type StorageConfig = { kind: 'sqlite' } | { kind: 'postgres'; pg: PgConnectionConfig };
@@ -85,6 +93,7 @@ export function loadStorageConfig(env: Env): StorageConfig {
     max: int(env, 'DB_POOL_SIZE', 20, 1, 10_000),
     recheckMs: int(env, 'QUEEN_PG_RECHECK_MS', 1000, 10, 3_600_000),
     notifyMode: oneOf(env, 'QUEEN_NOTIFY_MODE', ['after', 'commit'] as const, 'after'),
+    idleInTransactionTimeoutMs: int(env, 'QUEEN_PG_IDLE_IN_TRANSACTION_TIMEOUT_MS', 10_000, 0, 3_600_000),
   };
   hidden(pg, 'password', env.PG_PASSWORD);
   hidden(pg, 'connectionString', pgUrl(env, 'DATABASE_URL'));

@@ -133,8 +133,8 @@ export function installNodeLevelAnswers(server: Server, maxBodyBytes: number): v
   });
 }
 
-/** Codes answered with `Retry-After: 1` (seconds): the refusal lasts until the database accepts writes again. */
-const RETRY_LATER: ReadonlySet<string> = new Set(['db_read_only', 'standby']);
+/** Codes answered with `Retry-After: 1` (seconds): the refusal lasts until the database accepts writes (or connections) again. */
+const RETRY_LATER: ReadonlySet<string> = new Set(['db_read_only', 'standby', 'db_unavailable']);
 
 /** Installs the error and not-found handlers on `app`. */
 export function installErrorHandling(app: FastifyInstance): void {

@@ -34,7 +34,11 @@ export async function openStore(config: Config, log: Logger): Promise<OpenedStor
       // Loaded only here: a SQLite broker never holds the pg driver in memory (idle RSS, README).
       const { PgBackend } = await import('./postgres/backend.js');
       const backend = await PgBackend.open({
-        pool: { host: pg.host, port: pg.port, user: pg.user, database: pg.database, ssl: pg.ssl, max: pg.max, connectionString: pg.connectionString, password: pg.password },
+        pool: {
+          host: pg.host, port: pg.port, user: pg.user, database: pg.database, ssl: pg.ssl, max: pg.max, connectionString: pg.connectionString, password: pg.password,
+          // A frozen node's open transaction is ended by the server, releasing its locks (docs/cluster.md#failures).
+          ...(pg.idleInTransactionTimeoutMs > 0 ? { idle_in_transaction_session_timeout: pg.idleInTransactionTimeoutMs } : {}),
+        },
         listenUrl: pg.listenUrl,
         // Leases, visibility and message times follow PostgreSQL's clock (docs/storage.md#time): a node with a skewed clock changes nothing.
         clock: 'database',

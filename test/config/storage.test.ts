@@ -16,7 +16,7 @@ function fails(env: Record<string, string>, re: RegExp, secret?: string): void {
 test('QUEEN_STORAGE: sqlite by default; postgres with Queen\'s PG_* defaults', () => {
   assert.deepEqual(loadStorageConfig({}), { kind: 'sqlite' });
   assert.deepEqual(loadStorageConfig({ QUEEN_STORAGE: 'postgres' }),
-    { kind: 'postgres', pg: { host: 'localhost', port: 5432, user: 'postgres', database: 'postgres', ssl: false, max: 20, recheckMs: 1000, notifyMode: 'after' } });
+    { kind: 'postgres', pg: { host: 'localhost', port: 5432, user: 'postgres', database: 'postgres', ssl: false, max: 20, recheckMs: 1000, notifyMode: 'after', idleInTransactionTimeoutMs: 10_000 } });
   fails({ QUEEN_STORAGE: 'mysql' }, /QUEEN_STORAGE="mysql" is not one of sqlite, postgres/);
   fails({ PG_PORT: '99999' }, /PG_PORT=99999 is out of range/); // validated with either backend
 });
@@ -26,7 +26,7 @@ test('PG_* variables, the PG_DB alias, TLS and the pool size are read and valida
     PG_DB: 'queen', PG_USE_SSL: 'true', PG_SSL_REJECT_UNAUTHORIZED: 'false', DB_POOL_SIZE: '5' });
   assert.equal(c.kind, 'postgres');
   if (c.kind !== 'postgres') return;
-  assert.deepEqual({ ...c.pg }, { host: 'db', port: 6543, user: 'u', database: 'queen', ssl: { rejectUnauthorized: false }, max: 5, recheckMs: 1000, notifyMode: 'after' });
+  assert.deepEqual({ ...c.pg }, { host: 'db', port: 6543, user: 'u', database: 'queen', ssl: { rejectUnauthorized: false }, max: 5, recheckMs: 1000, notifyMode: 'after', idleInTransactionTimeoutMs: 10_000 });
   assert.equal(c.pg.password, 'hunter2');
   assert.ok(!inspect(c, { depth: 5 }).includes('hunter2') && !JSON.stringify(c).includes('hunter2'), 'the password does not print');
   assert.equal(loadStorageConfig({ QUEEN_STORAGE: 'postgres', PG_DATABASE: 'a', PG_DB: 'b' }).kind === 'postgres' &&

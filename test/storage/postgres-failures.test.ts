@@ -101,6 +101,83 @@ test('a database that refuses connections: /health answers 503 within a few hear
   }
 });
 
+test('the database ends a session in the middle of a transaction: that request gets a 503, the node keeps serving (it crashed on the unhandled connection error)', async () => {
+  const db = await freshDatabase();
+  const nodes: BrokerHandle[] = [];
+  const holder = new pg.Client({ connectionString: db.url });
+  try {
+    const a = await startBroker({ env: { QUEEN_STORAGE: 'postgres', DATABASE_URL: db.url, ...FAST } });
+    nodes.push(a);
+    assert.equal((await call(a.url, 'POST', '/api/v1/push', { items: [{ queue: 'cut', partition: 'p', payload: { n: 1 } }] })).status, 201);
+    // Another session holds the partition row, so the next push's transaction waits on it.
+    await holder.connect();
+    await holder.query('BEGIN');
+    await holder.query(`SELECT p.id FROM queen.partitions p JOIN queen.queues q ON q.id = p.queue_id WHERE q.name = 'cut' AND p.name = 'p' FOR UPDATE`);
+    const push = call(a.url, 'POST', '/api/v1/push', { items: [{ queue: 'cut', partition: 'p', payload: { n: 2 } }] });
+    const waiting = await waitFor(async () => {
+      const r = await holder.query(`SELECT pid FROM pg_stat_activity WHERE datname = $1 AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()`, [db.name]);
+      return r.rows[0]?.pid as number | undefined;
+    }, { what: 'the push waiting on the row lock' });
+    await admin(`SELECT pg_terminate_backend(${waiting})`);
+    const cut = await push;
+    assert.equal(cut.status, 503, cut.text);
+    assert.equal(cut.body.code, 'db_unavailable');
+    assert.ok(cut.headers.get('retry-after'), 'Retry-After');
+    await holder.query('ROLLBACK');
+    assert.equal((await call(a.url, 'GET', '/health')).status, 200, 'the node is alive');
+    assert.equal((await call(a.url, 'POST', '/api/v1/push', { items: [{ queue: 'cut', partition: 'p', payload: { n: 3 } }] })).status, 201);
+    const got = await call(a.url, 'GET', '/api/v1/pop/queue/cut?batch=10&autoAck=true');
+    assert.deepEqual(got.body.messages.map((m: any) => m.data.n), [1, 3], 'the cut push stored nothing');
+  } finally {
+    await holder.end().catch(() => undefined);
+    await Promise.all(nodes.map((n) => n.kill()));
+    await db.drop();
+  }
+});
+
+test('a node frozen in the middle of a transaction stalls the others only until QUEEN_PG_IDLE_IN_TRANSACTION_TIMEOUT_MS; thawed, it answers 503 and serves again', async () => {
+  const db = await freshDatabase();
+  const nodes: BrokerHandle[] = [];
+  const holder = new pg.Client({ connectionString: db.url });
+  let frozen: BrokerHandle | undefined;
+  try {
+    const env = { QUEEN_STORAGE: 'postgres', DATABASE_URL: db.url, ...FAST, QUEEN_PG_IDLE_IN_TRANSACTION_TIMEOUT_MS: '1000' };
+    const a = await startBroker({ env: { ...env, QUEEN_SERVER_ID: 'thaw-a' } });
+    nodes.push(a);
+    const b = await startBroker({ env: { ...env, QUEEN_SERVER_ID: 'thaw-b' } });
+    nodes.push(b);
+    assert.equal((await call(a.url, 'POST', '/api/v1/push', { items: [{ queue: 'frozen', partition: 'p', payload: { n: 1 } }] })).status, 201);
+    // B's push waits on a row lock; B freezes; the lock passes to B's transaction, which then sits idle.
+    await holder.connect();
+    await holder.query('BEGIN');
+    await holder.query(`SELECT p.id FROM queen.partitions p JOIN queen.queues q ON q.id = p.queue_id WHERE q.name = 'frozen' AND p.name = 'p' FOR UPDATE`);
+    const onB = fetch(`${b.url}/api/v1/push`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ items: [{ queue: 'frozen', partition: 'p', payload: { n: 2 } }] }), signal: AbortSignal.timeout(60_000) });
+    await waitFor(async () => (await holder.query(`SELECT 1 FROM pg_stat_activity WHERE datname = $1 AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()`, [db.name])).rows.length > 0,
+      { what: 'B\'s push waiting on the row lock' });
+    b.proc.kill('SIGSTOP');
+    frozen = b;
+    await holder.query('ROLLBACK');
+    await waitFor(async () => (await holder.query(`SELECT 1 FROM pg_stat_activity WHERE datname = $1 AND state = 'idle in transaction' AND pid <> pg_backend_pid()`, [db.name])).rows.length > 0,
+      { what: 'the frozen node\'s transaction holding the lock, idle' });
+    // A's push to the same partition goes through once the server ended B's idle transaction.
+    const onA = await fetch(`${a.url}/api/v1/push`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ items: [{ queue: 'frozen', partition: 'p', payload: { n: 3 } }] }), signal: AbortSignal.timeout(30_000) });
+    assert.equal(onA.status, 201, await onA.clone().text());
+    b.proc.kill('SIGCONT');
+    frozen = undefined;
+    const cut = await onB;
+    assert.equal(cut.status, 503, await cut.clone().text());
+    assert.equal(((await cut.json()) as { code: string }).code, 'db_unavailable');
+    await waitFor(async () => (await call(b.url, 'POST', '/api/v1/push', { items: [{ queue: 'frozen', partition: 'p', payload: { n: 4 } }] })).status === 201, { what: 'B serving again' });
+    const got = await call(a.url, 'GET', '/api/v1/pop/queue/frozen?batch=10&autoAck=true');
+    assert.deepEqual(got.body.messages.map((m: any) => m.data.n), [1, 3, 4], 'the frozen push stored nothing');
+  } finally {
+    frozen?.proc.kill('SIGCONT');
+    await holder.end().catch(() => undefined);
+    await Promise.all(nodes.map((n) => n.kill()));
+    await db.drop();
+  }
+});
+
 test('QUEEN_STANDBY=true on a primary: the node reads, answers writes 503 standby, cannot promote; a node in auto mode writes', async () => {
   const db = await freshDatabase();
   const nodes: BrokerHandle[] = [];

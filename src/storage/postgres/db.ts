@@ -15,12 +15,37 @@ import { encodeHints, mergeHints, notifyHints, WAKE_CHANNEL, type Hint } from '.
 const READ_ONLY_SQL_TRANSACTION = '25006';
 
 /**
+ * SQLSTATEs of a database that cannot serve this session now: connection exceptions (class 08),
+ * the server shutting down or starting (57P01–57P03), too many connections (53300).
+ */
+const UNAVAILABLE_SQLSTATE = /^(08...|57P0[123]|53300)$/;
+/** Node socket error codes of a database that cannot be reached. */
+const UNREACHABLE_ERRNO: ReadonlySet<string> = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+
+/**
+ * True when `e` says the database could not be reached or ended the session (a restart, a
+ * terminated backend, a refused or lost connection), as opposed to refusing one statement.
+ */
+export function connectionLost(e: unknown): boolean {
+  if (typeof e !== 'object' || e === null) return false;
+  const code = (e as { code?: unknown }).code;
+  if (typeof code === 'string' && (UNAVAILABLE_SQLSTATE.test(code) || UNREACHABLE_ERRNO.has(code))) return true;
+  const message = (e as { message?: unknown }).message;
+  return typeof message === 'string' && /^(Connection terminated|Client has encountered a connection error|timeout exceeded when trying to connect|Connection ended)/.test(message);
+}
+
+/**
  * A write the database refused as read-only becomes `standby` (the database is a replica) or
- * `db_read_only` (docs/cluster.md#failures); other errors pass unchanged.
+ * `db_read_only`; a database that cannot be reached or ended the session becomes `db_unavailable`
+ * (docs/cluster.md#failures); other errors pass unchanged. A COMMIT whose outcome is unknown stays
+ * so ({@link commitOutcomeUnknown}).
  */
 export function refusalOf(e: unknown, standby: boolean): unknown {
-  if ((e as { code?: unknown } | null)?.code !== READ_ONLY_SQL_TRANSACTION) return e;
-  return new QueenError(standby ? 'standby' : 'db_read_only', undefined, undefined);
+  let out: unknown = e;
+  if ((e as { code?: unknown } | null)?.code === READ_ONLY_SQL_TRANSACTION) out = new QueenError(standby ? 'standby' : 'db_read_only', undefined, undefined);
+  else if (connectionLost(e)) out = new QueenError('db_unavailable', undefined, undefined);
+  if (out !== e && commitOutcomeUnknown(e)) AT_COMMIT.add(out as object);
+  return out;
 }
 
 /** Errors {@link PgDb.tx} met on its COMMIT statement: see {@link commitOutcomeUnknown}. */
@@ -112,6 +137,10 @@ export class PgDb {
     const { max: _max, ...client } = config;
     this.sessionConfig = client;
     this.pool.on('error', () => undefined); // an idle connection lost: the pool replaces it
+    // A connection lost while checked out (a terminated backend, a server restart) emits 'error' on
+    // its client, where the pool listens only while the client is idle: unheard, that event ended
+    // the process. The query in flight rejects on its own, and tx() discards the client.
+    this.pool.on('connect', (client) => { client.on('error', () => undefined); });
   }
 
   /**
@@ -177,7 +206,12 @@ export class PgDb {
    * to the local listeners after it. Any error rolls everything back and is rethrown.
    */
   async tx<T>(fn: (t: Tx) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
+    let client: PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (e) {
+      throw refusalOf(e, this.standby);
+    }
     const t: Tx = { client, hints: [], now: undefined };
     let result: T;
     try {
@@ -198,8 +232,12 @@ export class PgDb {
       }
       t.hints = hints;
     } catch (e) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      client.release();
+      if (connectionLost(e)) {
+        client.release(true); // the session is gone: the pool drops this client
+      } else {
+        await client.query('ROLLBACK').catch(() => undefined);
+        client.release();
+      }
       throw refusalOf(e, this.standby);
     }
     client.release();
