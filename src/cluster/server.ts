@@ -14,6 +14,7 @@ import { isLoopback } from '../config/cluster.js';
 import type { HostPort } from '../config/kafka.js';
 import type { FrontDoor } from '../broker/services.js';
 import type { Logger } from '../observability/logger.js';
+import { ClosingResponse, clientErrorAnswer } from '../util/http-head.js';
 import { RAFT_TOKEN_HEADER, raftTokenCheck } from './token.js';
 
 /** Header bytes at most on the node port (Node's `maxHeaderSize`); a larger head gets 431. */
@@ -59,16 +60,27 @@ export class NodePort implements FrontDoor<number> {
       logger: false,
       bodyLimit: NODE_PORT_MAX_BODY_BYTES,
       forceCloseConnections: true,
-      serverFactory: (handler) => http.createServer({ maxHeaderSize: NODE_PORT_MAX_HEADER_BYTES, requireHostHeader: false, headersTimeout: 10_000, requestTimeout: 30_000 }, handler),
+      // Malformed framing, oversized heads and timeouts are answered in the {"error","code"} shape.
+      clientErrorHandler: clientErrorAnswer(),
+      serverFactory: (handler) => http.createServer({
+        // An answer written before the request's body arrived closes the connection with a lingering
+        // close (src/util/http-head.ts): the client reads it instead of a reset, and the body is not kept.
+        ServerResponse: ClosingResponse,
+        maxHeaderSize: NODE_PORT_MAX_HEADER_BYTES, requireHostHeader: false, headersTimeout: 10_000, requestTimeout: 30_000,
+        // Node checks the two timeouts at this period (its default, 30 s, let a head linger ~30 s).
+        connectionsCheckingInterval: 1000,
+      }, handler),
     });
     // The request head only: no body byte has been read when this runs.
     app.addHook('onRequest', (req, reply, done) => {
-      if (accepted(req.headers[RAFT_TOKEN_HEADER])) return done();
-      void reply.code(401).header('connection', 'close').type('text/plain; charset=utf-8').send('bad raft token');
-    });
-    app.addHook('onResponse', (req, reply, done) => {
-      // A refused request's body is never drained: close its socket once the answer is out.
-      if (reply.statusCode === 401) req.raw.socket.destroy();
+      if (!accepted(req.headers[RAFT_TOKEN_HEADER])) {
+        void reply.code(401).header('connection', 'close').type('text/plain; charset=utf-8').send('bad raft token');
+        return;
+      }
+      if (Number(req.headers['content-length'] ?? 0) > NODE_PORT_MAX_BODY_BYTES) {
+        void reply.code(413).header('connection', 'close').send({ error: `request body over ${NODE_PORT_MAX_BODY_BYTES} bytes`, code: 'body_too_large' });
+        return;
+      }
       done();
     });
     const health = async () => ({ serverId: this.config.serverId, epoch: this.epoch, leaving: this.leaving });
@@ -87,7 +99,7 @@ export class NodePort implements FrontDoor<number> {
     const a = app.server.address();
     this.bound = a !== null && typeof a === 'object' ? a.port : port;
     this.app = app;
-    this.log.info({ port: this.bound, host, token: this.config.token !== undefined }, 'node port listening');
+    this.log.info({ port: this.bound, host, guarded: this.config.token !== undefined }, 'node port listening'); // `guarded`: a field named token is redacted in logs
     return this.bound;
   }
 

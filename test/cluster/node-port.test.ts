@@ -116,3 +116,43 @@ test('node port: a QUEEN_RAFT_LISTEN without a port is fatal at boot', async () 
   assert.equal(r.code, 1);
   assert.match(r.output, /fatal: QUEEN_RAFT_LISTEN=127\.0\.0\.1 has no port/);
 });
+
+test('node port: a body over 1 MiB is 413 from the head, a refused request streaming its body reads its 401, malformed and unfinished heads get the JSON shape, the boot line says it is guarded', async () => {
+  const b = await startBroker({ env: { QUEEN_RAFT_LISTEN: '127.0.0.1:0', QUEEN_RAFT_TOKEN: TOKEN } });
+  try {
+    const port = await nodePort(b);
+    const boot = b.output().split('\n').find((l) => l.includes('node port listening'))!;
+    assert.equal((JSON.parse(boot) as { guarded?: unknown }).guarded, true, boot);
+
+    const big = await rawExchange(port, `GET /health HTTP/1.1\r\nHost: peer\r\nContent-Length: ${2 * 1024 * 1024}\r\nx-queen-raft-token: ${TOKEN}\r\n\r\n`, 5000);
+    assert.match(big.text, /^HTTP\/1\.1 413 /, big.text);
+    assert.equal((JSON.parse(big.text.split('\r\n\r\n')[1]!) as { code: string }).code, 'body_too_large');
+
+    // A wrong token while the client keeps sending a large body: the client reads the 401, not a reset.
+    for (let i = 0; i < 5; i++) {
+      const got = await new Promise<string>((resolve) => {
+        const s = net.connect(port, '127.0.0.1');
+        let text = '';
+        const chunk = Buffer.alloc(64 * 1024, 0x61);
+        const pump = (): void => { while (!s.destroyed && s.write(chunk)); };
+        s.on('drain', pump);
+        s.on('data', (d) => (text += d.toString('latin1')));
+        s.on('error', () => resolve(text));
+        s.on('close', () => resolve(text));
+        s.write(`POST /health HTTP/1.1\r\nHost: peer\r\nContent-Length: 50000000\r\nx-queen-raft-token: wrong\r\n\r\n`);
+        pump();
+      });
+      assert.match(got, /^HTTP\/1\.1 401 [^]*bad raft token/, `attempt ${i}: ${JSON.stringify(got.slice(0, 80))}`);
+    }
+
+    const malformed = await rawExchange(port, 'GET /health HTTP/1.1\r\nHost: peer\r\nbad header line\r\n\r\n', 5000);
+    assert.match(malformed.text, /^HTTP\/1\.1 400 /, malformed.text);
+    assert.equal((JSON.parse(malformed.text.split('\r\n\r\n')[1]!) as { code: string }).code, 'invalid_request');
+    // A head that never ends is answered by the 10 s head timeout (not only at the 30 s request timeout).
+    const slow = await rawExchange(port, `GET /health HTTP/1.1\r\nHost: peer\r\nx-queen-raft-token: ${TOKEN}\r\n`, 25_000);
+    assert.match(slow.text, /^HTTP\/1\.1 408 /, slow.text);
+    assert.equal((JSON.parse(slow.text.split('\r\n\r\n')[1]!) as { code: string }).code, 'request_timeout');
+  } finally {
+    await b.stop();
+  }
+});
