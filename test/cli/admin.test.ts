@@ -183,6 +183,22 @@ describe('queues and output formats', () => {
     assert.equal(typeof JSON.parse(await cli.ok(['analytics', 'postgres'])), 'object');
   });
 
+  test('namespace list and task list print the names the broker answers (namespace / task fields)', async () => {
+    const q = uniqueName('cli-nst');
+    const ns = uniqueName('ns');
+    const task = uniqueName('task');
+    await cli.ok(['queue', 'configure', q, '--namespace', ns, '--task', task]);
+    await cli.ok(['push', q], { input: '{"a":1}\n' });
+    for (const [verb, name] of [['namespace', ns], ['task', task]] as const) {
+      const table = (await cli.ok([verb, 'list', '-o', 'table'])).split('\n');
+      assert.match(table[0]!, new RegExp(`^${verb.toUpperCase()}\\s+QUEUES$`));
+      assert.match(table.find((l) => l.startsWith(name)) ?? '', new RegExp(`^${name}\\s+1$`), table.join('\n'));
+      assert.ok(!table.slice(1).some((l) => l.startsWith('-')), `no nameless rows:\n${table.join('\n')}`);
+      const wide = (await cli.ok([verb, 'list', '-o', 'wide'])).split('\n');
+      assert.match(wide.find((l) => l.startsWith(name)) ?? '', new RegExp(`^${name}\\s+1\\s+1$`), wide.join('\n'));
+    }
+  });
+
   test('bench pushes and drains; no progress bar outside a terminal', async () => {
     const q = uniqueName('cli-bench');
     const r = await cli.run(['bench', '--queue', q, '--total', '300', '--batch', '50', '--partitions', '3', '--producers', '2', '--consumers', '2', '--auto-delete']);

@@ -26,16 +26,19 @@ const OPTION_FLAGS: [flag: string, option: string, help: string][] = [
 
 const camel = (flag: string): string => flag.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
 
+/** Registers `queue`, `messages`, `namespace list` and `task list` (columns NAMESPACE/TASK, QUEUES, PARTITIONS wide). */
 export function registerAdmin(program: Command): void {
   registerQueue(program);
   registerMessages(program);
+  // Each row names its namespace or task in a field of that name (`{namespace, queues, …}`,
+  // docs/http-api.md); `name` is read too, for a broker that answers it that way.
   for (const [verb, alias, route, key, col] of [['namespace', 'ns', 'GET /api/v1/resources/namespaces', 'namespaces', 'NAMESPACE'], ['task', 'tasks', 'GET /api/v1/resources/tasks', 'tasks', 'TASK']] as const) {
     const c = program.command(verb).aliases(verb === 'namespace' ? ['namespaces', alias] : [alias]).description(`${verb === 'namespace' ? 'Namespaces' : 'Tasks'} with their queues`);
     c.command('list').alias('ls').description(`List ${key}`).action(async (_o, cmd: Command) => {
       const s = Session.of(cmd);
       const data = await s.api().call(route);
       s.renderer().render(data, {
-        columns: [{ header: col, path: 'name' }, { header: 'QUEUES', value: (r) => r.queueCount ?? r.queues, format: humanInt }, { header: 'PARTITIONS', value: (r) => r.partitionCount ?? r.partitions, wide: true }],
+        columns: [{ header: col, value: (r) => r[verb] ?? r.name }, { header: 'QUEUES', value: (r) => r.queueCount ?? r.queues, format: humanInt }, { header: 'PARTITIONS', value: (r) => r.partitionCount ?? r.partitions, wide: true }],
         rows: (d) => ((d as Record<string, unknown[]>)[key] ?? []),
       });
     });
