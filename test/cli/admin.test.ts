@@ -235,6 +235,19 @@ describe('queues and output formats', () => {
     assert.match(table, new RegExp(`^${q}\\s`, 'm'));
   });
 
+  test('kv put of a value that is not JSON is exit 1 and writes nothing; a JSON string is stored', async () => {
+    const ns = uniqueName('cli-kvbad');
+    for (const bad of ['{bad', 'hello', '']) {
+      const r = await cli.run(['kv', 'put', ns, 'k1', bad, '--ttl', '60']);
+      assert.equal(r.code, 1, `${JSON.stringify(bad)}: ${r.stdout}${r.stderr}`);
+      assert.match(r.stderr, /^queenctl: <value> is not JSON: .*\(a string is quoted: '"text"'\)\n$/);
+      assert.equal(r.stdout, '');
+    }
+    assert.equal((await cli.run(['kv', 'get', ns, 'k1'])).code, 4, 'nothing was written');
+    await cli.ok(['kv', 'put', ns, 'k1', '"{bad"', '--ttl', '60']);
+    assert.equal(JSON.parse(await cli.ok(['kv', 'get', ns, 'k1'])).value, '{bad');
+  });
+
   test('kv put/get/list and timers list/get/cancel (Queen-TS additions)', async () => {
     const ns = uniqueName('cli-kv');
     assert.equal((await cli.run(['kv', 'get', ns, 'missing'])).code, 4);
