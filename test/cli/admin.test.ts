@@ -72,6 +72,28 @@ describe('dead letters', () => {
   });
 });
 
+describe('dead letters, dry runs', () => {
+  test('dlq retry and drain --dry-run say they sent nothing (text, and dryRun: true in JSON) and leave the dead letters', async () => {
+    const q = uniqueName('cli-dlqdry');
+    await cli.ok(['queue', 'configure', q, '--retry-limit', '0']);
+    await cli.ok(['push', q], { input: '{"d":1}\n' });
+    const [dead] = await deadLetterAll(q);
+    const [row] = JSON.parse(await cli.ok(['dlq', 'list', '--queue', q, '-o', 'json'])) as { id: string; partitionId: string; transactionId: string }[];
+    assert.equal(row!.transactionId, dead!.transactionId);
+
+    assert.equal(await cli.ok(['dlq', 'retry', '--queue', q, '--dry-run']), `[dry-run] retry ${row!.partitionId} ${row!.transactionId}\nwould retry 1 dead letter (dry run, nothing sent)\n`);
+    assert.equal(await cli.ok(['dlq', 'drain', '--queue', q, '--dry-run']), `[dry-run] delete ${row!.partitionId} ${row!.transactionId}\nwould delete 1 dead letter (dry run, nothing sent)\n`);
+    const items = [{ id: row!.id, partitionId: row!.partitionId, transactionId: row!.transactionId }];
+    assert.deepEqual(JSON.parse(await cli.ok(['dlq', 'retry', '--queue', q, '--dry-run', '-o', 'json'])), { dryRun: true, wouldRetry: 1, items });
+    assert.deepEqual(JSON.parse(await cli.ok(['dlq', 'drain', '--queue', q, '--dry-run', '-o', 'json'])), { dryRun: true, wouldDelete: 1, items });
+    assert.equal((JSON.parse(await cli.ok(['dlq', 'list', '--queue', q, '-o', 'json'])) as unknown[]).length, 1, 'the dry runs changed nothing');
+    assert.equal((await cli.run(['pop', q, '--no-wait'])).code, 4, 'nothing was replayed');
+
+    assert.deepEqual(JSON.parse(await cli.ok(['dlq', 'retry', '--queue', q, '--yes', '-o', 'json'])), { retried: 1, errors: 0 });
+    assert.equal((await deadLetterAll(q)).length, 1, 'the real retry replayed it');
+  });
+});
+
 describe('tx -f', () => {
   test('an ack and a push commit together; the same bundle again is refused (exit 2)', async () => {
     const q = uniqueName('cli-tx');

@@ -63,6 +63,18 @@ describe('push, tail, ack', () => {
     assert.equal((await cli.ok(['push', q, '--data', '{"a":1}', '--transaction-id', 'tx-1'])).trim(), 'queued=0 duplicate=1 failed=0');
   });
 
+  test('push --dry-run says it sent nothing (text, and dryRun: true in JSON); the queue stays absent', async () => {
+    const q = uniqueName('cli-dry');
+    const input = '{"d":1}\n{"d":2}\n{"d":3}\n';
+    assert.equal(await cli.ok(['push', q, '--dry-run'], { input }), 'would push 3 messages (dry run, nothing sent)\n');
+    assert.deepEqual(JSON.parse(await cli.ok(['push', q, '--dry-run', '-o', 'json'], { input })), { dryRun: true, wouldPush: 3 });
+    assert.equal((await cli.run(['queue', 'describe', q])).code, 2, 'nothing was sent: the queue does not exist');
+    assert.deepEqual(JSON.parse(await cli.ok(['push', q, '-o', 'json'], { input })), { queued: 3, duplicate: 0, failed: 0 });
+    const empty = await cli.run(['push', q, '--dry-run'], { input: '\n' });
+    assert.equal(empty.code, 4);
+    assert.equal(empty.stdout, 'would push 0 messages (dry run, nothing sent)\n');
+  });
+
   test('push of empty input exits 4; a bad line exits 1 naming the problem', async () => {
     const q = uniqueName('cli-empty');
     const empty = await cli.run(['push', q], { input: '\n\n' });
