@@ -205,6 +205,17 @@ describe('queues and output formats', () => {
     assert.equal(typeof JSON.parse(await cli.ok(['analytics', 'postgres'])), 'object');
   });
 
+  test('queue delete of a queue that does not exist is a no-op: exit 4, saying so', async () => {
+    const q = uniqueName('cli-nodel');
+    const r = await cli.run(['queue', 'delete', q, '--yes']);
+    assert.equal(r.code, 4, r.stdout + r.stderr);
+    assert.equal(r.stdout, `queue "${q}" did not exist, nothing deleted\n`);
+    assert.equal(r.stderr, '');
+    await cli.ok(['queue', 'configure', q]);
+    assert.equal(await cli.ok(['queue', 'delete', q, '--yes']), `deleted "${q}"\n`);
+    assert.equal((await cli.run(['queue', 'delete', q, '--yes'])).code, 4, 'deleted once, then absent');
+  });
+
   test('namespace list and task list print the names the broker answers (namespace / task fields)', async () => {
     const q = uniqueName('cli-nst');
     const ns = uniqueName('ns');

@@ -7,7 +7,7 @@
  */
 import type { Command } from 'commander';
 import type { Api } from '../client.js';
-import { userError } from '../errors.js';
+import { emptyResult, userError } from '../errors.js';
 import { humanInt, type View } from '../output.js';
 import { intFlag, Session } from '../session.js';
 import { parseTimeIso } from '../time.js';
@@ -45,6 +45,10 @@ export function registerAdmin(program: Command): void {
   }
 }
 
+/**
+ * `queue list|describe|configure|delete|stats`. `queue delete` prints `deleted "<q>"`, or
+ * `queue "<q>" did not exist, nothing deleted` with exit 4 when the broker answers `existed:false`.
+ */
 function registerQueue(program: Command): void {
   const queue = program.command('queue').aliases(['queues', 'q']).description('Queues');
   queue.command('list').alias('ls').description('List queues')
@@ -86,12 +90,17 @@ function registerQueue(program: Command): void {
     if (s.formatChosen) s.renderer().render(res);
     else s.say(`configured "${name}"`);
   });
-  queue.command('delete <queue>').alias('rm').description('Delete a queue and everything in it')
+  queue.command('delete <queue>').alias('rm').description('Delete a queue and everything in it (exit 4 when it did not exist)')
     .option('--yes', 'confirm')
     .action(async (name: string, o: { yes?: boolean }, cmd: Command) => {
       if (!o.yes) throw userError(`refusing to delete "${name}" without --yes`);
       const s = Session.of(cmd);
-      await s.api().call('DELETE /api/v1/resources/queues/:queue', { params: { queue: name } });
+      const r = await s.api().call('DELETE /api/v1/resources/queues/:queue', { params: { queue: name } });
+      // The broker answers 200 {deleted:false, existed:false} for a queue it does not have: a no-op (exit 4).
+      if ((r as { existed?: unknown } | undefined)?.existed === false) {
+        s.say(`queue "${name}" did not exist, nothing deleted`);
+        throw emptyResult(`queue "${name}" did not exist`);
+      }
       s.say(`deleted "${name}"`);
     });
   queue.command('stats').description('Per-queue counts')
