@@ -170,6 +170,22 @@ describe('replay and consumer-group positions', () => {
     assert.equal(ndjson(await cli.ok(['tail', q, '--cg', 's', '--auto-ack'])).length, 2, 'a deleted group consumes again from the start');
   });
 
+  test('lag --min-seconds -o table names the partition of each lagging row', async () => {
+    const q = uniqueName('cli-lagp');
+    const g = uniqueName('lg');
+    await cli.ok(['push', q, '--partition', 'p1'], { input: '{"n":1}\n' });
+    await cli.ok(['push', q, '--partition', 'p2'], { input: '{"n":2}\n' });
+    await cli.ok(['cg', 'seek', g, q, '--to', 'beginning']);
+    // Both partitions lag once their message is a second old.
+    await waitFor(async () => (JSON.parse(await cli.ok(['lag', '--min-seconds', '1', '-o', 'json'])) as { consumerGroup: string }[]).filter((r) => r.consumerGroup === g).length === 2, { what: 'two lagging partitions' });
+    const table = (await cli.ok(['lag', '--min-seconds', '1', '-o', 'table'])).split('\n');
+    assert.match(table[0]!, /^CG\s+QUEUE\s+PARTITION\s+MESSAGES\s+LAG$/);
+    const rows = table.filter((l) => l.startsWith(`${g} `)).map((l) => l.split(/\s+/).slice(0, 4));
+    assert.deepEqual(rows.sort(), [[g, q, 'p1', '1'], [g, q, 'p2', '1']]);
+    // Without --min-seconds the rows are per (group, queue): no partition column.
+    assert.match((await cli.ok(['lag', '-o', 'table'])).split('\n')[0]!, /^CG\s+QUEUE\s+MESSAGES\s+LAG$/);
+  });
+
   test('tail --partition reads one partition only', async () => {
     const q = uniqueName('cli-part');
     await cli.ok(['push', q, '--partition', 'a'], { input: '{"p":"a"}\n' });
