@@ -11,7 +11,8 @@
  *
  * Errors (docs/cli.md#exit-codes): unreachable or 5xx → exit 2; 401/403 → exit 3; any other
  * refusal → exit 2, as in the reference CLI (queen-mq/queen: clients/client-cli/cmd/root.go maps
- * server errors to CodeServer). Messages carry the broker's `code` and `error`, never the token.
+ * server errors to CodeServer). Messages carry the broker's `code` and its explanation (`reason`,
+ * `message` or `error`: {@link readFailure}), never the token.
  * An answer that is not JSON (a web server's HTML page) is one line naming its status and
  * content-type ({@link notQueen}), exit 2 (3 for a 401/403), never the page itself.
  */
@@ -38,8 +39,11 @@ export interface CallOptions {
   missingOk?: boolean;
 }
 
-/** An HTTP refusal, with the broker's envelope. */
-export interface HttpFailure { status: number; code: string; error: string }
+/**
+ * An HTTP refusal, with the broker's envelope: `error` and `code` as sent, and `text`, the human
+ * explanation to print (see {@link readFailure}).
+ */
+export interface HttpFailure { status: number; code: string; error: string; text: string }
 
 /** A finished exchange: status, content-type ('' when absent) and the whole answer body as text. */
 export interface Reply { status: number; body: string; contentType?: string }
@@ -183,17 +187,29 @@ function failure(res: Reply): Error {
   const auth = res.status === 401 || res.status === 403;
   if (res.body.trim() !== '' && !isJson(res.body)) return auth ? authError(notQueen(res)) : serverError(notQueen(res));
   const f = readFailure(res);
-  const text = `HTTP ${f.status}${f.code ? ` ${f.code}` : ''}${f.error ? `: ${f.error}` : ''}`;
+  const text = `HTTP ${f.status}${f.code ? ` ${f.code}` : ''}${f.text ? `: ${f.text}` : ''}`;
   return res.status === 401 || res.status === 403 ? authError(text) : serverError(text);
 }
 
-/** The `{error, code}` of a refusal (a non-JSON body: its first 200 characters as `error`). */
+/** A bare identifier (`kv_bad_request`, `bad_request`): a code, not an explanation. */
+const TOKEN = /^[A-Za-z0-9_.:-]+$/;
+
+/**
+ * The envelope of a refusal. `text` is the explanation to print: the first of `reason`, `message`
+ * and `error` that is a sentence rather than a bare code, so the KV and lock routes'
+ * `{"error":"kv_bad_request","code":…,"reason":"ns must match …"}` shows its reason while the
+ * transaction route's `{"error":"<sentence>",…,"reason":"bad_request"}` keeps its error; else
+ * `error`, else `reason`. A non-JSON body gives its first 200 characters as `error` and `text`.
+ */
 export function readFailure(res: Reply): HttpFailure {
-  const text = res.body;
+  const body = res.body;
   try {
-    const o = JSON.parse(text) as { error?: unknown; code?: unknown };
-    return { status: res.status, code: typeof o.code === 'string' ? o.code : '', error: typeof o.error === 'string' ? o.error : '' };
+    const o = JSON.parse(body) as Record<string, unknown>;
+    const str = (k: string): string => (typeof o?.[k] === 'string' ? o[k] : '');
+    const error = str('error');
+    const text = [str('reason'), str('message'), error].find((t) => t !== '' && !TOKEN.test(t)) ?? (error || str('reason'));
+    return { status: res.status, code: str('code'), error, text };
   } catch {
-    return { status: res.status, code: '', error: text.slice(0, 200) };
+    return { status: res.status, code: '', error: body.slice(0, 200), text: body.slice(0, 200) };
   }
 }

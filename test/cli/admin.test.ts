@@ -281,6 +281,17 @@ describe('queues and output formats', () => {
     assert.equal(JSON.parse(await cli.ok(['kv', 'get', ns, 'k1'])).value, '{bad');
   });
 
+  test('a refusal carrying a human reason (KV: error is a code, reason the text) prints that reason', async () => {
+    const bad = await cli.run(['kv', 'put', 'Bad_NS', 'k1', '1']);
+    assert.equal(bad.code, 2, bad.stderr);
+    assert.equal(bad.stderr, 'queenctl: HTTP 400 kv_bad_namespace: path.ns must match ^[a-z0-9][a-z0-9._-]{0,63}$\n');
+    // Where `error` is the text and `reason` a token (the transaction route), the text stays.
+    const tx = await cli.run(['tx', '-f', '-'], { input: '{"operations":[{"type":"ack"}]}' });
+    assert.equal(tx.code, 2, tx.stderr);
+    assert.match(tx.stderr, /^queenctl: HTTP 400 \w+: \S+ \S+.*\n$/, 'a sentence, not the bad_request token');
+    assert.ok(!tx.stderr.includes(': bad_request'), tx.stderr);
+  });
+
   test('kv put/get/list and timers list/get/cancel (Queen-TS additions)', async () => {
     const ns = uniqueName('cli-kv');
     assert.equal((await cli.run(['kv', 'get', ns, 'missing'])).code, 4);
