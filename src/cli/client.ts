@@ -11,7 +11,10 @@
  *
  * Errors (docs/cli.md#exit-codes): unreachable or 5xx → exit 2; 401/403 → exit 3; any other
  * refusal → exit 2, as in the reference CLI (queen-mq/queen: clients/client-cli/cmd/root.go maps
- * server errors to CodeServer). Messages carry the broker's `code` and `error`, never the token.
+ * server errors to CodeServer). Messages carry the broker's `code` and its explanation (`reason`,
+ * `message` or `error`: {@link readFailure}), never the token.
+ * An answer that is not JSON (a web server's HTML page) is one line naming its status and
+ * content-type ({@link notQueen}), exit 2 (3 for a 401/403), never the page itself.
  */
 import http from 'node:http';
 import https from 'node:https';
@@ -36,11 +39,14 @@ export interface CallOptions {
   missingOk?: boolean;
 }
 
-/** An HTTP refusal, with the broker's envelope. */
-export interface HttpFailure { status: number; code: string; error: string }
+/**
+ * An HTTP refusal, with the broker's envelope: `error` and `code` as sent, and `text`, the human
+ * explanation to print (see {@link readFailure}).
+ */
+export interface HttpFailure { status: number; code: string; error: string; text: string }
 
-/** A finished exchange: status and the whole answer body as text. */
-export interface Reply { status: number; body: string }
+/** A finished exchange: status, content-type ('' when absent) and the whole answer body as text. */
+export interface Reply { status: number; body: string; contentType?: string }
 
 export class Api {
   private readonly agent: http.Agent;
@@ -74,18 +80,22 @@ export class Api {
   /**
    * Calls a JSON route.
    * @returns the parsed answer, or undefined for a 204 (an empty pop)
+   * @throws CliError exit 2 when the answer is not JSON (not a Queen server: {@link notQueen})
    * @throws CliError exit 2 (unreachable, 5xx, other refusals) or 3 (401, 403)
    */
   async call<K extends JsonRoute>(route: K, opts: CallOptions = {}): Promise<Answer<K> | undefined> {
     const res = await this.send(route, opts);
     if (res.status === 204 || res.status === 404 || res.body === '') return undefined;
-    return parseClientJson(res.body) as Answer<K>;
+    return parseAnswer(res) as Answer<K>;
   }
 
-  /** Calls a route whose answer has no typed schema (neutral analytics documents): parsed JSON. */
+  /**
+   * Calls a route whose answer has no typed schema (neutral analytics documents): parsed JSON.
+   * @throws CliError exit 2 when the answer is not JSON ({@link notQueen}), as {@link call}
+   */
   async json(route: RouteKey, opts: CallOptions = {}): Promise<unknown> {
     const res = await this.send(route, opts);
-    return res.status === 404 || res.body === '' ? undefined : parseClientJson(res.body);
+    return res.status === 404 || res.body === '' ? undefined : parseAnswer(res);
   }
 
   /** Calls a route whose answer is text (Prometheus metrics). */
@@ -116,7 +126,7 @@ export class Api {
       const why = timeout.aborted ? `no answer within ${timeoutMs} ms` : err.code ?? err.message;
       throw serverError(`server unreachable (${this.server}): ${why}`);
     }
-    if (res.status === 404 && opts.missingOk) return res;
+    if (res.status === 404 && opts.missingOk && (res.body === '' || isJson(res.body))) return res;
     if (res.status >= 400) throw failure(res);
     return res;
   }
@@ -127,7 +137,7 @@ export class Api {
       const req = lib.request(url, { method, headers, agent: this.agent, signal }, (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), contentType: res.headers['content-type'] ?? '' }));
         res.on('error', reject);
       });
       req.on('error', reject);
@@ -141,20 +151,65 @@ export class Api {
   }
 }
 
+/** Whether `text` is one JSON value. */
+function isJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The one-line message for an answer that is not JSON, so not from a Queen broker (an HTML page
+ * of a web server or a proxy): its status, its content-type and the start of its body, whitespace
+ * folded and control characters replaced, at most 60 characters; never the whole page.
+ */
+export function notQueen(res: Reply): string {
+  // eslint-disable-next-line no-control-regex
+  const folded = res.body.replace(/\s+/g, ' ').replace(/[\u0000-\u001f\u007f-\u009f]/g, '?').trim();
+  const head = folded.length > 60 ? `${folded.slice(0, 60)}…` : folded;
+  return `not a Queen JSON answer: HTTP ${res.status}, content-type ${res.contentType || '(none)'}, body "${head}"`;
+}
+
+/** A successful answer parsed as JSON (client numbers exact); exit 2 naming it when it is not JSON. */
+function parseAnswer(res: Reply): unknown {
+  try {
+    return parseClientJson(res.body);
+  } catch {
+    throw serverError(notQueen(res));
+  }
+}
+
 /** Reads a refusal's envelope into a CliError of the right exit code. */
 function failure(res: Reply): Error {
+  const auth = res.status === 401 || res.status === 403;
+  if (res.body.trim() !== '' && !isJson(res.body)) return auth ? authError(notQueen(res)) : serverError(notQueen(res));
   const f = readFailure(res);
-  const text = `HTTP ${f.status}${f.code ? ` ${f.code}` : ''}${f.error ? `: ${f.error}` : ''}`;
+  const text = `HTTP ${f.status}${f.code ? ` ${f.code}` : ''}${f.text ? `: ${f.text}` : ''}`;
   return res.status === 401 || res.status === 403 ? authError(text) : serverError(text);
 }
 
-/** The `{error, code}` of a refusal (tolerating a non-JSON body). */
+/** A bare identifier (`kv_bad_request`, `bad_request`): a code, not an explanation. */
+const TOKEN = /^[A-Za-z0-9_.:-]+$/;
+
+/**
+ * The envelope of a refusal. `text` is the explanation to print: the first of `reason`, `message`
+ * and `error` that is a sentence rather than a bare code, so the KV and lock routes'
+ * `{"error":"kv_bad_request","code":…,"reason":"ns must match …"}` shows its reason while the
+ * transaction route's `{"error":"<sentence>",…,"reason":"bad_request"}` keeps its error; else
+ * `error`, else `reason`. A non-JSON body gives its first 200 characters as `error` and `text`.
+ */
 export function readFailure(res: Reply): HttpFailure {
-  const text = res.body;
+  const body = res.body;
   try {
-    const o = JSON.parse(text) as { error?: unknown; code?: unknown };
-    return { status: res.status, code: typeof o.code === 'string' ? o.code : '', error: typeof o.error === 'string' ? o.error : '' };
+    const o = JSON.parse(body) as Record<string, unknown>;
+    const str = (k: string): string => (typeof o?.[k] === 'string' ? o[k] : '');
+    const error = str('error');
+    const text = [str('reason'), str('message'), error].find((t) => t !== '' && !TOKEN.test(t)) ?? (error || str('reason'));
+    return { status: res.status, code: str('code'), error, text };
   } catch {
-    return { status: res.status, code: '', error: text.slice(0, 200) };
+    return { status: res.status, code: '', error: body.slice(0, 200), text: body.slice(0, 200) };
   }
 }

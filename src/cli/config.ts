@@ -158,6 +158,9 @@ export function readTokenRef(ref: string | undefined): string {
   return ref; // a bare value is a literal, as in the reference
 }
 
+/** The message of {@link resolve}'s exit 1 when no step names a server (`version` tells it apart). */
+export const NO_SERVER = 'no server configured: pass --server, set $QUEEN_SERVER, or run `queenctl config set-context <name> --server <url>`';
+
 /**
  * Applies the precedence to the loaded file.
  * @throws CliError exit 1 when no server results, or when it is not an http(s) URL (a bad
@@ -177,7 +180,7 @@ export function resolve(cfg: ConfigFile, o: Overrides): Resolved {
   if (o.server) r.server = o.server;
   if (process.env.QUEEN_TOKEN) r.token = process.env.QUEEN_TOKEN;
   if (o.token) r.token = o.token;
-  if (!r.server) throw userError('no server configured: pass --server, set $QUEEN_SERVER, or run `queenctl config set-context <name> --server <url>`');
+  if (!r.server) throw userError(NO_SERVER);
   r.server = r.server.replace(/\/+$/, '');
   let url: URL | undefined;
   try {

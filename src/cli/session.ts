@@ -71,6 +71,15 @@ export class Session {
     return parseFormat(this.g.output).format !== undefined;
   }
 
+  /**
+   * Whether `-o` asks for a document (json, ndjson, yaml, jsonpath): a command whose default is a
+   * status line then prints its summary as an object instead (`push`, `dlq retry|drain`).
+   */
+  get structured(): boolean {
+    const f = parseFormat(this.g.output).format;
+    return f !== undefined && f !== 'table' && f !== 'wide';
+  }
+
   /** A status line on stdout, unless `-q`. */
   say(line: string): void {
     if (!this.g.quiet) process.stdout.write(`${line}\n`);

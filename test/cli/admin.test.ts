@@ -72,6 +72,28 @@ describe('dead letters', () => {
   });
 });
 
+describe('dead letters, dry runs', () => {
+  test('dlq retry and drain --dry-run say they sent nothing (text, and dryRun: true in JSON) and leave the dead letters', async () => {
+    const q = uniqueName('cli-dlqdry');
+    await cli.ok(['queue', 'configure', q, '--retry-limit', '0']);
+    await cli.ok(['push', q], { input: '{"d":1}\n' });
+    const [dead] = await deadLetterAll(q);
+    const [row] = JSON.parse(await cli.ok(['dlq', 'list', '--queue', q, '-o', 'json'])) as { id: string; partitionId: string; transactionId: string }[];
+    assert.equal(row!.transactionId, dead!.transactionId);
+
+    assert.equal(await cli.ok(['dlq', 'retry', '--queue', q, '--dry-run']), `[dry-run] retry ${row!.partitionId} ${row!.transactionId}\nwould retry 1 dead letter (dry run, nothing sent)\n`);
+    assert.equal(await cli.ok(['dlq', 'drain', '--queue', q, '--dry-run']), `[dry-run] delete ${row!.partitionId} ${row!.transactionId}\nwould delete 1 dead letter (dry run, nothing sent)\n`);
+    const items = [{ id: row!.id, partitionId: row!.partitionId, transactionId: row!.transactionId }];
+    assert.deepEqual(JSON.parse(await cli.ok(['dlq', 'retry', '--queue', q, '--dry-run', '-o', 'json'])), { dryRun: true, wouldRetry: 1, items });
+    assert.deepEqual(JSON.parse(await cli.ok(['dlq', 'drain', '--queue', q, '--dry-run', '-o', 'json'])), { dryRun: true, wouldDelete: 1, items });
+    assert.equal((JSON.parse(await cli.ok(['dlq', 'list', '--queue', q, '-o', 'json'])) as unknown[]).length, 1, 'the dry runs changed nothing');
+    assert.equal((await cli.run(['pop', q, '--no-wait'])).code, 4, 'nothing was replayed');
+
+    assert.deepEqual(JSON.parse(await cli.ok(['dlq', 'retry', '--queue', q, '--yes', '-o', 'json'])), { retried: 1, errors: 0 });
+    assert.equal((await deadLetterAll(q)).length, 1, 'the real retry replayed it');
+  });
+});
+
 describe('tx -f', () => {
   test('an ack and a push commit together; the same bundle again is refused (exit 2)', async () => {
     const q = uniqueName('cli-tx');
@@ -183,6 +205,33 @@ describe('queues and output formats', () => {
     assert.equal(typeof JSON.parse(await cli.ok(['analytics', 'postgres'])), 'object');
   });
 
+  test('queue delete of a queue that does not exist is a no-op: exit 4, saying so', async () => {
+    const q = uniqueName('cli-nodel');
+    const r = await cli.run(['queue', 'delete', q, '--yes']);
+    assert.equal(r.code, 4, r.stdout + r.stderr);
+    assert.equal(r.stdout, `queue "${q}" did not exist, nothing deleted\n`);
+    assert.equal(r.stderr, '');
+    await cli.ok(['queue', 'configure', q]);
+    assert.equal(await cli.ok(['queue', 'delete', q, '--yes']), `deleted "${q}"\n`);
+    assert.equal((await cli.run(['queue', 'delete', q, '--yes'])).code, 4, 'deleted once, then absent');
+  });
+
+  test('namespace list and task list print the names the broker answers (namespace / task fields)', async () => {
+    const q = uniqueName('cli-nst');
+    const ns = uniqueName('ns');
+    const task = uniqueName('task');
+    await cli.ok(['queue', 'configure', q, '--namespace', ns, '--task', task]);
+    await cli.ok(['push', q], { input: '{"a":1}\n' });
+    for (const [verb, name] of [['namespace', ns], ['task', task]] as const) {
+      const table = (await cli.ok([verb, 'list', '-o', 'table'])).split('\n');
+      assert.match(table[0]!, new RegExp(`^${verb.toUpperCase()}\\s+QUEUES$`));
+      assert.match(table.find((l) => l.startsWith(name)) ?? '', new RegExp(`^${name}\\s+1$`), table.join('\n'));
+      assert.ok(!table.slice(1).some((l) => l.startsWith('-')), `no nameless rows:\n${table.join('\n')}`);
+      const wide = (await cli.ok([verb, 'list', '-o', 'wide'])).split('\n');
+      assert.match(wide.find((l) => l.startsWith(name)) ?? '', new RegExp(`^${name}\\s+1\\s+1$`), wide.join('\n'));
+    }
+  });
+
   test('bench pushes and drains; no progress bar outside a terminal', async () => {
     const q = uniqueName('cli-bench');
     const r = await cli.run(['bench', '--queue', q, '--total', '300', '--batch', '50', '--partitions', '3', '--producers', '2', '--consumers', '2', '--auto-delete']);
@@ -217,6 +266,30 @@ describe('queues and output formats', () => {
     const table = inTty(['queue', 'list', '--no-color']);
     assert.match(table, /^NAME\s+NAMESPACE\s+TASK\s+PARTITIONS/m, 'a table on the terminal');
     assert.match(table, new RegExp(`^${q}\\s`, 'm'));
+  });
+
+  test('kv put of a value that is not JSON is exit 1 and writes nothing; a JSON string is stored', async () => {
+    const ns = uniqueName('cli-kvbad');
+    for (const bad of ['{bad', 'hello', '']) {
+      const r = await cli.run(['kv', 'put', ns, 'k1', bad, '--ttl', '60']);
+      assert.equal(r.code, 1, `${JSON.stringify(bad)}: ${r.stdout}${r.stderr}`);
+      assert.match(r.stderr, /^queenctl: <value> is not JSON: .*\(a string is quoted: '"text"'\)\n$/);
+      assert.equal(r.stdout, '');
+    }
+    assert.equal((await cli.run(['kv', 'get', ns, 'k1'])).code, 4, 'nothing was written');
+    await cli.ok(['kv', 'put', ns, 'k1', '"{bad"', '--ttl', '60']);
+    assert.equal(JSON.parse(await cli.ok(['kv', 'get', ns, 'k1'])).value, '{bad');
+  });
+
+  test('a refusal carrying a human reason (KV: error is a code, reason the text) prints that reason', async () => {
+    const bad = await cli.run(['kv', 'put', 'Bad_NS', 'k1', '1']);
+    assert.equal(bad.code, 2, bad.stderr);
+    assert.equal(bad.stderr, 'queenctl: HTTP 400 kv_bad_namespace: path.ns must match ^[a-z0-9][a-z0-9._-]{0,63}$\n');
+    // Where `error` is the text and `reason` a token (the transaction route), the text stays.
+    const tx = await cli.run(['tx', '-f', '-'], { input: '{"operations":[{"type":"ack"}]}' });
+    assert.equal(tx.code, 2, tx.stderr);
+    assert.match(tx.stderr, /^queenctl: HTTP 400 \w+: \S+ \S+.*\n$/, 'a sentence, not the bad_request token');
+    assert.ok(!tx.stderr.includes(': bad_request'), tx.stderr);
   });
 
   test('kv put/get/list and timers list/get/cancel (Queen-TS additions)', async () => {

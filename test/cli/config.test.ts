@@ -180,6 +180,17 @@ describe('exit codes and plumbing', () => {
     assert.equal((await at(['--help'])).code, 0);
   });
 
+  test('version without a server, or with one unreachable, prints the client version and says so, exit 0', async () => {
+    const none = await queenctl(['version'], { home: tempHome() });
+    assert.equal(none.code, 0, none.stderr);
+    assert.equal(none.stderr, '');
+    assert.equal(none.stdout, 'queenctl 0.1.0 (queen-ts)\nserver   none configured (pass --server, set $QUEEN_SERVER, or set a context)\n');
+    const down = await queenctl(['--server', DEAD, 'version'], { home: tempHome() });
+    assert.equal(down.code, 0, down.stderr);
+    assert.equal(down.stderr, '');
+    assert.match(down.stdout, /^queenctl 0\.1\.0 \(queen-ts\)\nserver {3}not available: server unreachable \(http:\/\/127\.0\.0\.1:1\): \S+\n$/);
+  });
+
   test('completion bash is valid bash naming every verb; zsh, fish, powershell print', async () => {
     const r = await queenctl(['completion', 'bash']);
     assert.equal(r.code, 0);

@@ -5,6 +5,8 @@
  * push the user did not ask for.
  */
 import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -89,5 +91,28 @@ describe('connection flags', () => {
     // An unreachable but well-formed server stays exit 2.
     const down = await cli.run(['--server', 'http://127.0.0.1:1', 'ping']);
     assert.equal(down.code, 2, down.stderr);
+  });
+});
+
+describe('a server that is not Queen', () => {
+  test('an HTML answer (200 or an error status) is a one-line error naming status and content-type, not the page', async () => {
+    const page = `<!DOCTYPE html>\n<html><head><title>Welcome</title></head>\n<body>${'<p>lorem ipsum</p>\n'.repeat(500)}</body></html>\n`;
+    const server = http.createServer((req, res) => {
+      res.writeHead(req.url?.startsWith('/health') ? 200 : 502, { 'content-type': 'text/html; charset=utf-8' });
+      res.end(page);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      for (const [args, status] of [[['ping'], 200], [['queue', 'list'], 502]] as const) {
+        const r = await queenctl(['--server', url, ...args], { home: tempHome() });
+        assert.equal(r.code, 2, r.stderr);
+        assert.equal(r.stdout, '');
+        assert.equal(r.stderr.split('\n').length, 2, `one line: ${r.stderr.slice(0, 300)}`);
+        assert.match(r.stderr, new RegExp(`^queenctl: not a Queen JSON answer: HTTP ${status}, content-type text/html; charset=utf-8, body "<!DOCTYPE html> <html><head><title>Welcome.{0,60}…"\n$`));
+      }
+    } finally {
+      server.close();
+    }
   });
 });

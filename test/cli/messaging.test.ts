@@ -63,6 +63,18 @@ describe('push, tail, ack', () => {
     assert.equal((await cli.ok(['push', q, '--data', '{"a":1}', '--transaction-id', 'tx-1'])).trim(), 'queued=0 duplicate=1 failed=0');
   });
 
+  test('push --dry-run says it sent nothing (text, and dryRun: true in JSON); the queue stays absent', async () => {
+    const q = uniqueName('cli-dry');
+    const input = '{"d":1}\n{"d":2}\n{"d":3}\n';
+    assert.equal(await cli.ok(['push', q, '--dry-run'], { input }), 'would push 3 messages (dry run, nothing sent)\n');
+    assert.deepEqual(JSON.parse(await cli.ok(['push', q, '--dry-run', '-o', 'json'], { input })), { dryRun: true, wouldPush: 3 });
+    assert.equal((await cli.run(['queue', 'describe', q])).code, 2, 'nothing was sent: the queue does not exist');
+    assert.deepEqual(JSON.parse(await cli.ok(['push', q, '-o', 'json'], { input })), { queued: 3, duplicate: 0, failed: 0 });
+    const empty = await cli.run(['push', q, '--dry-run'], { input: '\n' });
+    assert.equal(empty.code, 4);
+    assert.equal(empty.stdout, 'would push 0 messages (dry run, nothing sent)\n');
+  });
+
   test('push of empty input exits 4; a bad line exits 1 naming the problem', async () => {
     const q = uniqueName('cli-empty');
     const empty = await cli.run(['push', q], { input: '\n\n' });
@@ -156,6 +168,22 @@ describe('replay and consumer-group positions', () => {
     assert.equal((await cli.ok(['cg', 'delete', 's', '--queue', q, '--metadata', '--yes'])).trim(), 'deleted cg=s');
     assert.ok(!(await listed()).some((g) => g.name === 's' && g.queueName === q));
     assert.equal(ndjson(await cli.ok(['tail', q, '--cg', 's', '--auto-ack'])).length, 2, 'a deleted group consumes again from the start');
+  });
+
+  test('lag --min-seconds -o table names the partition of each lagging row', async () => {
+    const q = uniqueName('cli-lagp');
+    const g = uniqueName('lg');
+    await cli.ok(['push', q, '--partition', 'p1'], { input: '{"n":1}\n' });
+    await cli.ok(['push', q, '--partition', 'p2'], { input: '{"n":2}\n' });
+    await cli.ok(['cg', 'seek', g, q, '--to', 'beginning']);
+    // Both partitions lag once their message is a second old.
+    await waitFor(async () => (JSON.parse(await cli.ok(['lag', '--min-seconds', '1', '-o', 'json'])) as { consumerGroup: string }[]).filter((r) => r.consumerGroup === g).length === 2, { what: 'two lagging partitions' });
+    const table = (await cli.ok(['lag', '--min-seconds', '1', '-o', 'table'])).split('\n');
+    assert.match(table[0]!, /^CG\s+QUEUE\s+PARTITION\s+MESSAGES\s+LAG$/);
+    const rows = table.filter((l) => l.startsWith(`${g} `)).map((l) => l.split(/\s+/).slice(0, 4));
+    assert.deepEqual(rows.sort(), [[g, q, 'p1', '1'], [g, q, 'p2', '1']]);
+    // Without --min-seconds the rows are per (group, queue): no partition column.
+    assert.match((await cli.ok(['lag', '-o', 'table'])).split('\n')[0]!, /^CG\s+QUEUE\s+MESSAGES\s+LAG$/);
   });
 
   test('tail --partition reads one partition only', async () => {

@@ -7,7 +7,7 @@
  */
 import type { Command } from 'commander';
 import type { Api } from '../client.js';
-import { userError } from '../errors.js';
+import { emptyResult, userError } from '../errors.js';
 import { humanInt, type View } from '../output.js';
 import { intFlag, Session } from '../session.js';
 import { parseTimeIso } from '../time.js';
@@ -26,22 +26,29 @@ const OPTION_FLAGS: [flag: string, option: string, help: string][] = [
 
 const camel = (flag: string): string => flag.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
 
+/** Registers `queue`, `messages`, `namespace list` and `task list` (columns NAMESPACE/TASK, QUEUES, PARTITIONS wide). */
 export function registerAdmin(program: Command): void {
   registerQueue(program);
   registerMessages(program);
+  // Each row names its namespace or task in a field of that name (`{namespace, queues, …}`,
+  // docs/http-api.md); `name` is read too, for a broker that answers it that way.
   for (const [verb, alias, route, key, col] of [['namespace', 'ns', 'GET /api/v1/resources/namespaces', 'namespaces', 'NAMESPACE'], ['task', 'tasks', 'GET /api/v1/resources/tasks', 'tasks', 'TASK']] as const) {
     const c = program.command(verb).aliases(verb === 'namespace' ? ['namespaces', alias] : [alias]).description(`${verb === 'namespace' ? 'Namespaces' : 'Tasks'} with their queues`);
     c.command('list').alias('ls').description(`List ${key}`).action(async (_o, cmd: Command) => {
       const s = Session.of(cmd);
       const data = await s.api().call(route);
       s.renderer().render(data, {
-        columns: [{ header: col, path: 'name' }, { header: 'QUEUES', value: (r) => r.queueCount ?? r.queues, format: humanInt }, { header: 'PARTITIONS', value: (r) => r.partitionCount ?? r.partitions, wide: true }],
+        columns: [{ header: col, value: (r) => r[verb] ?? r.name }, { header: 'QUEUES', value: (r) => r.queueCount ?? r.queues, format: humanInt }, { header: 'PARTITIONS', value: (r) => r.partitionCount ?? r.partitions, wide: true }],
         rows: (d) => ((d as Record<string, unknown[]>)[key] ?? []),
       });
     });
   }
 }
 
+/**
+ * `queue list|describe|configure|delete|stats`. `queue delete` prints `deleted "<q>"`, or
+ * `queue "<q>" did not exist, nothing deleted` with exit 4 when the broker answers `existed:false`.
+ */
 function registerQueue(program: Command): void {
   const queue = program.command('queue').aliases(['queues', 'q']).description('Queues');
   queue.command('list').alias('ls').description('List queues')
@@ -83,12 +90,17 @@ function registerQueue(program: Command): void {
     if (s.formatChosen) s.renderer().render(res);
     else s.say(`configured "${name}"`);
   });
-  queue.command('delete <queue>').alias('rm').description('Delete a queue and everything in it')
+  queue.command('delete <queue>').alias('rm').description('Delete a queue and everything in it (exit 4 when it did not exist)')
     .option('--yes', 'confirm')
     .action(async (name: string, o: { yes?: boolean }, cmd: Command) => {
       if (!o.yes) throw userError(`refusing to delete "${name}" without --yes`);
       const s = Session.of(cmd);
-      await s.api().call('DELETE /api/v1/resources/queues/:queue', { params: { queue: name } });
+      const r = await s.api().call('DELETE /api/v1/resources/queues/:queue', { params: { queue: name } });
+      // The broker answers 200 {deleted:false, existed:false} for a queue it does not have: a no-op (exit 4).
+      if ((r as { existed?: unknown } | undefined)?.existed === false) {
+        s.say(`queue "${name}" did not exist, nothing deleted`);
+        throw emptyResult(`queue "${name}" did not exist`);
+      }
       s.say(`deleted "${name}"`);
     });
   queue.command('stats').description('Per-queue counts')

@@ -8,6 +8,10 @@ import { emptyResult, serverError, userError } from '../errors.js';
 import { Session, intFlag } from '../session.js';
 import { parseClientJson } from '../../util/json.js';
 
+/**
+ * Registers `kv get|put|delete|list`. `kv put` sends `<value>` parsed as JSON, client numbers
+ * exact; a value that is not JSON is exit 1 and nothing is written (docs/cli.md#kv-and-timers).
+ */
 export function registerKv(program: Command): void {
   const kv = program.command('kv').description('Versioned key-value store (Queen-TS)');
   kv.command('get <ns> <key>').description('Read a key (exit 4 when absent)').action(async (ns: string, key: string, _o, cmd: Command) => {
@@ -16,7 +20,7 @@ export function registerKv(program: Command): void {
     if (!r?.found) throw emptyResult(`no key ${ns}/${key}`);
     s.renderer('json').render(r);
   });
-  kv.command('put <ns> <key> <value>').description('Write a key; <value> is JSON (a bare word is a string)')
+  kv.command('put <ns> <key> <value>').description('Write a key; <value> is JSON (a string is quoted: \'"text"\'; anything else is exit 1)')
     .option('--ttl <seconds>', 'expire after N seconds', (v) => intFlag('ttl', v))
     .option('--expect <version>', 'write only at this version (0: only when absent)', (v) => intFlag('expect', v))
     .action(async (ns: string, key: string, value: string, o: { ttl?: number; expect?: number }, cmd: Command) => {
@@ -24,8 +28,10 @@ export function registerKv(program: Command): void {
       let v: unknown;
       try {
         v = parseClientJson(value);
-      } catch {
-        v = value;
+      } catch (e) {
+        // eslint-disable-next-line no-control-regex
+        const why = (e instanceof Error ? e.message : String(e)).replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');
+        throw userError(`<value> is not JSON: ${why} (a string is quoted: '"text"')`);
       }
       const body = { value: v, ...(o.ttl !== undefined ? { ttlSeconds: o.ttl } : { forever: true }), ...(o.expect !== undefined ? { expect: o.expect } : {}) };
       const r = await s.api().call('PUT /api/v1/kv/:ns/*', { params: { ns, '*': key }, body });

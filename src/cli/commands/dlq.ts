@@ -36,6 +36,13 @@ function dlqFilters(c: Command): Command {
     .option('--offset <n>', 'page offset', (v) => intFlag('offset', v), 0);
 }
 
+/**
+ * Registers `dlq list|describe|retry|drain`. `retry` and `drain` print `retried=N errors=N` /
+ * `processed=N errors=N`; with `--dry-run` one `[dry-run] …` line per dead letter and
+ * `would retry|delete N dead letters (dry run, nothing sent)`. With `-o json|ndjson|yaml|jsonpath`
+ * the summary is an object (`{retried, errors}`, `{dryRun: true, wouldRetry|wouldDelete, items}`)
+ * and the per-item lines go to stderr.
+ */
 export function registerDlq(program: Command): void {
   const dlq = program.command('dlq').description('Dead letters: list, retry, drain');
   dlqFilters(dlq.command('list').alias('ls').description('Dead letters, newest failure first')).action(async (o: DlqOptions, cmd: Command) => {
@@ -50,39 +57,47 @@ export function registerDlq(program: Command): void {
     if (rows.length === 0) throw emptyResult('no DLQ messages');
   });
   dlq.command('describe <partitionId> <transactionId>').alias('get').description('One dead-lettered message').action((p: string, t: string, _o, cmd: Command) => getMessage(cmd, p, t));
-  for (const [verb, what, act] of [['retry', 'Replay matching dead letters into their queues (alias requeue)', 'retried'], ['drain', 'Delete matching dead letters', 'processed']] as const) {
+  for (const [verb, what, act, would] of [['retry', 'Replay matching dead letters into their queues (alias requeue)', 'retried', 'retry'], ['drain', 'Delete matching dead letters', 'processed', 'delete']] as const) {
     const c = dlqFilters(dlq.command(verb).description(what)).option('--dry-run', 'print what would happen, send nothing').option('--yes', 'confirm');
     if (verb === 'retry') c.alias('requeue');
     c.action(async (o: DlqOptions, cmd: Command) => {
       if (!o.yes && !o.dryRun) throw userError(`refusing to ${verb} without --yes (use --dry-run for a preview)`);
       const s = Session.of(cmd);
       const api = s.api();
+      // With -o json|yaml|… stdout carries one document; the per-item lines go to stderr.
+      const line = (text: string): void => { (s.structured ? process.stderr : process.stdout).write(`${text}\n`); };
       const all: DeadLetter[] = [];
       for await (const rows of deadLetters(api, o, o.limit || 500)) all.push(...rows); // list first: each retry/delete shifts the pages
+      const usable = all.filter((r) => r.partitionId && r.transactionId && r.id);
+      if (o.dryRun) {
+        for (const r of usable) line(`[dry-run] ${would} ${r.partitionId} ${r.transactionId}`);
+        const n = usable.length;
+        if (s.structured) {
+          const items = usable.map((r) => ({ id: r.id, partitionId: r.partitionId, transactionId: r.transactionId }));
+          s.renderer().render({ dryRun: true, [verb === 'retry' ? 'wouldRetry' : 'wouldDelete']: n, items });
+        } else s.say(`would ${would} ${n} dead letter${n === 1 ? '' : 's'} (dry run, nothing sent)`);
+        if (n === 0) throw emptyResult('no DLQ messages matched');
+        return;
+      }
       let processed = 0;
       let errors = 0;
       const seen = new Set<string>();
-      for (const r of all) {
-        if (!r.partitionId || !r.transactionId || !r.id) continue;
-        if (o.dryRun) {
-          process.stdout.write(`[dry-run] ${verb === 'retry' ? 'retry' : 'delete'} ${r.partitionId} ${r.transactionId}\n`);
-          processed++;
-          continue;
-        }
+      for (const r of usable) {
         try {
-          if (verb === 'retry') await api.call('POST /api/v1/dlq/:id/replay', { params: { id: r.id }, body: {} });
+          if (verb === 'retry') await api.call('POST /api/v1/dlq/:id/replay', { params: { id: r.id! }, body: {} });
           else {
             const key = `${r.partitionId}/${r.transactionId}`;
-            if (!seen.has(key)) await api.call('DELETE /api/v1/messages/:partitionId/:transactionId', { params: { partitionId: r.partitionId, transactionId: r.transactionId } });
+            if (!seen.has(key)) await api.call('DELETE /api/v1/messages/:partitionId/:transactionId', { params: { partitionId: r.partitionId!, transactionId: r.transactionId! } });
             seen.add(key);
           }
           processed++;
         } catch (e) {
           errors++;
-          process.stdout.write(`error: ${r.partitionId}/${r.transactionId}: ${(e as Error).message}\n`);
+          line(`error: ${r.partitionId}/${r.transactionId}: ${(e as Error).message}`);
         }
       }
-      s.say(`${act}=${processed} errors=${errors}`);
+      if (s.structured) s.renderer().render({ [act]: processed, errors });
+      else s.say(`${act}=${processed} errors=${errors}`);
       if (processed === 0 && errors === 0) throw emptyResult('no DLQ messages matched');
     });
   }

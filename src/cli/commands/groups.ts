@@ -22,11 +22,11 @@ export function seekBody(to: string | undefined): { toEnd: true } | { timestamp:
 
 const first = (r: Record<string, unknown>, ...keys: string[]): unknown => keys.map((k) => r[k]).find((v) => v !== undefined && v !== null);
 
+/** `lag`, `cg list`, `cg lag`: one row per (group, queue). */
 const lagView: View = {
   columns: [
     { header: 'CG', value: (r) => first(r, 'name', 'consumerGroup') },
     { header: 'QUEUE', value: (r) => first(r, 'queueName', 'queue') },
-    { header: 'PARTITION', value: (r) => r.partition, wide: true },
     { header: 'MESSAGES', value: (r) => first(r, 'totalLag', 'offsetLag', 'lagMessages'), format: humanInt },
     { header: 'LAG', value: (r) => first(r, 'maxTimeLag', 'timeLagSeconds', 'lagSeconds'), format: humanSeconds },
     { header: 'PARTITIONS', value: (r) => r.partitionsWithLag, wide: true },
@@ -35,11 +35,27 @@ const lagView: View = {
   rows: (d) => (Array.isArray(d) ? (d as unknown[]) : []),
 };
 
+/** `lag --min-seconds N`: one row per lagging (group, queue, partition), so the partition is a column. */
+const laggingView: View = {
+  columns: [
+    { header: 'CG', value: (r) => first(r, 'consumerGroup', 'name') },
+    { header: 'QUEUE', value: (r) => first(r, 'queueName', 'queue') },
+    { header: 'PARTITION', value: (r) => r.partition },
+    { header: 'MESSAGES', value: (r) => first(r, 'offsetLag', 'totalLag', 'lagMessages'), format: humanInt },
+    { header: 'LAG', value: (r) => first(r, 'timeLagSeconds', 'maxTimeLag', 'lagSeconds'), format: humanSeconds },
+  ],
+  rows: (d) => (Array.isArray(d) ? (d as unknown[]) : []),
+};
+
+/**
+ * Prints the consumer groups with their lag (`CG QUEUE MESSAGES LAG`), or with `minSeconds > 0`
+ * the partitions lagging at least that long (`CG QUEUE PARTITION MESSAGES LAG`).
+ */
 async function lagAction(minSeconds: number, cmd: Command): Promise<void> {
   const s = Session.of(cmd);
   const api = s.api();
-  const data = minSeconds > 0 ? await api.call('GET /api/v1/consumer-groups/lagging', { query: { minLagSeconds: minSeconds } }) : await api.call('GET /api/v1/consumer-groups');
-  s.renderer().render(data ?? [], lagView);
+  if (minSeconds > 0) s.renderer().render((await api.call('GET /api/v1/consumer-groups/lagging', { query: { minLagSeconds: minSeconds } })) ?? [], laggingView);
+  else s.renderer().render((await api.call('GET /api/v1/consumer-groups')) ?? [], lagView);
 }
 
 async function seek(cmd: Command, group: string, queue: string, to: string | undefined, dryRun: boolean | undefined, verb: string): Promise<void> {

@@ -4,8 +4,10 @@
  * (queen-mq/queen: clients/client-cli/cmd/config.go, ping.go, version.go, status.go).
  */
 import type { Command } from 'commander';
-import { authLabel, deleteContext, findContext, redacted, saveConfig, upsertContext, type Context } from '../config.js';
-import { emptyResult, serverError, userError } from '../errors.js';
+import type { Answer } from '../../http/schemas/types.js';
+import type { Api } from '../client.js';
+import { authLabel, deleteContext, findContext, NO_SERVER, redacted, saveConfig, upsertContext, type Context } from '../config.js';
+import { CliError, emptyResult, serverError, userError } from '../errors.js';
 import { humanSeconds, type View } from '../output.js';
 import { durationFlag, Session } from '../session.js';
 import { VERSION } from '../version.js';
@@ -111,15 +113,37 @@ export function registerPing(program: Command): void {
     });
 }
 
+/**
+ * Registers `version`: the client's version line, then the server's `/health` (version, status,
+ * database, context). The client line never needs a server: with none configured, or one that
+ * does not answer, a `server   …` line says so and the command still exits 0
+ * (docs/cli.md#commands). A bad `--context` or server URL stays exit 1.
+ */
 export function registerVersion(program: Command): void {
-  program.command('version').description('Print the queenctl version, then the server\'s')
+  program.command('version').description('Print the queenctl version, then the server\'s (when one is configured and answers)')
     .option('--short', 'print only the queenctl version (no server call)')
     .action(async (o: { short?: boolean }, cmd: Command) => {
       process.stdout.write(`queenctl ${VERSION} (queen-ts)\n`);
       if (o.short) return;
       const s = Session.of(cmd);
-      const api = s.api(5000);
-      const h = await api.call('GET /health');
+      let api: Api;
+      try {
+        api = s.api(5000);
+      } catch (e) {
+        if (e instanceof CliError && e.message === NO_SERVER) {
+          process.stdout.write('server   none configured (pass --server, set $QUEEN_SERVER, or set a context)\n');
+          return;
+        }
+        throw e;
+      }
+      let h: Answer<'GET /health'> | undefined;
+      try {
+        h = await api.call('GET /health');
+      } catch (e) {
+        if (!(e instanceof CliError)) throw e;
+        process.stdout.write(`server   not available: ${e.message}\n`);
+        return;
+      }
       const dash = (v: unknown): string => (typeof v === 'string' && v !== '' ? v : '-');
       process.stdout.write(`server   ${dash(h?.version)}\nstatus   ${dash(h?.status)}\ndatabase ${dash(h?.database)}\ncontext  ${dash(s.resolved().name)} (${api.server})\n`);
     });

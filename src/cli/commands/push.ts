@@ -3,6 +3,8 @@
  * (docs/cli.md#push). Flags, the summary line `queued=N duplicate=N failed=N` and exit 4 when the
  * input holds no message are the reference CLI's (queen-mq/queen: clients/client-cli/cmd/push.go).
  *
+ * With `--dry-run` every line is read and checked and nothing is sent; the summary says so.
+ *
  * Lines are batched into `--batch` items per `POST /api/v1/push`, with up to `--concurrency`
  * requests in flight on different partitions (one partition's messages keep their input order).
  * Each line is checked with `JSON.parse` and its text is sent as is, so a payload's numbers reach
@@ -142,6 +144,12 @@ export async function pushLines(api: Api | undefined, queue: string, input: Node
   return totals;
 }
 
+/**
+ * Registers `push <queue>`. It prints `queued=N duplicate=N failed=N`, or with `--dry-run`
+ * `would push N messages (dry run, nothing sent)`; with `-o json|ndjson|yaml|jsonpath` the same
+ * summary as an object (`{queued, duplicate, failed}`, `{dryRun: true, wouldPush}`). Exit 4 when
+ * the input holds no message.
+ */
 export function registerPush(program: Command): void {
   program.command('push <queue>').description('Push NDJSON messages (stdin, --file or --data)')
     .option('--partition <name>', 'partition for every message')
@@ -180,7 +188,12 @@ export function registerPush(program: Command): void {
       } finally {
         bar?.stop();
       }
-      s.say(`queued=${totals.queued} duplicate=${totals.duplicate} failed=${totals.failed}`);
+      if (o.dryRun) {
+        // pushLines counted every checked message as queued: none was sent.
+        if (s.structured) s.renderer().render({ dryRun: true, wouldPush: totals.queued });
+        else s.say(`would push ${totals.queued} message${totals.queued === 1 ? '' : 's'} (dry run, nothing sent)`);
+      } else if (s.structured) s.renderer().render(totals);
+      else s.say(`queued=${totals.queued} duplicate=${totals.duplicate} failed=${totals.failed}`);
       if (totals.queued === 0 && totals.duplicate === 0 && totals.failed === 0) throw emptyResult('nothing pushed');
     });
 }
