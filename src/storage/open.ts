@@ -8,6 +8,7 @@
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
+import { QueenError } from '../errors.js';
 import type { PayloadCodec } from '../model/codec.js';
 import type { Clock } from '../util/clock.js';
 import type { StorageRuntime } from './runtime.js';
@@ -48,7 +49,9 @@ export async function openStore(config: Config, log: Logger): Promise<OpenedStor
       });
       return { kind: 'postgres', backend };
     } catch (e) {
-      throw new Error(`cannot reach PostgreSQL at ${where}: ${(e as Error).message}`, { cause: e });
+      // A db_unavailable refusal carries the driver's error (ECONNREFUSED …) as its cause: that is what an operator needs here.
+      const why = e instanceof QueenError && e.cause instanceof Error ? e.cause.message : (e as Error).message;
+      throw new Error(`cannot reach PostgreSQL at ${where}: ${why}`, { cause: e });
     }
   }
   const store = SqliteStore.open({

@@ -43,7 +43,7 @@ export function connectionLost(e: unknown): boolean {
 export function refusalOf(e: unknown, standby: boolean): unknown {
   let out: unknown = e;
   if ((e as { code?: unknown } | null)?.code === READ_ONLY_SQL_TRANSACTION) out = new QueenError(standby ? 'standby' : 'db_read_only', undefined, undefined);
-  else if (connectionLost(e)) out = new QueenError('db_unavailable', undefined, undefined);
+  else if (connectionLost(e)) out = Object.assign(new QueenError('db_unavailable', undefined, undefined), { cause: e }); // the driver's error stays for logs and the boot message, never the answer
   if (out !== e && commitOutcomeUnknown(e)) AT_COMMIT.add(out as object);
   return out;
 }
