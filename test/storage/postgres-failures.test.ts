@@ -31,6 +31,20 @@ function reconnectAll(name: string): Promise<void> {
   return admin(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${name}' AND pid <> pg_backend_pid()`);
 }
 
+/** Opens a transaction on `holder` that locks the row of partition `partition` of queue `queue`, so a push to it waits. */
+async function holdPartition(holder: pg.Client, queue: string, partition: string): Promise<void> {
+  await holder.query('BEGIN');
+  await holder.query(`SELECT p.id FROM queen.partitions p JOIN queen.queues q ON q.id = p.queue_id WHERE q.name = $1 AND p.name = $2 FOR UPDATE`, [queue, partition]);
+}
+
+/** The pid of a session of database `name` (not `holder`'s) waiting on a lock, once there is one. */
+function waitingOnLock(holder: pg.Client, name: string, what: string): Promise<number> {
+  return waitFor(async () => {
+    const r = await holder.query(`SELECT pid FROM pg_stat_activity WHERE datname = $1 AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()`, [name]);
+    return r.rows[0]?.pid as number | undefined;
+  }, { what });
+}
+
 test('a read-only primary: writes answer 503 db_read_only with Retry-After, reads are served, writes resume when it accepts them again', async () => {
   const db = await freshDatabase();
   const nodes: BrokerHandle[] = [];
@@ -111,13 +125,9 @@ test('the database ends a session in the middle of a transaction: that request g
     assert.equal((await call(a.url, 'POST', '/api/v1/push', { items: [{ queue: 'cut', partition: 'p', payload: { n: 1 } }] })).status, 201);
     // Another session holds the partition row, so the next push's transaction waits on it.
     await holder.connect();
-    await holder.query('BEGIN');
-    await holder.query(`SELECT p.id FROM queen.partitions p JOIN queen.queues q ON q.id = p.queue_id WHERE q.name = 'cut' AND p.name = 'p' FOR UPDATE`);
+    await holdPartition(holder, 'cut', 'p');
     const push = call(a.url, 'POST', '/api/v1/push', { items: [{ queue: 'cut', partition: 'p', payload: { n: 2 } }] });
-    const waiting = await waitFor(async () => {
-      const r = await holder.query(`SELECT pid FROM pg_stat_activity WHERE datname = $1 AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()`, [db.name]);
-      return r.rows[0]?.pid as number | undefined;
-    }, { what: 'the push waiting on the row lock' });
+    const waiting = await waitingOnLock(holder, db.name, 'the push waiting on the row lock');
     await admin(`SELECT pg_terminate_backend(${waiting})`);
     const cut = await push;
     assert.equal(cut.status, 503, cut.text);
@@ -149,11 +159,9 @@ test('a node frozen in the middle of a transaction stalls the others only until 
     assert.equal((await call(a.url, 'POST', '/api/v1/push', { items: [{ queue: 'frozen', partition: 'p', payload: { n: 1 } }] })).status, 201);
     // B's push waits on a row lock; B freezes; the lock passes to B's transaction, which then sits idle.
     await holder.connect();
-    await holder.query('BEGIN');
-    await holder.query(`SELECT p.id FROM queen.partitions p JOIN queen.queues q ON q.id = p.queue_id WHERE q.name = 'frozen' AND p.name = 'p' FOR UPDATE`);
+    await holdPartition(holder, 'frozen', 'p');
     const onB = fetch(`${b.url}/api/v1/push`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ items: [{ queue: 'frozen', partition: 'p', payload: { n: 2 } }] }), signal: AbortSignal.timeout(60_000) });
-    await waitFor(async () => (await holder.query(`SELECT 1 FROM pg_stat_activity WHERE datname = $1 AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()`, [db.name])).rows.length > 0,
-      { what: 'B\'s push waiting on the row lock' });
+    await waitingOnLock(holder, db.name, 'B\'s push waiting on the row lock');
     b.proc.kill('SIGSTOP');
     frozen = b;
     await holder.query('ROLLBACK');
