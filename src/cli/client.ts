@@ -188,7 +188,7 @@ function failure(res: Reply): Error {
   if (res.body.trim() !== '' && !isJson(res.body)) return auth ? authError(notQueen(res)) : serverError(notQueen(res));
   const f = readFailure(res);
   const text = `HTTP ${f.status}${f.code ? ` ${f.code}` : ''}${f.text ? `: ${f.text}` : ''}`;
-  return res.status === 401 || res.status === 403 ? authError(text) : serverError(text);
+  return auth ? authError(text) : serverError(text);
 }
 
 /** A bare identifier (`kv_bad_request`, `bad_request`): a code, not an explanation. */

@@ -7,6 +7,7 @@
  * side by side.
  */
 import pg from 'pg';
+import type { PoolClient, QueryResult } from 'pg';
 import { randomBytes } from 'node:crypto';
 import { PgBackend } from '../../src/storage/postgres/backend.js';
 
@@ -50,4 +51,33 @@ export async function openPostgresBackend(): Promise<PgBackend> {
     await db.drop();
   };
   return b;
+}
+
+/**
+ * Hooks the statements that transactions send on `b` (PgDb.tx checks a connection out of the pool;
+ * pool.query, which passes a callback, is left alone): `after` runs once a statement answered, with
+ * its SQL text and result, and what it throws or awaits is what the transaction sees (a lost reply,
+ * a pause between two statements).
+ * @returns a function that ends the hook (clients already handed out pass statements through again)
+ */
+export function afterTxStatements(b: PgBackend, after: (sql: unknown, result: QueryResult) => Promise<void> | void): () => void {
+  type Connect = (cb?: (...a: unknown[]) => void) => Promise<PoolClient> | undefined;
+  const pool = b.db.pool as unknown as { connect: Connect };
+  const connect = pool.connect.bind(pool);
+  let active = true;
+  const hooked = async (): Promise<PoolClient> => {
+    const client = (await connect())!;
+    const query = client.query.bind(client) as (...a: unknown[]) => Promise<QueryResult>;
+    (client as unknown as { query: (...a: unknown[]) => Promise<QueryResult> }).query = async (...args: unknown[]) => {
+      const r = await query(...args);
+      if (active) await after(args[0], r);
+      return r;
+    };
+    return client;
+  };
+  pool.connect = (cb) => (cb ? connect(cb) : hooked());
+  return () => {
+    active = false;
+    pool.connect = connect;
+  };
 }

@@ -7,10 +7,9 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import type { PoolClient } from 'pg';
 import type { PgBackend } from '../../src/storage/postgres/backend.js';
 import { DEFAULT_TENANT } from '../../src/storage/contract.js';
-import { openPostgresBackend } from './postgres-backend.js';
+import { afterTxStatements, openPostgresBackend } from './postgres-backend.js';
 
 const T0 = 1_700_000_000_000;
 const P = { tenant: DEFAULT_TENANT, queue: 'lost-commit', partition: 'p' };
@@ -24,24 +23,13 @@ test('a COMMIT that fails after the server committed: the batch\'s requests get 
   // The partition exists first, so each append below is one transaction with one COMMIT.
   await b.append({ key: P, items: [item('seed')], dedupWindowMs: 0, now: T0 });
   // From here on the second COMMIT the pool's clients send commits, then throws as if the reply had been lost.
-  const pool = b.db.pool;
-  type Connect = (cb?: (...a: unknown[]) => void) => Promise<PoolClient> | undefined;
-  const connect = pool.connect.bind(pool) as Connect;
   let commits = 0;
-  (pool as unknown as { connect: Connect }).connect = (cb) => (cb ? connect(cb) : wrapped());
-  const wrapped = async (): Promise<PoolClient> => {
-    const client = (await connect())!; // the transactions' way in (PgDb.tx); pool.query passes a callback
-    const query = client.query.bind(client) as (...a: unknown[]) => Promise<unknown>;
-    (client as unknown as { query: (...a: unknown[]) => Promise<unknown> }).query = async (...args: unknown[]) => {
-      const r = await query(...args);
-      if (args[0] === 'COMMIT' && ++commits === 2) throw new Error('Connection terminated unexpectedly');
-      return r;
-    };
-    return client;
-  };
+  const restore = afterTxStatements(b, (sql) => {
+    if (sql === 'COMMIT' && ++commits === 2) throw new Error('Connection terminated unexpectedly');
+  });
   // a commits alone; b and c wait for it and go into the second transaction together (one group commit).
   const settled = await Promise.allSettled(['a', 'b', 'c'].map((t) => b.append({ key: P, items: [item(t)], dedupWindowMs: 0, now: T0 + 1 })));
-  (pool as unknown as { connect: Connect }).connect = connect;
+  restore();
   assert.deepEqual(settled.map((s) => s.status), ['fulfilled', 'rejected', 'rejected']);
   assert.equal(((settled[1] as PromiseRejectedResult).reason as { code?: string }).code, 'db_unavailable', 'a lost connection is db_unavailable (503)');
   const view = await b.readPartition(P);

@@ -6,10 +6,9 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import type { PoolClient } from 'pg';
 import type { PgBackend } from '../../src/storage/postgres/backend.js';
 import { DEFAULT_TENANT, type ClaimRequest } from '../../src/storage/contract.js';
-import { openPostgresBackend } from './postgres-backend.js';
+import { afterTxStatements, openPostgresBackend } from './postgres-backend.js';
 
 const T0 = 1_700_000_000_000;
 const Q = { tenant: DEFAULT_TENANT, queue: 'cursor-race' };
@@ -28,31 +27,21 @@ test('a lease-less commit that found no cursor is refused once another node crea
   assert.equal((await b.claim(claimReq({ partition: 'b', leaseId: 'L0' }))).length, 1);
 
   // Hold the lease-less commit right after its cursor lookup on a found nothing.
-  const pool = b.db.pool;
-  type Connect = (cb?: (...a: unknown[]) => void) => Promise<PoolClient> | undefined;
-  const connect = pool.connect.bind(pool) as Connect;
   let reached!: () => void;
   const atGate = new Promise<void>((r) => (reached = r));
   let open!: () => void;
   const gate = new Promise<void>((r) => (open = r));
   let armed = true;
-  (pool as unknown as { connect: Connect }).connect = (cb) => (cb ? connect(cb) : (async () => {
-    const client = (await connect())!;
-    const query = client.query.bind(client) as (...a: unknown[]) => Promise<{ rows: unknown[] }>;
-    (client as unknown as { query: (...a: unknown[]) => Promise<unknown> }).query = async (...args: unknown[]) => {
-      const r = await query(...args);
-      if (armed && args[0] === LOCK_CURSOR && r.rows.length === 0) {
-        armed = false;
-        reached();
-        await gate;
-      }
-      return r;
-    };
-    return client;
-  })());
+  const restore = afterTxStatements(b, async (sql, r) => {
+    if (armed && sql === LOCK_CURSOR && r.rows.length === 0) {
+      armed = false;
+      reached();
+      await gate;
+    }
+  });
   const stale = b.commitCursor({ key: { ...Q, partition: 'a', group: 'g' }, leaseId: null, ifCommittedOffset: 0, committedOffset: 1, retryCount: 0, release: false, now: T0 + 1 });
   await atGate;
-  (pool as unknown as { connect: Connect }).connect = connect;
+  restore();
 
   // Meanwhile another node claims a for the first time and acks all three.
   const [claimed] = await b.claim(claimReq({ partition: 'a', leaseId: 'L1', now: T0 + 2 }));
