@@ -22,12 +22,12 @@ test('the transactionId lookup (push dedup, ack resolution) seeks messages_by_tx
   try {
     const plan = db.prepare(`EXPLAIN QUERY PLAN ${FIND_BY_TXN_SQL}`).all(1, 'x', 0) as { detail: string }[];
     const detail = plan.map((r) => r.detail).join(' | ');
-    assert.match(detail, /USING INDEX messages_by_txn \(partition_pk=\? AND transaction_id=\?\)/, detail);
+    assert.match(detail, /USING INDEX messages_by_txn \(transaction_id=\? AND partition_pk=\?\)/, detail);
     assert.doesNotMatch(detail, /TEMP B-TREE/, detail);
     // The ack's offset lookup reads the index alone, never the row and its payload.
     const ack = db.prepare(`EXPLAIN QUERY PLAN ${OFFSET_BY_TXN_SQL}`).all(1, 'x') as { detail: string }[];
     const ackDetail = ack.map((r) => r.detail).join(' | ');
-    assert.match(ackDetail, /USING COVERING INDEX messages_by_txn \(partition_pk=\? AND transaction_id=\?\)/, ackDetail);
+    assert.match(ackDetail, /USING COVERING INDEX messages_by_txn \(transaction_id=\? AND partition_pk=\?\)/, ackDetail);
     assert.doesNotMatch(ackDetail, /TEMP B-TREE/, ackDetail);
   } finally {
     db.close();

@@ -123,7 +123,7 @@ export const WAL_IDLE_MS = 1000;
  */
 export const FIND_BY_TXN_SQL = `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE partition_pk = ? AND transaction_id = ? AND created_at >= ?
                     ORDER BY offset DESC LIMIT 1`;
-/** Ack resolution: the newest offset with the id; covered by messages_by_txn (partition_pk, transaction_id, offset), so no table row is read. */
+/** Ack resolution: the newest offset with the id; covered by messages_by_txn (transaction_id, partition_pk, offset), so no table row is read. */
 export const OFFSET_BY_TXN_SQL = 'SELECT offset FROM messages WHERE partition_pk = ? AND transaction_id = ? ORDER BY offset DESC LIMIT 1';
 
 /** The embedded store: one SQLite file in the data directory, group-committed writes. */
