@@ -1,8 +1,20 @@
 /** Time helpers. Internally every instant is integer milliseconds since the epoch. */
 
-/** ISO-8601 UTC with `Z` (millisecond precision) for an epoch-ms instant. */
+/** The last instant {@link iso} formatted, and its text: the messages of one pop usually share one `createdAt`. */
+let lastMs = NaN;
+let lastIso = '';
+
+/**
+ * ISO-8601 UTC with `Z` (millisecond precision) for an epoch-ms instant. Repeats of the previous
+ * instant reuse its text (a pop of 100 messages pushed in one request formats one date, not 100).
+ * @throws RangeError when `ms` is not a valid instant (as `Date.prototype.toISOString`)
+ */
 export function iso(ms: number): string {
-  return new Date(ms).toISOString();
+  if (ms === lastMs) return lastIso;
+  const text = new Date(ms).toISOString();
+  lastMs = ms;
+  lastIso = text;
+  return text;
 }
 
 /** ISO string or null. */

@@ -1,7 +1,7 @@
 /** Unit tests of the time helpers (src/util/time.ts). */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { parseIso } from '../../src/util/time.js';
+import { iso, parseIso } from '../../src/util/time.js';
 
 describe('parseIso', () => {
   test('reads dates and date-times, with or without an offset (none = UTC)', () => {
@@ -18,5 +18,19 @@ describe('parseIso', () => {
       '2020-04-31', '2020-06-31T12:00:00Z', '1900-02-29', '2020-01-01T25:00:00Z', '2020-01-01T23:60:00Z']) {
       assert.equal(parseIso(s), undefined, s);
     }
+  });
+});
+
+describe('iso', () => {
+  test('formats each instant as toISOString does, also when one repeats or alternates with another', () => {
+    const a = Date.UTC(2026, 11, 4, 18, 30, 0, 5);
+    const b = a + 1;
+    for (const ms of [a, a, b, a, b, b, 0, 0, a]) assert.equal(iso(ms), new Date(ms).toISOString(), String(ms));
+  });
+
+  test('an invalid instant throws every time, and does not poison the next call', () => {
+    assert.throws(() => iso(NaN), RangeError);
+    assert.throws(() => iso(NaN), RangeError);
+    assert.equal(iso(1), '1970-01-01T00:00:00.001Z');
   });
 });
