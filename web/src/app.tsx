@@ -79,7 +79,7 @@ function Shell() {
     const base = '/' + (path.split('/')[1] ?? '');
     const title = TITLES[base] ?? 'Queen';
     const q = match('/queues/:name', path);
-    document.title = q ? `${q.name} · Queues · Queen` : `${title} · Queen`;
+    document.title = q ? `${q.name || '(empty name)'} · Queues · Queen` : `${title} · Queen`;
     // on a phone the navigation is a scrolling strip: keep the current page's tab in view
     document.querySelector('.nav-item.active')?.scrollIntoView({ block: 'nearest', inline: 'nearest' });
   }, [path]);

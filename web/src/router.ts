@@ -31,10 +31,15 @@ export function setQuery(patch: Record<string, string | undefined>, replace = tr
   navigate(`${location.pathname}${s ? `?${s}` : ''}`, replace);
 }
 
-/** Matches `/queues/:name` style patterns; returns decoded params or null. */
+/**
+ * Matches `/queues/:name` style patterns; returns decoded params or null. A path that ends in `/`
+ * where the pattern ends in a parameter gives that parameter `''`: `/queues/` is the detail page of
+ * the queue named '' (a push may name it; the API serves it at `/api/v1/resources/queues/`).
+ */
 export function match(pattern: string, path: string): Record<string, string> | null {
   const a = pattern.split('/').filter(Boolean);
   const b = path.split('/').filter(Boolean);
+  if (b.length === a.length - 1 && path.endsWith('/') && a[a.length - 1]!.startsWith(':')) b.push('');
   if (a.length !== b.length) return null;
   const out: Record<string, string> = {};
   for (let i = 0; i < a.length; i++) {
