@@ -496,11 +496,14 @@ export class Broker implements PushContext {
 
   /**
    * Extends every live lease held by `leaseId` to max(current expiry, now + seconds); never
-   * shortens, never revives an expired lease (docs/http-api.md#lease-extension).
+   * shortens, never revives an expired lease (docs/http-api.md#lease-extension). Only leases on
+   * `tenant`'s queues: another tenant's lease id answers as an unknown one (`renewed: 0`).
+   * @param seconds from now, s
+   * @param tenant the caller's tenant (default: the default tenant)
    */
-  async extendLease(leaseId: string, seconds: number): Promise<LeaseExtension> {
+  async extendLease(leaseId: string, seconds: number, tenant: string = DEFAULT_TENANT): Promise<LeaseExtension> {
     const now = this.clock.now();
-    const renewed = await this.backend.extendLease(leaseId, now + seconds * 1000, now);
+    const renewed = await this.backend.extendLease(leaseId, now + seconds * 1000, now, tenant);
     const at = renewed.length > 0 ? iso(Math.min(...renewed)) : null;
     return { leaseId, success: renewed.length > 0, renewed: renewed.length, newExpiresAt: at, expiresAt: at, lease_expires_at: at };
   }

@@ -615,8 +615,12 @@ export interface QueueBackend {
   claim(req: ClaimRequest): Promise<ClaimedBatch[]>;
   /** Applies a decided cursor move if its lease condition holds. */
   commitCursor(req: CursorCommit): Promise<CommitResult>;
-  /** Moves every live lease `leaseId` holds to max(expiry, untilMs); returns the new expiries. */
-  extendLease(leaseId: string, untilMs: number, now: number): Promise<number[]>;
+  /**
+   * Moves every live lease `leaseId` holds on the queues of `tenant` to max(expiry, untilMs);
+   * returns the new expiries. A lease on another tenant's queue is neither extended nor counted:
+   * a lease id says nothing about who may extend it (docs/proxy.md#tenancy).
+   */
+  extendLease(leaseId: string, untilMs: number, now: number, tenant: string): Promise<number[]>;
   /**
    * Ends every lease `leaseId` holds (cursors stay); returns how many. With `takeBackAttempt` the
    * claim is handed back as never delivered (its client was gone before the answer): the delivery

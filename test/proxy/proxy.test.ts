@@ -160,6 +160,11 @@ describe('embedded proxy fronting PORT', () => {
     // an ack naming another tenant's partition is refused like an unknown partition
     const mA = popA.body.messages[0] as { transactionId: string; partitionId: string; leaseId: string };
     const ackA = { transactionId: mA.transactionId, partitionId: mA.partitionId, leaseId: mA.leaseId };
+    // extending another tenant's lease renews nothing: it answers like an unknown lease id
+    const extended = await withKey(b.url, beta.key, 'POST', `/api/v1/lease/${mA.leaseId}/extend`, { seconds: 3600 });
+    assert.deepEqual([extended.status, extended.body.success, extended.body.renewed, extended.body.newExpiresAt], [200, false, 0, null], extended.text);
+    const ownExtend = await withKey(b.url, acme.key, 'POST', `/api/v1/lease/${mA.leaseId}/extend`, { seconds: 60 });
+    assert.deepEqual([ownExtend.body.success, ownExtend.body.renewed], [true, 1], ownExtend.text);
     const stolen = await withKey(b.url, beta.key, 'POST', '/api/v1/ack', ackA);
     assert.equal(stolen.body[0]?.success ?? stolen.body.success, false, stolen.text);
     const own = await withKey(b.url, acme.key, 'POST', '/api/v1/ack', ackA);

@@ -116,9 +116,11 @@ export const contractCases: ContractCase[] = [
   { name: 'lease extension never shortens nor revives; release frees the partition for the group', cursorCommit: false, async run(b) {
     await fill(b, 1);
     await b.claim(claimReq());
-    assert.deepEqual(await b.extendLease('L1', T0 + 10, T0 + 1), [T0 + 30_000], 'never shortened');
-    assert.deepEqual(await b.extendLease('L1', T0 + 90_000, T0 + 1), [T0 + 90_000]);
-    assert.deepEqual(await b.extendLease('L1', T0 + 200_000, T0 + 95_000), [], 'expired: not revived');
+    assert.deepEqual(await b.extendLease('L1', T0 + 500_000, T0 + 1, '00000000-0000-0000-0000-0000000000dd'), [],
+      'another tenant: not extended, not counted');
+    assert.deepEqual(await b.extendLease('L1', T0 + 10, T0 + 1, DEFAULT_TENANT), [T0 + 30_000], 'never shortened (nor by the other tenant\'s call)');
+    assert.deepEqual(await b.extendLease('L1', T0 + 90_000, T0 + 1, DEFAULT_TENANT), [T0 + 90_000]);
+    assert.deepEqual(await b.extendLease('L1', T0 + 200_000, T0 + 95_000, DEFAULT_TENANT), [], 'expired: not revived');
     await b.claim(claimReq({ leaseId: 'L2', now: T0 + 95_000 }));
     const ready: string[][] = [];
     b.onPartitionsReady((_q, parts) => ready.push(parts));

@@ -21,6 +21,6 @@ export async function leaseRoutes(app: FastifyInstance, { broker }: RouteContext
       }
       seconds = s;
     }
-    return wire(await broker.extendLease(req.params.leaseId, seconds));
+    return wire(await broker.extendLease(req.params.leaseId, seconds, req.tenant));
   });
 }

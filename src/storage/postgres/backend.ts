@@ -261,10 +261,12 @@ export class PgBackend implements QueueBackend {
   }
 
   /** On the database clock, `untilMs` keeps its distance from the caller's `now`. */
-  async extendLease(leaseId: string, untilMs: number, now: number): Promise<number[]> {
+  async extendLease(leaseId: string, untilMs: number, now: number, tenant: string): Promise<number[]> {
     const rows = await this.db.tx((t) => q(t, `
-      UPDATE queen.consumers SET lease_expires_at_ms = GREATEST(lease_expires_at_ms, $2)
-       WHERE lease_id = $1 AND lease_expires_at_ms > $3 RETURNING lease_expires_at_ms`, [leaseId, untilMs - now + clockOf(t, now), clockOf(t, now)]));
+      UPDATE queen.consumers c SET lease_expires_at_ms = GREATEST(c.lease_expires_at_ms, $2)
+        FROM queen.partitions p JOIN queen.queues qu ON qu.id = p.queue_id
+       WHERE c.lease_id = $1 AND c.lease_expires_at_ms > $3 AND p.id = c.partition_id AND qu.tenant_id = $4
+       RETURNING c.lease_expires_at_ms`, [leaseId, untilMs - now + clockOf(t, now), clockOf(t, now), tenant]));
     return rows.map((r) => r.lease_expires_at_ms as number).sort((a, b) => a - b);
   }
 

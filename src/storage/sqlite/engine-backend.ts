@@ -327,11 +327,12 @@ export class EngineBackend implements QueueBackend {
     }
   }
 
-  extendLease(leaseId: string, untilMs: number, now: number): Promise<number[]> {
+  extendLease(leaseId: string, untilMs: number, now: number, tenant: string): Promise<number[]> {
     return this.run((tx) => {
       const e = this.engine;
       const expiries: number[] = [];
       for (const { cursor: c, group, partition } of e.liveLeases(leaseId, now)) {
+        if (group.queue.tenant !== tenant) continue;
         const next = Math.max(c.leaseExpiresAt!, untilMs);
         if (next !== c.leaseExpiresAt) {
           e.noteCursor(group, partition, c);
