@@ -251,22 +251,34 @@ export async function sessionRoutes(app: FastifyInstance, deps: SessionDeps): Pr
    * The login guard, then bcrypt: the signed-in user and the minted session token, or a reply
    * already sent (`429` guard, `401` through `fail`, `500` with no signer).
    */
-  const signIn = async (req: FastifyRequest, reply: FastifyReply, email: string, password: string, fail: () => FastifyReply):
-    Promise<{ user: UserRow; token: string; exp: number } | FastifyReply> => {
+  /**
+   * Checks a sign-in and sets the session cookie.
+   * @returns the signed-in user and token, or undefined when the refusal was already sent (a
+   *   Fastify reply is thenable, so it must never be what an async function returns to be inspected)
+   */
+  const signIn = async (req: FastifyRequest, reply: FastifyReply, email: string, password: string, fail: () => void):
+    Promise<{ user: UserRow; token: string; exp: number } | undefined> => {
     const ip = ipKey(clientIp(req.raw.socket.remoteAddress, req.headers['x-forwarded-for'], config.trustedProxies));
     const decision = guard.attempt(ip, email);
-    if (!decision.ok) return refuse(reply, 'rate_limited', 'too many login attempts', { retryAfterS: decision.retryAfterS });
+    if (!decision.ok) {
+      refuse(reply, 'rate_limited', 'too many login attempts', { retryAfterS: decision.retryAfterS });
+      return undefined;
+    }
     const user = email !== '' && password !== '' && Buffer.byteLength(password) <= 1024 ? await state.checkPassword(email, password) : undefined;
     if (!user) {
       guard.failed(ip, email);
-      return fail();
+      fail();
+      return undefined;
     }
     guard.succeeded(ip, email);
     let minted;
     try {
       minted = await tokens.mint({ sub: user.id });
     } catch (e) {
-      if (e instanceof NoSigner) return refuse(reply, 'internal_error', 'session token could not be minted');
+      if (e instanceof NoSigner) {
+        refuse(reply, 'internal_error', 'session token could not be minted');
+        return undefined;
+      }
       throw e;
     }
     req.log.info({ user: user.id }, 'proxy sign-in');
@@ -281,8 +293,8 @@ export async function sessionRoutes(app: FastifyInstance, deps: SessionDeps): Pr
   app.post('/auth/login', { bodyLimit: 16 * 1024 }, async (req, reply) => {
     const next = safeNext(field(req.body, 'next'));
     const done = await signIn(req, reply, field(req.body, 'email'), field(req.body, 'password'),
-      () => html(reply, 401, loginPage({ next, error: 'Invalid email or password.', ...providers })));
-    if (!('user' in done)) return done;
+      () => void html(reply, 401, loginPage({ next, error: 'Invalid email or password.', ...providers })));
+    if (done === undefined) return reply;
     return reply.code(303).header('location', next).header('cache-control', 'no-store').send();
   });
 
@@ -292,8 +304,8 @@ export async function sessionRoutes(app: FastifyInstance, deps: SessionDeps): Pr
     const email = field(req.body, 'username') || field(req.body, 'email');
     const password = field(req.body, 'password');
     if (email === '' || password === '') return refuse(reply, 'invalid_request', 'username and password required');
-    const done = await signIn(req, reply, email, password, () => refuse(reply, 'unauthorized', 'invalid credentials'));
-    if (!('user' in done)) return done;
+    const done = await signIn(req, reply, email, password, () => void refuse(reply, 'unauthorized', 'invalid credentials'));
+    if (done === undefined) return reply;
     if (config.sessions.cookieName !== 'token') {
       // The reference CLI takes the JWT from a `token` cookie. Scoped to this route and short-lived,
       // it is never sent where it could act as a credential (no route reads a cookie by that name).

@@ -288,6 +288,9 @@ describe('proxy sessions', () => {
     assert.equal(hashes.length, 0, 'no bcrypt hash');
     const out = b.output();
     for (const s of secrets) assert.equal(out.includes(s), false, `a secret of ${s.length} chars appears in the logs`);
+    // every refused sign-in above (401, 400, 429) is an answer, not a failure of the broker
+    const errors = out.split('\n').filter((l) => /"level":(50|60)/.test(l));
+    assert.deepEqual(errors, [], 'no error-level log line in a run of refused and accepted sign-ins');
     assert.match(out, /proxy sign-in/, 'sign-ins are logged (by user id)');
   });
 });
