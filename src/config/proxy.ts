@@ -201,7 +201,8 @@ function secret(env: Env, name: string): string | undefined {
 
 /**
  * Reads `QUEEN_TLS_CERT` / `QUEEN_TLS_KEY`: both or neither; each file readable and valid PEM.
- * @throws ConfigError `QUEEN_TLS_CERT set without QUEEN_TLS_KEY`, `read <path>: <error>`, `QUEEN_TLS_CERT <path>: not a PEM certificate…`
+ * @throws ConfigError `QUEEN_TLS_CERT set without QUEEN_TLS_KEY`, `read <path>: <error>`, `QUEEN_TLS_CERT <path>: not a PEM certificate…`,
+ *   `QUEEN_TLS_KEY <path>: the key does not belong to the certificate…` (any key type; checked on the first certificate of the file)
  */
 export function loadTls(env: Env): { cert: Buffer; key: Buffer } | undefined {
   const certPath = secret(env, 'QUEEN_TLS_CERT');
@@ -218,15 +219,22 @@ export function loadTls(env: Env): { cert: Buffer; key: Buffer } | undefined {
   };
   const cert = read(certPath);
   const key = read(keyPath);
+  let leaf: X509Certificate;
   try {
-    new X509Certificate(cert);
+    leaf = new X509Certificate(cert);
   } catch (e) {
     throw new ConfigError(`QUEEN_TLS_CERT ${certPath}: not a PEM certificate (${(e as Error).message})`);
   }
+  let privateKey: KeyObject;
   try {
-    createPrivateKey(key);
+    privateKey = createPrivateKey(key);
   } catch (e) {
     throw new ConfigError(`QUEEN_TLS_KEY ${keyPath}: not a PEM private key (${(e as Error).message})`);
+  }
+  // A key of another certificate (or of another type: an EC key for an RSA certificate) would
+  // boot a listener on which every handshake fails.
+  if (!leaf.checkPrivateKey(privateKey)) {
+    throw new ConfigError(`QUEEN_TLS_KEY ${keyPath}: the key does not belong to the certificate in QUEEN_TLS_CERT ${certPath} (its first certificate)`);
   }
   return { cert, key };
 }

@@ -31,7 +31,7 @@ import { routerPath } from '../auth/request-path.js';
 import type { ProxyConfig } from '../config/proxy.js';
 import { QueenError } from '../errors.js';
 import type { Clock } from '../util/clock.js';
-import { clientErrorAnswer, hostProblem } from '../util/http-head.js';
+import { clientErrorAnswer, CONNECTIONS_CHECK_MS, HEADER_READ_TIMEOUT_MS, hostProblem } from '../util/http-head.js';
 import { sameSecret } from '../util/secret.js';
 import { controlPlaneRoutes } from './cp.js';
 import { dataPlane } from './data-plane.js';
@@ -120,7 +120,8 @@ export async function buildProxy(deps: ProxyDeps): Promise<{ app: FastifyInstanc
     ['x-content-type-options', 'nosniff'], ['x-frame-options', 'DENY'], ['referrer-policy', 'no-referrer'], ['cross-origin-resource-policy', 'same-origin'],
     ...(config.tls ? [['strict-transport-security', 'max-age=31536000']] as [string, string][] : []),
   ];
-  const serverOptions = { ServerResponse: responseWithHeaders(securityHeaders), maxHeaderSize: deps.maxHeaderBytes, noDelay: true, keepAliveTimeout: 65_000, requireHostHeader: false, highWaterMark: 1024 * 1024 };
+  const serverOptions = { ServerResponse: responseWithHeaders(securityHeaders), maxHeaderSize: deps.maxHeaderBytes, noDelay: true, keepAliveTimeout: 65_000, requireHostHeader: false, highWaterMark: 1024 * 1024,
+    headersTimeout: HEADER_READ_TIMEOUT_MS, connectionsCheckingInterval: CONNECTIONS_CHECK_MS };
   const app = Fastify({
     loggerInstance: log as unknown as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
@@ -163,7 +164,10 @@ export async function buildProxy(deps: ProxyDeps): Promise<{ app: FastifyInstanc
         refuseRaw(res, 'expectation_failed', 'unsupported Expect; only 100-continue is supported', { close: true });
       });
       server.on('tlsClientError', (e: Error & { code?: string }) => log.debug({ code: e.code }, 'proxy TLS client error'));
-      server.headersTimeout = 10_000 + 65_000; // the header-read budget starts when the idle socket was last used
+      // The header-read budget counts from a request's first byte (an idle keep-alive socket is the
+      // keep-alive timeout's business), checked every second so that a head that never ends is
+      // answered 408 within about 11 s (docs/proxy.md#edge-limits).
+      server.headersTimeout = HEADER_READ_TIMEOUT_MS;
       return server;
     },
   });

@@ -50,6 +50,16 @@ type Headers = http.OutgoingHttpHeaders | http.OutgoingHttpHeader[];
 export const LINGER_MS = 2000;
 
 /**
+ * How long a request's head may take to arrive, ms, counted from its first byte: longer and the
+ * listener answers `408 request_timeout` and closes (a client that opens a connection and trickles
+ * a head holds a socket no longer). The edge default of the reference's hardening (10 s).
+ */
+export const HEADER_READ_TIMEOUT_MS = 10_000;
+
+/** How often Node checks its connections against {@link HEADER_READ_TIMEOUT_MS}, ms (Node's default is 30 s). */
+export const CONNECTIONS_CHECK_MS = 1000;
+
+/**
  * Closes `socket` the way a server closes under a client still sending (a lingering close): Node
  * ends a connection that is not kept alive with `destroySoon()` once the answer is written, and
  * destroying a socket with unread data in it makes the kernel send a reset, which can discard the

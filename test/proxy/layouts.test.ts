@@ -4,6 +4,7 @@
  * `QUEEN_PROXY_BOOTSTRAP_*` tenant across a restart (docs/proxy.md#layouts, docs/proxy.md#tls).
  */
 import assert from 'node:assert/strict';
+import { generateKeyPairSync } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
@@ -144,7 +145,14 @@ describe('fatal TLS configuration, before any listener binds', () => {
     const bad = path.join(c.dir, 'bad.pem');
     fs.writeFileSync(bad, 'not a pem');
     const proxy = { QUEEN_PROXY_EMBEDDED: 'true' };
+    // keys that parse but are not the certificate's (a P-256 one): another P-256 key, an RSA key
+    const otherEc = path.join(c.dir, 'other-ec.pem');
+    const rsa = path.join(c.dir, 'rsa.pem');
+    fs.writeFileSync(otherEc, generateKeyPairSync('ec', { namedCurve: 'prime256v1' }).privateKey.export({ type: 'pkcs8', format: 'pem' }));
+    fs.writeFileSync(rsa, generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }));
     const cases: [Record<string, string>, RegExp][] = [
+      [{ ...proxy, QUEEN_TLS_CERT: c.cert, QUEEN_TLS_KEY: otherEc }, /fatal: QUEEN_TLS_KEY .*other-ec\.pem: the key does not belong to the certificate in QUEEN_TLS_CERT/],
+      [{ ...proxy, QUEEN_TLS_CERT: c.cert, QUEEN_TLS_KEY: rsa }, /fatal: QUEEN_TLS_KEY .*rsa\.pem: the key does not belong to the certificate in QUEEN_TLS_CERT/],
       [{ ...proxy, QUEEN_TLS_CERT: c.cert }, /fatal: QUEEN_TLS_CERT set without QUEEN_TLS_KEY/],
       [{ ...proxy, QUEEN_TLS_KEY: c.key }, /fatal: QUEEN_TLS_KEY set without QUEEN_TLS_CERT/],
       [{ ...proxy, QUEEN_TLS_CERT: path.join(c.dir, 'missing.pem'), QUEEN_TLS_KEY: c.key }, /fatal: read .*missing\.pem: ENOENT/],
