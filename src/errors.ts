@@ -26,7 +26,7 @@ export const ERRORS = {
   batch_too_large: { status: 400, message: 'too many items in one request' },
   payload_too_large: { status: 413, message: 'payload too large' },
   body_too_large: { status: 413, message: 'request body too large' },
-  headers_too_large: { status: 431, message: 'request headers too large (QUEEN_MAX_HEADER_BYTES)' },
+  request_headers_too_large: { status: 431, message: 'request headers too large (QUEEN_MAX_HEADER_BYTES)' },
   request_timeout: { status: 408, message: 'request timed out' },
   expectation_failed: { status: 417, message: 'unsupported Expect header: only 100-continue is supported' },
   unsupported_media_type: { status: 415, message: 'unsupported content type' },

@@ -15,7 +15,7 @@ import { installTenancy } from './tenant.js';
 import { attachRouteSchemas, registerOpenApi } from './schemas/index.js';
 import { AJV_OPTIONS, RouteValidators, type CompileValidators } from './schemas/validators.js';
 import { proxyBodyCap } from '../model/in-process.js';
-import { clientError, ClosingResponse, CONNECTIONS_CHECK_MS, HEADER_READ_TIMEOUT_MS } from '../util/http-head.js';
+import { clientError, ClosingResponse, CONNECTIONS_CHECK_MS, HEADER_LINES_KEPT, HEADER_READ_TIMEOUT_MS } from '../util/http-head.js';
 import { bodyText, capBody, decodeBody, describeJsonError } from './body-encoding.js';
 import { frameworkError, installErrorHandling, installNodeLevelAnswers, nodeLevelGuard } from './errors.js';
 import { authRoutes } from './routes/auth.js';
@@ -81,6 +81,7 @@ export async function buildApp(config: Config, services: Services, log: Logger, 
         },
         nodeLevelGuard(handler, () => closing),
       );
+      server.maxHeadersCount = HEADER_LINES_KEPT;
       installNodeLevelAnswers(server, config.limits.maxBodyBytes);
       return server;
     },

@@ -6,7 +6,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import { ERRORS, isQueenError, QueenError } from '../errors.js';
-import { hostProblem } from '../util/http-head.js';
+import { hostProblem, MAX_HEADER_LINES, tooManyHeaderLines } from '../util/http-head.js';
 import { describeJsonError } from './body-encoding.js';
 
 function fromFastify(e: FastifyError): QueenError | undefined {
@@ -104,6 +104,7 @@ export function nodeLevelGuard(handler: RequestListener, isClosing: () => boolea
   return (req: IncomingMessage, res: ServerResponse) => {
     const host = hostProblem(req);
     if (host !== undefined) return answerRaw(res, new QueenError('invalid_request', host));
+    if (tooManyHeaderLines(req)) return answerRaw(res, new QueenError('request_headers_too_large', `more than ${MAX_HEADER_LINES} header lines`));
     if (isClosing()) return answerRaw(res, new QueenError('shutting_down'));
     handler(req, res);
   };

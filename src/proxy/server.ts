@@ -31,7 +31,7 @@ import { routerPath } from '../auth/request-path.js';
 import type { ProxyConfig } from '../config/proxy.js';
 import { QueenError } from '../errors.js';
 import type { Clock } from '../util/clock.js';
-import { clientErrorAnswer, CONNECTIONS_CHECK_MS, HEADER_READ_TIMEOUT_MS, hostProblem } from '../util/http-head.js';
+import { clientErrorAnswer, CONNECTIONS_CHECK_MS, HEADER_LINES_KEPT, HEADER_READ_TIMEOUT_MS, hostProblem, MAX_HEADER_LINES, tooManyHeaderLines } from '../util/http-head.js';
 import { sameSecret } from '../util/secret.js';
 import { controlPlaneRoutes } from './cp.js';
 import { dataPlane } from './data-plane.js';
@@ -168,6 +168,7 @@ export async function buildProxy(deps: ProxyDeps): Promise<{ app: FastifyInstanc
       // keep-alive timeout's business), checked every second so that a head that never ends is
       // answered 408 within about 11 s (docs/proxy.md#edge-limits).
       server.headersTimeout = HEADER_READ_TIMEOUT_MS;
+      server.maxHeadersCount = HEADER_LINES_KEPT;
       return server;
     },
   });
@@ -240,6 +241,7 @@ export async function buildProxy(deps: ProxyDeps): Promise<{ app: FastifyInstanc
     }
     const host = hostProblem(req);
     if (host !== undefined) return refuseRaw(res, 'invalid_request', host, { close: true });
+    if (tooManyHeaderLines(req)) return refuseRaw(res, 'request_headers_too_large', `more than ${MAX_HEADER_LINES} header lines`, { close: true });
     const url = req.url ?? '/';
     const q = url.indexOf('?');
     const rawPath = q === -1 ? url : url.slice(0, q);

@@ -17,6 +17,21 @@ function hostLines(raw: readonly string[]): number {
 }
 
 /**
+ * Header lines a request may carry at most. Node keeps the first 2,000 and silently drops the rest;
+ * listeners are set to keep {@link MAX_HEADER_LINES} + 1 ({@link HEADER_LINES_KEPT}) so that a
+ * request over the limit is refused (`431 request_headers_too_large`, {@link tooManyHeaderLines})
+ * instead of being served without some of its headers.
+ */
+export const MAX_HEADER_LINES = 100;
+/** The `maxHeadersCount` of every listener: one more than {@link MAX_HEADER_LINES}, so an excess is seen. */
+export const HEADER_LINES_KEPT = MAX_HEADER_LINES + 1;
+
+/** True when `req` carries more than {@link MAX_HEADER_LINES} header lines. */
+export function tooManyHeaderLines(req: IncomingMessage): boolean {
+  return req.rawHeaders.length > 2 * MAX_HEADER_LINES;
+}
+
+/**
  * What is wrong with the request's `Host`, or undefined when nothing is: an HTTP/1.1 request
  * without one, or a request with several lines (RFC 9112 §3.2: a server answers 400 to both; Node
  * would keep the first of several). The server must be created with `requireHostHeader: false` for
@@ -118,7 +133,7 @@ export function clientErrorAnswer(extra: readonly (readonly [string, string])[] 
       return;
     }
     answered.add(socket);
-    const e = err.code === 'HPE_HEADER_OVERFLOW' ? new QueenError('headers_too_large')
+    const e = err.code === 'HPE_HEADER_OVERFLOW' ? new QueenError('request_headers_too_large')
       : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? new QueenError('request_timeout')
       : new QueenError('invalid_request', 'malformed HTTP request');
     const body = JSON.stringify(e.toJSON());

@@ -224,7 +224,7 @@ describe('bad input gets a clear 4xx, never a 500', () => {
       req.end();
     });
     assert.equal(r.status, 431);
-    assert.equal(r.body.code, 'headers_too_large');
+    assert.equal(r.body.code, 'request_headers_too_large');
   });
 
   test('the broker stays healthy after all of the above', async () => {

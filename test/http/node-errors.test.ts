@@ -126,8 +126,16 @@ describe('answers below the routes carry the error shape', () => {
     assertShape(await rawRequest('POST /api/v1/push HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nZZ\r\nxx\r\n0\r\n\r\n'), 400, 'invalid_request');
   });
 
-  test('headers over QUEEN_MAX_HEADER_BYTES answer 431 headers_too_large', async () => {
-    assertShape(await rawRequest(`GET /health HTTP/1.1\r\nHost: x\r\nX-Big: ${'y'.repeat(8000)}\r\n\r\n`), 431, 'headers_too_large');
+  test('headers over QUEEN_MAX_HEADER_BYTES answer 431 request_headers_too_large', async () => {
+    assertShape(await rawRequest(`GET /health HTTP/1.1\r\nHost: x\r\nX-Big: ${'y'.repeat(8000)}\r\n\r\n`), 431, 'request_headers_too_large');
+  });
+
+  test('more than 100 header lines answer 431 request_headers_too_large (none silently dropped); 100 are served', async () => {
+    const lines = (n: number) => Array.from({ length: n }, (_, i) => `x-h${i}: v\r\n`).join('');
+    assertShape(await rawRequest(`GET /health HTTP/1.1\r\nHost: x\r\n${lines(100)}\r\n`), 431, 'request_headers_too_large'); // 101 lines
+    assertShape(await rawRequest(`GET /health HTTP/1.1\r\nHost: x\r\n${'a:b\r\n'.repeat(2500)}\r\n`), 431, 'request_headers_too_large');
+    const ok = await rawRequest(`GET /health HTTP/1.1\r\nHost: x\r\n${lines(98)}Connection: close\r\n\r\n`); // 100 lines
+    assert.equal(ok.status, 200, JSON.stringify(ok));
   });
 
   test('a request arriving while the app closes answers 503 shutting_down (the guard, in process)', async () => {
