@@ -122,6 +122,11 @@ describe('embedded proxy fronting PORT', () => {
     const k = (body: object) => cp(b.url, 'POST', '/api/cp/keys', { cluster_id: c.body.id, name: 'k', ...body });
     assert.equal((await k({ key_hash: 'ABC', scopes: ['read'] })).body.error, 'issue_api_key: key_hash must be 64 lowercase hex chars (sha256)');
     assert.equal((await k({ key_hash: 'a'.repeat(64), scopes: [] })).body.error, 'issue_api_key: at least one scope is required');
+    assert.deepEqual((await k({ key_hash: 'c'.repeat(64), scopes: ['read'], name: 'k'.repeat(201) })).body,
+      { error: 'issue_api_key: name must be at most 200 characters', code: 'invalid' });
+    const long = await cp(b.url, 'POST', '/api/cp/tenants', { slug: uniqueName('long').toLowerCase(), name: 'n'.repeat(201) });
+    assert.deepEqual([long.status, long.body], [400, { error: 'create_tenant: name must be at most 200 characters', code: 'invalid' }]);
+    assert.equal((await cp(b.url, 'POST', '/api/cp/tenants', { slug: uniqueName('full').toLowerCase(), name: ` ${'n'.repeat(200)} ` })).status, 201, '200 characters once trimmed');
     assert.equal((await k({ key_hash: 'a'.repeat(64), scopes: ['write'] })).body.error, 'issue_api_key: invalid scope write');
     assert.equal((await k({ key_hash: 'b'.repeat(64), scopes: ['read'] })).status, 201);
     assert.equal((await cp(b.url, 'DELETE', '/api/cp/keys/00000000-0000-0000-0000-00000000dead')).body.code, 'key_unknown');

@@ -69,6 +69,19 @@ function invalid(message: string): QueenError {
   return new QueenError('invalid', message);
 }
 
+/** Longest display name of a tenant or an API key, characters (after trimming). */
+export const MAX_DISPLAY_NAME_CHARS = 200;
+
+/**
+ * Refuses a display name longer than {@link MAX_DISPLAY_NAME_CHARS} once trimmed (a name is shown in
+ * listings and the console, never an identifier: a megabyte of it is a mistake or an attack).
+ * @param where the store operation, for the message (`create_tenant`, `issue_api_key`)
+ * @throws QueenError `invalid`
+ */
+function checkDisplayName(v: unknown, where: string): void {
+  if (typeof v === 'string' && v.trim().length > MAX_DISPLAY_NAME_CHARS) throw invalid(`${where}: name must be at most ${MAX_DISPLAY_NAME_CHARS} characters`);
+}
+
 function slugOf(v: unknown, what: string): string {
   if (typeof v !== 'string') throw invalid(`${what} is required`);
   const s = v.trim().toLowerCase();
@@ -114,6 +127,7 @@ export class ProxyState {
    */
   createTenant(body: { slug?: unknown; name?: unknown }): { tenant: TenantRow; created: boolean } {
     const slug = slugOf(body.slug, 'slug');
+    checkDisplayName(body.name, 'create_tenant');
     const existing = this.store.tenantBySlug(slug);
     if (existing) return { tenant: existing, created: false };
     const row: TenantRow = { id: randomUUID(), slug, name: typeof body.name === 'string' && body.name.trim() !== '' ? body.name.trim() : slug, status: 'active', createdAt: this.now() };
@@ -243,6 +257,7 @@ export class ProxyState {
     if (typeof body.cluster_id !== 'string') throw invalid('issue_api_key: cluster_id is required');
     const c = this.cluster(body.cluster_id);
     if (typeof body.name !== 'string' || body.name.trim() === '') throw invalid('issue_api_key: name must not be empty');
+    checkDisplayName(body.name, 'issue_api_key');
     if (typeof body.key_hash !== 'string' || !/^[0-9a-f]{64}$/.test(body.key_hash)) throw invalid('issue_api_key: key_hash must be 64 lowercase hex chars (sha256)');
     if (!Array.isArray(body.scopes) || body.scopes.length === 0) throw invalid('issue_api_key: at least one scope is required');
     for (const s of body.scopes) if (typeof s !== 'string' || !(SCOPES as readonly string[]).includes(s)) throw invalid(`issue_api_key: invalid scope ${String(s)}`);
