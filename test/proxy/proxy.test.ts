@@ -128,7 +128,17 @@ describe('embedded proxy fronting PORT', () => {
     assert.deepEqual([long.status, long.body], [400, { error: 'create_tenant: name must be at most 200 characters', code: 'invalid' }]);
     assert.equal((await cp(b.url, 'POST', '/api/cp/tenants', { slug: uniqueName('full').toLowerCase(), name: ` ${'n'.repeat(200)} ` })).status, 201, '200 characters once trimmed');
     assert.equal((await k({ key_hash: 'a'.repeat(64), scopes: ['write'] })).body.error, 'issue_api_key: invalid scope write');
-    assert.equal((await k({ key_hash: 'b'.repeat(64), scopes: ['read'] })).status, 201);
+    const issued = await k({ key_hash: 'b'.repeat(64), scopes: ['read'] });
+    assert.equal(issued.status, 201);
+    // a re-run answers the same key; one asking for other scopes or another name is a conflict, not a silent no-op
+    const rerun = await k({ key_hash: 'b'.repeat(64), scopes: ['read', 'read'] });
+    assert.deepEqual([rerun.status, rerun.body.id], [201, issued.body.id]);
+    assert.deepEqual((await k({ key_hash: 'b'.repeat(64), scopes: ['read', 'admin'] })).body,
+      { error: 'issue_api_key: this key_hash is already registered with other scopes or another name; revoke it and issue a new key', code: 'conflict' });
+    assert.equal((await k({ key_hash: 'b'.repeat(64), scopes: ['read'], name: 'renamed' })).status, 409);
+    assert.equal((await cp(b.url, 'DELETE', `/api/cp/keys/${issued.body.id}`)).status, 200);
+    assert.deepEqual((await k({ key_hash: 'b'.repeat(64), scopes: ['read'] })).body,
+      { error: 'issue_api_key: this key_hash was revoked; issue a new key', code: 'conflict' });
     assert.equal((await cp(b.url, 'DELETE', '/api/cp/keys/00000000-0000-0000-0000-00000000dead')).body.code, 'key_unknown');
     // tenant lifecycle: delete needs status deleting (or force)
     assert.equal((await cp(b.url, 'DELETE', `/api/cp/tenants/${slug}`)).body.code, 'not_deleting');

@@ -263,7 +263,14 @@ export class ProxyState {
     for (const s of body.scopes) if (typeof s !== 'string' || !(SCOPES as readonly string[]).includes(s)) throw invalid(`issue_api_key: invalid scope ${String(s)}`);
     const existing = this.store.keyByHash(body.key_hash);
     if (existing) {
-      if (existing.clusterId === c.id) return existing; // idempotent re-run
+      // A re-run of the same issue answers the key as it is; one that asks for something else (other
+      // scopes, another name, a revoked key back) would otherwise look granted while nothing changed.
+      const sameScopes = new Set(body.scopes as string[]);
+      const same = existing.clusterId === c.id && existing.name === body.name.trim()
+        && existing.scopes.length === sameScopes.size && existing.scopes.every((s) => sameScopes.has(s));
+      if (same && existing.revokedAt === null) return existing; // idempotent re-run
+      if (existing.revokedAt !== null && existing.clusterId === c.id) throw new QueenError('conflict', 'issue_api_key: this key_hash was revoked; issue a new key');
+      if (existing.clusterId === c.id) throw new QueenError('conflict', 'issue_api_key: this key_hash is already registered with other scopes or another name; revoke it and issue a new key');
       throw new QueenError('conflict', 'issue_api_key: this key_hash is already registered');
     }
     const row: ApiKeyRow = {
