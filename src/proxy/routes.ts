@@ -95,9 +95,12 @@ export const ROUTE_TABLE: readonly RouteRow[] = [
  * @param path the router path (no query, percent-decoded once), dot segments already refused
  */
 export function classify(method: string, path: string): RouteClass {
+  // An exact row also covers its path with one trailing slash (`/metrics/`, `/api/v1/status/`):
+  // the variant must not fall through to a looser class than the row it spells.
+  const trimmed = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
   for (const row of ROUTE_TABLE) {
     if (row.methods && !row.methods.includes(method)) continue;
-    if (row.exact !== undefined ? path === row.exact : path.startsWith(row.prefix!)) return row.cls;
+    if (row.exact !== undefined ? path === row.exact || trimmed === row.exact : path.startsWith(row.prefix!)) return row.cls;
   }
   return path.startsWith('/api/') ? BLOCKED : READ;
 }

@@ -118,6 +118,17 @@ describe('proxy route classification and authorization matrix', () => {
     assert.equal(plain.status, 204);
   });
 
+  test('an exact blocked or operator path with a trailing slash is blocked like the path itself', async () => {
+    for (const p of ['/metrics/', '/metrics/prometheus/', '/api/v1/status/', '/api/v1/status/buffers/', '/api/v1/analytics/system-metrics/', '/api/v1/stats/refresh/']) {
+      for (const headers of [{}, { authorization: `Bearer ${keys.read}` }, { authorization: `Bearer ${keys.all}` }] as Record<string, string>[]) {
+        const r = await call(b.url, 'GET', p, undefined, headers);
+        assert.deepEqual([r.status, r.body.code], [404, 'route_blocked'], `${p} ${JSON.stringify(Object.keys(headers))}: ${r.text}`);
+      }
+    }
+    const push = await call(b.url, 'POST', '/api/v1/push/', { items: [] }, { authorization: `Bearer ${keys.read}` });
+    assert.deepEqual([push.status, push.body.code], [403, 'forbidden'], 'the Produce row covers /api/v1/push/ too');
+  });
+
   test('an unknown /api path fails closed; a non-API path is Read', async () => {
     assert.equal((await call(b.url, 'GET', '/api/v9/new-thing')).body.code, 'route_blocked');
     assert.equal((await call(b.url, 'GET', '/some/static/page')).status, 401, 'Read: needs a key');
