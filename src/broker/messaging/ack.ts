@@ -48,6 +48,9 @@ export interface AckOutcome {
   leaseReleased: boolean;
   dlq: boolean;
   noop: boolean;
+  /** The acked message's queue and partition names, null when the partition is unknown (as the reference's ack answer). */
+  queueName: string | null;
+  partitionName: string | null;
 }
 
 interface CursorPlan {
@@ -69,7 +72,7 @@ export interface AckPlan {
 }
 
 function outcome(index: number, transactionId: string, success: boolean, error: string | null, noop = false): AckOutcome {
-  return { index, transactionId, success, error, leaseReleased: false, dlq: false, noop };
+  return { index, transactionId, success, error, leaseReleased: false, dlq: false, noop, queueName: null, partitionName: null };
 }
 
 /** Acks grouped per (consumer group, partition): the lookups to read and, per lookup, the input indexes. */
@@ -115,6 +118,10 @@ export function planAcks(inputs: readonly AckInput[], groups: AckGroups, targets
     }
     const plan = planPartition(t, t.cursor, first, inputs, indexes, outcomes, now);
     if (plan) cursors.push(plan);
+    for (const i of indexes) {
+      outcomes[i]!.queueName = t.queue.queue;
+      outcomes[i]!.partitionName = t.partition;
+    }
   });
   return { outcomes, cursors };
 }

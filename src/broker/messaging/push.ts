@@ -83,6 +83,9 @@ export interface PushResult {
   partition: string;
   status: 'queued' | 'duplicate' | 'buffered' | 'failed';
   offset?: number;
+  /** The partition's public id and the message's trace id (null: none), on a queued item (as the reference's push answer). */
+  partition_id?: string;
+  trace_id?: string | null;
   error?: string;
 }
 
@@ -225,8 +228,14 @@ export function pushResults(plan: PushPlan, appends: PushAppends, results: reado
       return;
     }
     const [op, k] = appends.slots[i]!;
-    const o = results[op]!.outcomes[k]!;
-    out.push({ index: p.index, transaction_id: p.transactionId, queueName: p.queue, partition: p.partition, message_id: o.messageId, status: o.status, offset: o.offset });
+    const r = results[op]!;
+    const o = r.outcomes[k]!;
+    const answer: PushResult = { index: p.index, transaction_id: p.transactionId, queueName: p.queue, partition: p.partition, message_id: o.messageId, status: o.status, offset: o.offset };
+    if (o.status === 'queued') {
+      answer.partition_id = r.partitionId;
+      answer.trace_id = p.traceId;
+    }
+    out.push(answer);
   });
   return out;
 }

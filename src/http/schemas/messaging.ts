@@ -29,8 +29,11 @@ const popped = obj({
   }, undefined, ['id', 'transactionId', 'partitionId', 'queue', 'partition', 'data', 'createdAt'])),
 }, '200 with messages; 204 (empty body) when nothing is available', ['messages']);
 
-const pushResult = arr(obj({ transaction_id: str(), message_id: str(), status: str('queued | duplicate | buffered | failed'), error: str() }, undefined, ['transaction_id', 'status']));
-const ackResult = arr(obj({ transactionId: str(), success: bool, error: nullableStr }, undefined, ['transactionId', 'success']));
+const pushResult = arr(obj({
+  transaction_id: str(), message_id: str(), status: str('queued | duplicate | buffered | failed'), error: str(),
+  partition_id: str('the partition\'s id (queued items)'), trace_id: nullableStr,
+}, undefined, ['transaction_id', 'status']));
+const ackResult = arr(obj({ transactionId: str(), success: bool, error: nullableStr, queueName: nullableStr, partitionName: nullableStr }, undefined, ['transactionId', 'success']));
 
 /** Messaging route schemas. */
 export const messagingSchemas = {

@@ -30,7 +30,10 @@ describe('ack', () => {
     assert.equal(r.body.length, 1);
     assert.equal(r.body[0].success, true);
     assert.equal(r.body[0].leaseReleased, true);
+    assert.deepEqual([r.body[0].queueName, r.body[0].partitionName], [q, 'Default'], 'the reference\'s ack answer names the queue and partition');
     assert.equal(await pop(q), null, 'nothing left');
+    const unknown = await call(b.url, 'POST', '/api/v1/ack', { ...ackOf(p.messages[2], 'completed'), partitionId: '00000000-0000-4000-8000-000000000000' });
+    assert.deepEqual([unknown.body[0].success, unknown.body[0].queueName, unknown.body[0].partitionName], [false, null, null]);
   });
 
   test('a partial completed ack keeps the lease; the rest can still be acked', async () => {

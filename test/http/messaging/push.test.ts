@@ -17,7 +17,14 @@ describe('POST /api/v1/push', () => {
     assert.equal(r.status, 201);
     assert.ok(Array.isArray(r.body));
     assert.equal(r.body.length, 2);
-    assert.deepEqual(Object.keys(r.body[0]).sort(), ['index', 'message_id', 'offset', 'partition', 'queueName', 'status', 'transaction_id'].sort());
+    assert.deepEqual(Object.keys(r.body[0]).sort(), ['index', 'message_id', 'offset', 'partition', 'partition_id', 'queueName', 'status', 'trace_id', 'transaction_id'].sort());
+    // the reference's push answer names the partition by id and echoes the trace id of a queued item
+    const parts = await call(b.url, 'GET', `/api/v1/resources/queues/${encodeURIComponent(q)}`);
+    const byName = new Map((parts.body.partitions as { name: string; id: string }[]).map((p) => [p.name, p.id]));
+    assert.deepEqual([r.body[0].partition_id, r.body[1].partition_id], [byName.get('p1'), byName.get('Default')]);
+    assert.equal(r.body[0].trace_id, null);
+    const traced = await call(b.url, 'POST', '/api/v1/push', { items: [{ queue: q, payload: 3, traceId: 'trace-7' }, { queue: q, partition: 'p1', payload: 4, transactionId: 'a' }] });
+    assert.deepEqual([traced.body[0].trace_id, traced.body[1].status, 'partition_id' in traced.body[1]], ['trace-7', 'duplicate', false]);
     assert.equal(r.body[0].status, 'queued');
     assert.equal(r.body[0].transaction_id, 'a');
     assert.equal(r.body[0].queueName, q);
