@@ -42,7 +42,12 @@ export interface GroupRow extends LagView {
   state: GroupHealth;
 }
 
-/** One row of `GET /api/v1/consumer-groups/lagging` (`timeLagSeconds` in s, times ISO-8601). */
+/**
+ * One row of `GET /api/v1/consumer-groups/lagging` (`timeLagSeconds` in s, `lag_hours` in hours,
+ * times ISO-8601): the camelCase fields, and the same facts under the snake_case names the
+ * reference answers (queen-mq/queen: lib/schema/procedures/008_consumer_groups.sql,
+ * `get_lagging_partitions_v1`; its dashboard reads them).
+ */
 export interface LaggingRow {
   consumerGroup: string;
   queueName: string;
@@ -52,12 +57,28 @@ export interface LaggingRow {
   timeLagSeconds: number;
   oldestUnconsumedAt: string;
   leaseActive: boolean;
+  consumer_group: string;
+  queue_name: string;
+  partition_name: string;
+  partition_id: string;
+  /** Not kept per cursor here: null. */
+  worker_id: null;
+  offset_lag: number;
+  time_lag_seconds: number;
+  /** `time_lag_seconds` / 3600, two decimals. */
+  lag_hours: number;
+  oldest_unconsumed_at: string;
+  /** Not kept per cursor here: null. */
+  last_consumed_at: null;
 }
 
 /** A group's cursor on one partition, in a group's detail (`timeLagSeconds` in s). */
 export interface GroupPartitionRow {
   partition: string;
   partitionId: string;
+  /** The reference's fields this broker does not keep per cursor: always null. */
+  workerId: null;
+  lastConsumedAt: null;
   nextOffset: number;
   headOffset: number;
   offsetLag: number;
@@ -68,11 +89,12 @@ export interface GroupPartitionRow {
   totalConsumed: number;
 }
 
-/** `GET /api/v1/consumer-groups/:group`: the group's lag and cursors, by queue name. */
-export interface GroupDetail {
-  name: string;
-  queues: Record<string, LagView & { state: GroupHealth; partitions: GroupPartitionRow[] }>;
-}
+/**
+ * `GET /api/v1/consumer-groups/:group`: the group's lag and cursors, keyed by queue name at the top
+ * level as the reference answers (queen-mq/queen: lib/schema/procedures/008_consumer_groups.sql,
+ * `get_consumer_group_details_v1`); `{}` for a group that reads no queue.
+ */
+export type GroupDetail = Record<string, LagView & { state: GroupHealth; partitions: GroupPartitionRow[] }>;
 
 /** Answer of {@link deleteGroup} (`queueName` when one queue was named). */
 export interface DeleteGroupResult {
@@ -143,9 +165,13 @@ export async function laggingPartitions(v: ViewReads, minLagSeconds: number, now
         // Cheap filter first: a partition whose newest message is younger than the cutoff may still lag.
         const at = await v.store.createdAtFrom(v.tenant, p.pk, l.position);
         if (at === undefined || at > cutoff) continue;
+        const timeLagSeconds = Math.floor((now - at) / 1000);
+        const oldest = iso(at);
         rows.push({
           consumerGroup: g.name, queueName: q.name, partition: p.name, partitionId: p.id, offsetLag: l.lag,
-          timeLagSeconds: Math.floor((now - at) / 1000), oldestUnconsumedAt: iso(at), leaseActive: l.leaseActive,
+          timeLagSeconds, oldestUnconsumedAt: oldest, leaseActive: l.leaseActive,
+          consumer_group: g.name, queue_name: q.name, partition_name: p.name, partition_id: p.id, worker_id: null, offset_lag: l.lag,
+          time_lag_seconds: timeLagSeconds, lag_hours: Math.round(timeLagSeconds / 36) / 100, oldest_unconsumed_at: oldest, last_consumed_at: null,
         });
       }
     }
@@ -153,14 +179,10 @@ export async function laggingPartitions(v: ViewReads, minLagSeconds: number, now
   return rows;
 }
 
-/**
- * `GET /api/v1/consumer-groups/:group`: per queue, the group's lag and its cursors.
- * @throws QueenError `group_not_found`
- */
+/** `GET /api/v1/consumer-groups/:group`: per queue, the group's lag and its cursors (`{}`: no such group). */
 export async function groupDetail(v: ViewReads, name: string, now: number): Promise<GroupDetail> {
   const groups = groupsNamed(v, name);
-  if (groups.length === 0) throw new QueenError('group_not_found', `Consumer group not found: ${name}`);
-  const queues: GroupDetail['queues'] = Object.create(null) as GroupDetail['queues']; // queue names are any text, `__proto__` included
+  const queues: GroupDetail = Object.create(null) as GroupDetail; // queue names are any text, `__proto__` included
   for (const g of groups) {
     const s = await groupLagSummary(v, g, now, TIME_LAG_READS);
     const partitions: GroupPartitionRow[] = [];
@@ -170,7 +192,7 @@ export async function groupDetail(v: ViewReads, name: string, now: number): Prom
       const l = partitionLag(v, g, p, now);
       const at = l.lag > 0 ? await v.store.createdAtFrom(v.tenant, p.pk, l.position) : undefined;
       partitions.push({
-        partition: p.name, partitionId: p.id, nextOffset: l.position, headOffset: p.headOffset, offsetLag: l.lag,
+        partition: p.name, partitionId: p.id, workerId: null, lastConsumedAt: null, nextOffset: l.position, headOffset: p.headOffset, offsetLag: l.lag,
         timeLagSeconds: at === undefined ? 0 : Math.max(0, Math.floor((now - at) / 1000)), leaseActive: l.leaseActive,
         leaseExpiresAt: isoOrNull(l.leaseExpiresAt), retryCount: c.retryCount, totalConsumed: Math.max(0, l.position - p.firstOffset),
       });
@@ -179,7 +201,7 @@ export async function groupDetail(v: ViewReads, name: string, now: number): Prom
     const lv = lagView(s, now);
     queues[g.queue.name] = { ...lv, state: state(lv.maxTimeLag, s.cursors), partitions };
   }
-  return { name, queues };
+  return queues;
 }
 
 /**

@@ -92,14 +92,13 @@ export const adminSchemas = {
     tags: ['groups'], summary: 'Partitions lagging more than minLagSeconds (at most 10000 rows)', querystring: query({ minLagSeconds: 'seconds, 0..315360000 (3600)' }),
     response: answers(arr(obj({ consumerGroup: str(), queueName: str(), partition: str(), offsetLag: int, timeLagSeconds: int })), 'Lagging partitions'),
   },
-  'GET /api/v1/consumer-groups/:group': { tags: ['groups'], summary: 'One group: queues and partitions', params: group, response: answers(obj({
-      name: str(),
-      queues: {
-        type: 'object', description: 'by queue name',
-        additionalProperties: obj({ name: str(), subscriptionMode: str(), totalLag: int, partitionsWithLag: int, state: str(), partitions: arr(obj({ partition: str(), partitionId: str() })) }),
-      },
-    }, undefined, ['name', 'queues']), 'The group'),
-  },
+  'GET /api/v1/consumer-groups/:group': { tags: ['groups'], summary: 'One group: queues and partitions', params: group, response: answers({
+    type: 'object', description: 'by queue name, as the reference answers; {} for a group that reads no queue',
+    additionalProperties: obj({
+      name: str(), subscriptionMode: str(), totalLag: int, partitionsWithLag: int, state: str(),
+      partitions: arr(obj({ partition: str(), partitionId: str(), workerId: { type: 'null' }, lastConsumedAt: { type: 'null' }, offsetLag: int, timeLagSeconds: int, leaseActive: bool, totalConsumed: int })),
+    }),
+  }, 'The group') },
   'DELETE /api/v1/consumer-groups/:group': { tags: ['groups'], summary: "Delete a group's cursors (every queue)", params: group, querystring: groupsDelete, response: answers(obj({ success: bool }), 'Deleted') },
   'DELETE /api/v1/consumer-groups/:group/queues/:queue': {
     tags: ['groups'], summary: "Delete a group's cursors on one queue", params: params({ group: 'consumer group', queue: 'queue name' }), querystring: groupsDelete,

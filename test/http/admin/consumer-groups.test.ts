@@ -37,16 +37,25 @@ describe('consumer groups', () => {
 
     const lagging0 = await call(b.url, 'GET', '/api/v1/consumer-groups/lagging?minLagSeconds=0');
     assert.ok(lagging0.body.some((x: any) => x.consumerGroup === g && x.partition === 'b' && x.offsetLag === 1));
+    // the reference's snake_case names carry the same facts (its dashboard reads offset_lag and time_lag_seconds)
+    const lag = lagging0.body.find((x: any) => x.consumerGroup === g && x.partition === 'b');
+    assert.deepEqual([lag.consumer_group, lag.queue_name, lag.partition_name, lag.partition_id, lag.offset_lag, lag.time_lag_seconds, lag.oldest_unconsumed_at, lag.worker_id, lag.last_consumed_at],
+      [g, lag.queueName, 'b', lag.partitionId, 1, lag.timeLagSeconds, lag.oldestUnconsumedAt, null, null]);
+    assert.equal(lag.lag_hours, Math.round(lag.timeLagSeconds / 36) / 100);
     const lagging = await call(b.url, 'GET', '/api/v1/consumer-groups/lagging?minLagSeconds=3600');
     assert.ok(!lagging.body.some((x: any) => x.consumerGroup === g));
     assert.equal((await call(b.url, 'GET', '/api/v1/consumer-groups/lagging?minLagSeconds=x')).status, 400);
 
     const d = await call(b.url, 'GET', `/api/v1/consumer-groups/${g}`);
     assert.equal(d.status, 200);
-    assert.equal(d.body.queues[q].totalLag, 2);
-    assert.equal(d.body.queues[q].partitions[0].partition, 'a');
-    assert.equal(d.body.queues[q].partitions[0].offsetLag, 1);
-    assert.equal((await call(b.url, 'GET', '/api/v1/consumer-groups/no-such-group')).status, 404);
+    // keyed by queue name at the top level, as the reference's get_consumer_group_details_v1
+    assert.deepEqual(Object.keys(d.body), [q]);
+    assert.equal(d.body[q].totalLag, 2);
+    const [pa] = d.body[q].partitions;
+    assert.deepEqual([pa.partition, pa.offsetLag, pa.workerId, pa.lastConsumedAt, typeof pa.timeLagSeconds, typeof pa.leaseActive, typeof pa.totalConsumed],
+      ['a', 1, null, null, 'number', 'boolean', 'number']);
+    const none = await call(b.url, 'GET', '/api/v1/consumer-groups/no-such-group');
+    assert.deepEqual([none.status, none.body], [200, {}], 'a group that reads no queue: 200 {} (the reference\'s answer), not a 404 the clients raise on');
   });
 
   test('a queue named like an Object.prototype key (__proto__, constructor) is listed in the group detail', async () => {
@@ -58,8 +67,8 @@ describe('consumer groups', () => {
     }
     const d = await call(b.url, 'GET', `/api/v1/consumer-groups/${g}`);
     assert.equal(d.status, 200);
-    assert.deepEqual(Object.keys(JSON.parse(d.text).queues).sort(), ['__proto__', 'constructor']);
-    assert.ok(JSON.parse(d.text).queues.constructor.totalLag >= 1);
+    assert.deepEqual(Object.keys(JSON.parse(d.text)).sort(), ['__proto__', 'constructor']);
+    assert.ok(JSON.parse(d.text).constructor.totalLag >= 1);
   });
 
   test('delete a group (one queue, all queues) and it re-registers afresh', async () => {

@@ -167,7 +167,7 @@ function GroupPartitions({ group, queue, totalLag, inline }: { group: string; qu
     async (signal) => {
       if (inline.length > 0) return inline;
       const b = await api<ConsumerGroupAnswer | null>(`/api/v1/consumer-groups/${enc(group)}`, { signal });
-      const q = b?.queues[queue];
+      const q = b?.[queue];
       return readGroups([{ name: group, queueName: queue, partitions: q?.partitions }])[0]?.partitions ?? [];
     },
     `${group}\u0000${queue}`,
