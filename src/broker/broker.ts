@@ -79,7 +79,8 @@ export interface ConfigureResult {
 /**
  * Answer of {@link Broker.extendLease}: `renewed` counts the partitions whose lease is live;
  * `newExpiresAt`, `expiresAt` and `lease_expires_at` are the same ISO-8601 expiry (the earliest
- * of them), null when nothing was renewed.
+ * of them), null when nothing was renewed; then `error` says why, as the reference's renewal does
+ * (queen-mq/queen: lib/schema/procedures/005_renew_lease.sql).
  */
 export interface LeaseExtension {
   leaseId: string;
@@ -88,6 +89,7 @@ export interface LeaseExtension {
   newExpiresAt: string | null;
   expiresAt: string | null;
   lease_expires_at: string | null;
+  error?: string;
 }
 
 /** Answer of {@link Broker.deleteQueue}. */
@@ -505,7 +507,9 @@ export class Broker implements PushContext {
     const now = this.clock.now();
     const renewed = await this.backend.extendLease(leaseId, now + seconds * 1000, now, tenant);
     const at = renewed.length > 0 ? iso(Math.min(...renewed)) : null;
-    return { leaseId, success: renewed.length > 0, renewed: renewed.length, newExpiresAt: at, expiresAt: at, lease_expires_at: at };
+    const answer: LeaseExtension = { leaseId, success: renewed.length > 0, renewed: renewed.length, newExpiresAt: at, expiresAt: at, lease_expires_at: at };
+    if (renewed.length === 0) answer.error = 'Lease not found or already expired';
+    return answer;
   }
 
   // ------------------------------------------------------------------ queues

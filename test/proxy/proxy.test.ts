@@ -246,7 +246,9 @@ describe('embedded proxy fronting PORT', () => {
       assert.equal((await get(`/api/v1/messages/${theirs.pid}/${theirs.tid}`)).body.code, 'message_not_found');
       const groups = (await get('/api/v1/consumer-groups')).body.map((g: { name: string }) => g.name);
       assert.ok(groups.includes(`grp-${t.slug}`) && !groups.includes(`grp-${other.slug}`), JSON.stringify(groups));
-      assert.equal((await get(`/api/v1/consumer-groups/grp-${other.slug}`)).status, 404, 'another tenant\'s group is unknown');
+      const foreign = await get(`/api/v1/consumer-groups/grp-${other.slug}`);
+      assert.deepEqual([foreign.status, foreign.body], [200, {}], 'another tenant\'s group reads no queue of this tenant');
+      assert.deepEqual(Object.keys((await get(`/api/v1/consumer-groups/grp-${t.slug}`)).body), [q], 'its own group reads its queue');
       const dead = await get('/api/v1/dlq');
       assert.deepEqual(dead.body.messages.map((x: { errorMessage: string }) => x.errorMessage), [`boom-${t.slug}`], dead.text);
       assert.equal(dead.body.total, 1);

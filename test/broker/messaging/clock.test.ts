@@ -114,7 +114,8 @@ describe('on a test clock', () => {
     clock.advance(1);
     assert.deepEqual(texts(await broker.pop(popOf('lease-extend'))), ['"m"'], 'redelivered at the extended expiry');
     const unknown = await broker.extendLease('019dc9b7-cb4f-7c1a-9b21-7e8a5c3a40e1', 30);
-    assert.deepEqual([unknown.success, unknown.renewed], [false, 0]);
+    assert.deepEqual([unknown.success, unknown.renewed, unknown.error], [false, 0, 'Lease not found or already expired']);
+    assert.equal((await broker.extendLease(leaseId, 30)).error, 'Lease not found or already expired', 'the acked lease is gone');
   });
 
   test('a delayed message is invisible until delayedProcessing has passed', async () => {
