@@ -166,7 +166,7 @@ export async function buildProxy(deps: ProxyDeps): Promise<{ app: FastifyInstanc
       server.on('tlsClientError', (e: Error & { code?: string }) => log.debug({ code: e.code }, 'proxy TLS client error'));
       // The header-read budget counts from a request's first byte (an idle keep-alive socket is the
       // keep-alive timeout's business), checked every second so that a head that never ends is
-      // answered 408 within about 11 s (docs/proxy.md#edge-limits).
+      // answered 408 within about 11 s (docs/proxy.md#tls).
       server.headersTimeout = HEADER_READ_TIMEOUT_MS;
       server.maxHeadersCount = HEADER_LINES_KEPT;
       return server;

@@ -1,6 +1,6 @@
 /**
  * The header-read timeout of every listener (src/util/http-head.ts HEADER_READ_TIMEOUT_MS, 10 s
- * from a request's first byte; docs/proxy.md#edge-limits): a head that never ends is answered
+ * from a request's first byte; docs/proxy.md#tls): a head that never ends is answered
  * `408 request_timeout` and closed, on PORT, on the proxy listener over TLS and on the proxy
  * fronting PORT, over raw sockets. A keep-alive socket that idles between requests is not cut by it.
  * The three listeners are watched at once, so the file waits one timeout, not three.
