@@ -75,6 +75,7 @@ describe('answers match their response schemas', () => {
     ['GET /api/v1/status', () => '/api/v1/status'],
     ['GET /api/v1/status/queues', () => '/api/v1/status/queues'],
     ['GET /api/v1/status/queues/:queue', () => `/api/v1/status/queues/${q}`],
+    ['GET /api/v1/status/queues/:queue/messages', () => `/api/v1/status/queues/${q}/messages?limit=2`],
     ['GET /api/v1/status/analytics', () => '/api/v1/status/analytics'],
     ['GET /api/v1/consumer-groups', () => '/api/v1/consumer-groups'],
     ['GET /api/v1/consumer-groups/:group', () => `/api/v1/consumer-groups/${group}`],

@@ -271,6 +271,50 @@ export async function listMessages(v: ViewReads, codec: PayloadCodec, q: Message
   };
 }
 
+/** One row of `GET /api/v1/status/queues/:queue/messages` (the reference's shape; `createdAt` ISO-8601). */
+export interface QueueMessageRow {
+  id: string;
+  transactionId: string;
+  partitionId: string;
+  /** `<queue>/<partition>`. */
+  queuePath: string;
+  queue: string;
+  partition: string;
+  status: MessageStatus;
+  createdAt: string;
+}
+
+/** Deepest `offset` {@link queueMessages} pages to (each skipped row is read). */
+export const QUEUE_MESSAGES_MAX_OFFSET = 10_000;
+
+/**
+ * `GET /api/v1/status/queues/:queue/messages`: the queue's messages newest first, `limit` of them
+ * after skipping `offset`, as the reference's status route answers (queen-mq/queen:
+ * lib/schema/procedures/009_status.sql, `get_queue_messages_v1`); `[]` for a queue that does not
+ * exist. Read through {@link listMessages}' keyset pages, so an offset costs the rows it skips.
+ * @param limit 1…1000; @param offset 0…{@link QUEUE_MESSAGES_MAX_OFFSET}
+ */
+export async function queueMessages(v: ViewReads, codec: PayloadCodec, queue: string, limit: number, offset: number, now: number): Promise<QueueMessageRow[]> {
+  if (!v.model.queue(queue)) return [];
+  const rows: QueueMessageRow[] = [];
+  let skip = offset;
+  let cursor: string | undefined;
+  while (rows.length < limit) {
+    const page = await listMessages(v, codec, { queue, limit: Math.min(1000, skip + limit - rows.length), cursor }, now);
+    for (const m of page.messages) {
+      if (skip > 0) {
+        skip--;
+        continue;
+      }
+      if (rows.length === limit) break;
+      rows.push({ id: m.id, transactionId: m.transactionId, partitionId: m.partitionId, queuePath: `${m.queue}/${m.partition}`, queue: m.queue, partition: m.partition, status: m.status, createdAt: m.createdAt });
+    }
+    if (page.pagination.nextCursor === null) break;
+    cursor = page.pagination.nextCursor;
+  }
+  return rows;
+}
+
 function render(codec: PayloadCodec, p: PartitionState, m: ListedMessage, status: MessageStatus): ListedMessageView {
   const d = decodePayload(codec, m.payload, m.encrypted);
   return {

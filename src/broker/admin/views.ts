@@ -20,7 +20,7 @@ import type { Broker } from '../broker.js';
 import type { ViewReads } from '../messaging/positions.js';
 import { Activity } from './activity.js';
 import { groupDetail, laggingPartitions, listGroups, type GroupDetail, type GroupRow, type LaggingRow } from './consumer-groups.js';
-import { getMessage, listMessages, type MessageDetail, type MessageListQuery, type MessagePage } from './messages.js';
+import { getMessage, listMessages, queueMessages, type MessageDetail, type MessageListQuery, type MessagePage, type QueueMessageRow } from './messages.js';
 import {
   allPartitions, depth, listQueues, namespaces, overview, partitionsOf, queueDetail, tasks,
   type DepthView, type NamespacesView, type Overview, type PartitionPage, type QueueDetail, type QueueList, type TasksView,
@@ -105,6 +105,9 @@ export class AdminViews {
   // ------------------------------------------------------------ messages and dead letters
   async listMessages(tenant: string, q: MessageListQuery): Promise<MessagePage> {
     return listMessages(await this.reads(tenant), this.broker.codec, q, this.clock.now());
+  }
+  async queueMessages(tenant: string, queue: string, limit: number, offset: number): Promise<QueueMessageRow[]> {
+    return queueMessages(await this.reads(tenant), this.broker.codec, queue, limit, offset, this.clock.now());
   }
   async getMessage(tenant: string, partitionId: string, transactionId: string): Promise<MessageDetail> {
     return getMessage(await this.reads(tenant), this.broker.codec, this.broker.backend.dlq, partitionId, transactionId, this.clock.now());

@@ -5,6 +5,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { StatusFilter } from '../../broker/admin/status.js';
+import { QUEUE_MESSAGES_MAX_OFFSET } from '../../broker/admin/messages.js';
 import { QueenError } from '../../errors.js';
 import { qInt, qString, qTime, type Query } from '../query.js';
 import type { OpsContext } from './ops-context.js';
@@ -33,6 +34,8 @@ export async function statusRoutes(app: FastifyInstance, { broker, ops, views }:
     wire(await views.statusQueues(req.tenant, filter(req.query), qInt(req.query, 'limit', 100, 1, 1000), qInt(req.query, 'offset', 0, 0, 1_000_000))));
 
   app.get<{ Params: { queue: string } } & Replies<'GET /api/v1/status/queues/:queue'>>('/api/v1/status/queues/:queue', async (req) => wire(await views.statusQueue(req.tenant, req.params.queue)));
+  app.get<{ Params: { queue: string }; Querystring: Query } & Replies<'GET /api/v1/status/queues/:queue/messages'>>('/api/v1/status/queues/:queue/messages', async (req) =>
+    wire(await views.queueMessages(req.tenant, req.params.queue, qInt(req.query, 'limit', 50, 1, 1000), qInt(req.query, 'offset', 0, 0, QUEUE_MESSAGES_MAX_OFFSET))));
 
   app.get<{ Querystring: Query } & Replies<'GET /api/v1/status/analytics'>>('/api/v1/status/analytics', async (req) => {
     const interval = qString(req.query, 'interval') || 'minute';

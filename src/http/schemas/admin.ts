@@ -70,6 +70,10 @@ export const adminSchemas = {
     tags: ['status'], summary: 'One queue, its partitions and its last hour', params: qp,
     response: answers(obj({ queue: obj(), partitions: arr(obj()), totalPartitions: int, partitionsTruncated: bool, throughput: arr(point) }), 'Queue status'),
   },
+  'GET /api/v1/status/queues/:queue/messages': {
+    tags: ['status'], summary: 'A queue\'s messages, newest first (the reference\'s status listing)', params: qp, querystring: query({ limit: '1…1000, default 50', offset: '0…10000, default 0' }),
+    response: answers(arr(obj({ id: str(), transactionId: str(), partitionId: str(), queuePath: str(), queue: str(), partition: str(), status: str('pending | processing | completed'), createdAt: isoTime })), 'Messages; [] for an unknown queue'),
+  },
   'GET /api/v1/status/analytics': {
     tags: ['status'], summary: 'Per-minute or per-hour series', querystring: query({ ...statusFilter, interval: 'minute | hour' }),
     response: answers(obj({ interval: str(), from: isoTime, to: isoTime, queues: int, series: arr(point), totals: obj() }), 'Series'),

@@ -405,6 +405,18 @@ describe('status', () => {
     const hourly = await call(b.url, 'GET', `/api/v1/status/analytics?interval=hour`);
     assert.equal(hourly.status, 200);
     assert.equal((await call(b.url, 'GET', '/api/v1/status/queues/nope-q')).status, 404);
+    // the reference's message listing of a queue: newest first, limit and offset, [] for an unknown queue
+    const listed = await call(b.url, 'GET', `/api/v1/status/queues/${q}/messages`);
+    assert.equal(listed.status, 200);
+    assert.deepEqual(listed.body.map((m: { status: string }) => m.status), ['pending', 'completed']);
+    assert.deepEqual(Object.keys(listed.body[0]).sort(), ['createdAt', 'id', 'partition', 'partitionId', 'queue', 'queuePath', 'status', 'transactionId']);
+    assert.equal(listed.body[0].queuePath, `${q}/Default`);
+    const second = await call(b.url, 'GET', `/api/v1/status/queues/${q}/messages?limit=1&offset=1`);
+    assert.deepEqual(second.body.map((m: { id: string }) => m.id), [listed.body[1].id]);
+    assert.deepEqual((await call(b.url, 'GET', `/api/v1/status/queues/${q}/messages?offset=2`)).body, []);
+    assert.deepEqual((await call(b.url, 'GET', '/api/v1/status/queues/nope-q/messages')).body, []);
+    assert.equal((await call(b.url, 'GET', `/api/v1/status/queues/${q}/messages?limit=0`)).status, 400);
+    assert.equal((await call(b.url, 'GET', `/api/v1/status/queues/${q}/messages?offset=10001`)).status, 400);
     assert.equal((await call(b.url, 'GET', '/api/v1/status?queue=nope-q')).status, 404);
     assert.equal((await call(b.url, 'GET', '/api/v1/status/analytics?interval=week')).status, 400);
     assert.equal((await call(b.url, 'GET', '/api/v1/status?from=never')).status, 400);
