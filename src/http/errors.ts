@@ -102,9 +102,10 @@ function answerRaw(res: ServerResponse, e: QueenError): void {
  */
 export function nodeLevelGuard(handler: RequestListener, isClosing: () => boolean): RequestListener {
   return (req: IncomingMessage, res: ServerResponse) => {
+    // Lines first: past the limit Node keeps no more headers, so a Host after them would read as missing.
+    if (tooManyHeaderLines(req)) return answerRaw(res, new QueenError('request_headers_too_large', `more than ${MAX_HEADER_LINES} header lines`));
     const host = hostProblem(req);
     if (host !== undefined) return answerRaw(res, new QueenError('invalid_request', host));
-    if (tooManyHeaderLines(req)) return answerRaw(res, new QueenError('request_headers_too_large', `more than ${MAX_HEADER_LINES} header lines`));
     if (isClosing()) return answerRaw(res, new QueenError('shutting_down'));
     handler(req, res);
   };

@@ -18,6 +18,12 @@ export interface RouteRow {
   cls: RouteClass;
   /** A Queen-TS addition to the reference table. */
   ts?: true;
+  /**
+   * The exact path also with one trailing slash (`/metrics/`): set on operator and blocked paths
+   * that have no parametric route under them. Not on `/api/v1/timers` or `/api/v1/kv`, where
+   * `/api/v1/timers/` is the timers of the queue named ''.
+   */
+  slash?: true;
 }
 
 const OPERATOR: RouteClass = { kind: 'operator' };
@@ -35,14 +41,14 @@ export const ROUTE_TABLE: readonly RouteRow[] = [
   // 1. Operator (exact)
   ...['/api/v1/status', '/api/v1/status/buffers', '/api/v1/analytics/system-metrics', '/api/v1/analytics/worker-metrics',
     '/api/v1/analytics/postgres-stats', '/api/v1/system/maintenance', '/api/v1/system/maintenance/pop', '/metrics/prometheus',
-  ].map((exact): RouteRow => ({ exact, cls: OPERATOR })),
+  ].map((exact): RouteRow => ({ exact, cls: OPERATOR, slash: true })),
   // 2. Blocked
   { prefix: '/api/v1/migration', cls: BLOCKED },
   { prefix: '/api/v1/system', cls: BLOCKED },
   { prefix: '/internal', cls: BLOCKED },
-  { exact: '/api/v1/stats/refresh', cls: BLOCKED },
-  { exact: '/metrics', cls: BLOCKED },
-  { exact: '/status', cls: BLOCKED },
+  { exact: '/api/v1/stats/refresh', cls: BLOCKED, slash: true },
+  { exact: '/metrics', cls: BLOCKED, slash: true },
+  { exact: '/status', cls: BLOCKED, slash: true },
   { exact: '/api/v1/pop', cls: BLOCKED },
   { exact: '/api/v1/pop/', cls: BLOCKED },
   // 3. Produce
@@ -95,12 +101,12 @@ export const ROUTE_TABLE: readonly RouteRow[] = [
  * @param path the router path (no query, percent-decoded once), dot segments already refused
  */
 export function classify(method: string, path: string): RouteClass {
-  // An exact row also covers its path with one trailing slash (`/metrics/`, `/api/v1/status/`):
+  // A `slash` row also covers its path with one trailing slash (`/metrics/`, `/api/v1/status/`):
   // the variant must not fall through to a looser class than the row it spells.
   const trimmed = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
   for (const row of ROUTE_TABLE) {
     if (row.methods && !row.methods.includes(method)) continue;
-    if (row.exact !== undefined ? path === row.exact || trimmed === row.exact : path.startsWith(row.prefix!)) return row.cls;
+    if (row.exact !== undefined ? path === row.exact || (row.slash === true && trimmed === row.exact) : path.startsWith(row.prefix!)) return row.cls;
   }
   return path.startsWith('/api/') ? BLOCKED : READ;
 }

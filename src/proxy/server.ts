@@ -239,9 +239,10 @@ export async function buildProxy(deps: ProxyDeps): Promise<{ app: FastifyInstanc
       res.end('{"error":"Service Unavailable","message":"Service Unavailable","statusCode":503}');
       return;
     }
+    // Lines first: past the limit Node keeps no more headers, so a Host after them would read as missing.
+    if (tooManyHeaderLines(req)) return refuseRaw(res, 'request_headers_too_large', `more than ${MAX_HEADER_LINES} header lines`, { close: true });
     const host = hostProblem(req);
     if (host !== undefined) return refuseRaw(res, 'invalid_request', host, { close: true });
-    if (tooManyHeaderLines(req)) return refuseRaw(res, 'request_headers_too_large', `more than ${MAX_HEADER_LINES} header lines`, { close: true });
     const url = req.url ?? '/';
     const q = url.indexOf('?');
     const rawPath = q === -1 ? url : url.slice(0, q);

@@ -65,7 +65,8 @@ type Headers = http.OutgoingHttpHeaders | http.OutgoingHttpHeader[];
 export const LINGER_MS = 2000;
 
 /**
- * How long a request's head may take to arrive, ms, counted from its first byte: longer and the
+ * How long a request's head may take to arrive, ms, counted from the connection's opening for its
+ * first request and from a later request's first byte (idle keep-alive time is not counted): longer and the
  * listener answers `408 request_timeout` and closes (a client that opens a connection and trickles
  * a head holds a socket no longer). The edge default of the reference's hardening (10 s).
  */

@@ -173,7 +173,8 @@ describe('exit codes and plumbing', () => {
     const down = await queenctl(['--server', DEAD, 'queue', 'list'], { home });
     assert.equal(down.code, 2);
     assert.match(down.stderr, /^queenctl: server unreachable \(http:\/\/127\.0\.0\.1:1\)/);
-    assert.equal((await at(['cg', 'describe', 'no-such-group-anywhere'])).code, 2);
+    const noGroup = await at(['cg', 'describe', 'no-such-group-anywhere']);
+    assert.deepEqual([noGroup.code, noGroup.stderr.trim()], [2, 'queenctl: consumer group not found: no-such-group-anywhere']);
     const empty = await at(['pop', 'cli-never-pushed', '--no-wait']);
     assert.equal(empty.code, 4);
     assert.equal(empty.stderr, '', 'exit 4 prints nothing on stderr');

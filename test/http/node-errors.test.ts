@@ -134,6 +134,7 @@ describe('answers below the routes carry the error shape', () => {
     const lines = (n: number) => Array.from({ length: n }, (_, i) => `x-h${i}: v\r\n`).join('');
     assertShape(await rawRequest(`GET /health HTTP/1.1\r\nHost: x\r\n${lines(100)}\r\n`), 431, 'request_headers_too_large'); // 101 lines
     assertShape(await rawRequest(`GET /health HTTP/1.1\r\nHost: x\r\n${'a:b\r\n'.repeat(2500)}\r\n`), 431, 'request_headers_too_large');
+    assertShape(await rawRequest(`GET /health HTTP/1.1\r\n${lines(150)}Host: x\r\n\r\n`), 431, 'request_headers_too_large'); // not a missing Host
     const ok = await rawRequest(`GET /health HTTP/1.1\r\nHost: x\r\n${lines(98)}Connection: close\r\n\r\n`); // 100 lines
     assert.equal(ok.status, 200, JSON.stringify(ok));
   });

@@ -125,8 +125,9 @@ describe('proxy route classification and authorization matrix', () => {
         assert.deepEqual([r.status, r.body.code], [404, 'route_blocked'], `${p} ${JSON.stringify(Object.keys(headers))}: ${r.text}`);
       }
     }
-    const push = await call(b.url, 'POST', '/api/v1/push/', { items: [] }, { authorization: `Bearer ${keys.read}` });
-    assert.deepEqual([push.status, push.body.code], [403, 'forbidden'], 'the Produce row covers /api/v1/push/ too');
+    // a trailing slash that names a parameter stays that route: /api/v1/timers/ lists the timers of the queue named ''
+    const timers = await call(b.url, 'GET', '/api/v1/timers/', undefined, { authorization: `Bearer ${keys.read}` });
+    assert.equal(timers.status, 200, timers.text);
   });
 
   test('an unknown /api path fails closed; a non-API path is Read', async () => {

@@ -79,7 +79,9 @@ export const MAX_DISPLAY_NAME_CHARS = 200;
  * @throws QueenError `invalid`
  */
 function checkDisplayName(v: unknown, where: string): void {
-  if (typeof v === 'string' && v.trim().length > MAX_DISPLAY_NAME_CHARS) throw invalid(`${where}: name must be at most ${MAX_DISPLAY_NAME_CHARS} characters`);
+  if (typeof v === 'string' && v.length > MAX_DISPLAY_NAME_CHARS && [...v.trim()].length > MAX_DISPLAY_NAME_CHARS) {
+    throw invalid(`${where}: name must be at most ${MAX_DISPLAY_NAME_CHARS} characters`);
+  }
 }
 
 function slugOf(v: unknown, what: string): string {
@@ -127,9 +129,9 @@ export class ProxyState {
    */
   createTenant(body: { slug?: unknown; name?: unknown }): { tenant: TenantRow; created: boolean } {
     const slug = slugOf(body.slug, 'slug');
-    checkDisplayName(body.name, 'create_tenant');
     const existing = this.store.tenantBySlug(slug);
-    if (existing) return { tenant: existing, created: false };
+    if (existing) return { tenant: existing, created: false }; // a re-run: the name is not read again
+    checkDisplayName(body.name, 'create_tenant');
     const row: TenantRow = { id: randomUUID(), slug, name: typeof body.name === 'string' && body.name.trim() !== '' ? body.name.trim() : slug, status: 'active', createdAt: this.now() };
     this.store.insertTenant(row);
     this.log('tenant.create', { slug });

@@ -284,8 +284,11 @@ export interface QueueMessageRow {
   createdAt: string;
 }
 
-/** Deepest `offset` {@link queueMessages} pages to (each skipped row is read). */
-export const QUEUE_MESSAGES_MAX_OFFSET = 10_000;
+/**
+ * Deepest `offset` {@link queueMessages} pages to: each skipped row is read and its payload decoded,
+ * so `offset` + `limit` stays within two pages of `GET /api/v1/messages` (1,000 rows each).
+ */
+export const QUEUE_MESSAGES_MAX_OFFSET = 1000;
 
 /**
  * `GET /api/v1/status/queues/:queue/messages`: the queue's messages newest first, `limit` of them

@@ -113,7 +113,14 @@ export function planAcks(inputs: readonly AckInput[], groups: AckGroups, targets
     const t = targets[k];
     if (!t || !t.cursor) {
       const why = !t ? `unresolvable partitionId ${first.partitionId}` : `consumer group ${first.group} has not consumed this queue`;
-      for (const i of indexes) outcomes[i] = outcome(i, inputs[i]!.transactionId, false, why);
+      for (const i of indexes) {
+        const o = outcome(i, inputs[i]!.transactionId, false, why);
+        if (t) {
+          o.queueName = t.queue.queue;
+          o.partitionName = t.partition;
+        }
+        outcomes[i] = o;
+      }
       return;
     }
     const plan = planPartition(t, t.cursor, first, inputs, indexes, outcomes, now);

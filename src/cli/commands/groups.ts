@@ -6,7 +6,7 @@
  * `POST /api/v1/consumer-groups/:group/queues/:queue/seek` (docs/http-api.md#consumer-group-administration).
  */
 import type { Command } from 'commander';
-import { userError } from '../errors.js';
+import { serverError, userError } from '../errors.js';
 import { humanInt, humanSeconds, type View } from '../output.js';
 import { intFlag, Session } from '../session.js';
 import { parseTime } from '../time.js';
@@ -93,6 +93,9 @@ export function registerGroups(program: Command): void {
   cg.command('describe <name>').aliases(['get', 'show']).description('One consumer group, per queue and partition').action(async (name: string, _o, cmd: Command) => {
     const s = Session.of(cmd);
     const data = await s.api().call('GET /api/v1/consumer-groups/:group', { params: { group: name } });
+    // The broker answers {} for a group that reads no queue (as the reference); for a script that is
+    // a missing resource, as the 404 it was (docs/cli.md#exit-codes).
+    if (data === undefined || data === null || Object.keys(data).length === 0) throw serverError(`consumer group not found: ${name}`);
     s.renderer().render(data);
   });
   withLagOptions(cg.command('lag').description('Lagging consumer groups (as `queenctl lag`)'));

@@ -71,7 +71,7 @@ export const adminSchemas = {
     response: answers(obj({ queue: obj(), partitions: arr(obj()), totalPartitions: int, partitionsTruncated: bool, throughput: arr(point) }), 'Queue status'),
   },
   'GET /api/v1/status/queues/:queue/messages': {
-    tags: ['status'], summary: 'A queue\'s messages, newest first (the reference\'s status listing)', params: qp, querystring: query({ limit: '1…1000, default 50', offset: '0…10000, default 0' }),
+    tags: ['status'], summary: 'A queue\'s messages, newest first (the reference\'s status listing)', params: qp, querystring: query({ limit: '1…1000, default 50', offset: '0…1000, default 0' }),
     response: answers(arr(obj({ id: str(), transactionId: str(), partitionId: str(), queuePath: str(), queue: str(), partition: str(), status: str('pending | processing | completed'), createdAt: isoTime })), 'Messages; [] for an unknown queue'),
   },
   'GET /api/v1/status/analytics': {
@@ -94,7 +94,11 @@ export const adminSchemas = {
   'GET /api/v1/consumer-groups': { tags: ['groups'], summary: 'One row per (group, queue) with lag', response: answers(arr(obj({ name: str(), queueName: str(), members: int, state: str() }, undefined, ['name', 'queueName'])), 'Groups') },
   'GET /api/v1/consumer-groups/lagging': {
     tags: ['groups'], summary: 'Partitions lagging more than minLagSeconds (at most 10000 rows)', querystring: query({ minLagSeconds: 'seconds, 0..315360000 (3600)' }),
-    response: answers(arr(obj({ consumerGroup: str(), queueName: str(), partition: str(), offsetLag: int, timeLagSeconds: int })), 'Lagging partitions'),
+    response: answers(arr(obj({
+      consumerGroup: str(), queueName: str(), partition: str(), offsetLag: int, timeLagSeconds: int,
+      consumer_group: str(), queue_name: str(), partition_name: str(), partition_id: str(), worker_id: { type: 'null' }, offset_lag: int,
+      time_lag_seconds: int, lag_hours: num, oldest_unconsumed_at: isoTime, last_consumed_at: { type: 'null' },
+    })), 'Lagging partitions (camelCase fields and the reference\'s snake_case names)'),
   },
   'GET /api/v1/consumer-groups/:group': { tags: ['groups'], summary: 'One group: queues and partitions', params: group, response: answers({
     type: 'object', description: 'by queue name, as the reference answers; {} for a group that reads no queue',

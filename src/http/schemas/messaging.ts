@@ -77,6 +77,7 @@ export const messagingSchemas = {
     body: handBody(obj({ seconds: int })),
     response: answers(obj({
       leaseId: str(), success: bool, renewed: { type: 'integer', description: 'messages whose lease moved' },
+      error: str('why nothing was renewed (only then)'),
       expiresAt: { type: ['string', 'null'], description: 'ISO-8601 new expiry; null when nothing was renewed' },
       newExpiresAt: { type: ['string', 'null'], description: 'alias of expiresAt' }, lease_expires_at: { type: ['string', 'null'], description: 'alias of expiresAt' },
     }, undefined, ['leaseId', 'success', 'renewed', 'expiresAt']), 'The new expiry'),

@@ -416,7 +416,7 @@ describe('status', () => {
     assert.deepEqual((await call(b.url, 'GET', `/api/v1/status/queues/${q}/messages?offset=2`)).body, []);
     assert.deepEqual((await call(b.url, 'GET', '/api/v1/status/queues/nope-q/messages')).body, []);
     assert.equal((await call(b.url, 'GET', `/api/v1/status/queues/${q}/messages?limit=0`)).status, 400);
-    assert.equal((await call(b.url, 'GET', `/api/v1/status/queues/${q}/messages?offset=10001`)).status, 400);
+    assert.equal((await call(b.url, 'GET', `/api/v1/status/queues/${q}/messages?offset=1001`)).status, 400);
     assert.equal((await call(b.url, 'GET', '/api/v1/status?queue=nope-q')).status, 404);
     assert.equal((await call(b.url, 'GET', '/api/v1/status/analytics?interval=week')).status, 400);
     assert.equal((await call(b.url, 'GET', '/api/v1/status?from=never')).status, 400);
