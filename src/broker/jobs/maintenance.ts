@@ -229,7 +229,9 @@ export class Maintenance {
       const d = stored.encrypted ? Buffer.from(stored.payload as Buffer).toString('base64') : String(stored.payload);
       const line: SpoolLine = { q: item.queue, p: partition, t, tr: typeof item.traceId === 'string' && item.traceId ? item.traceId : null, s: producerSub, d, e: stored.encrypted, m: messageId };
       lines.push(JSON.stringify(line));
-      const result: PushResult = { index, message_id: messageId, transaction_id: t, queueName: item.queue, partition, status: 'buffered' };
+      // `queue` and (when the caller named it) `transactionId` as the reference's buffered answer has them.
+      const result: PushResult = { index, message_id: messageId, transaction_id: t, queueName: item.queue, partition, status: 'buffered', queue: item.queue };
+      if (item.transactionId) result.transactionId = item.transactionId;
       results.push(result);
       if (dedupKey !== undefined) firstOf.set(dedupKey, result);
     });

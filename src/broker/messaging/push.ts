@@ -86,6 +86,9 @@ export interface PushResult {
   /** The partition's public id and the message's trace id (null: none), on a queued item (as the reference's push answer). */
   partition_id?: string;
   trace_id?: string | null;
+  /** On a `buffered` item, as the reference's answer during push maintenance: the queue, and the caller's transactionId when it named one. */
+  queue?: string;
+  transactionId?: string;
   error?: string;
 }
 

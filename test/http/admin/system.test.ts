@@ -72,8 +72,10 @@ describe('maintenance', () => {
     const q = uniqueName();
     try {
       await call(b1.url, 'POST', '/api/v1/system/maintenance', { enabled: true });
-      const buffered = await call(b1.url, 'POST', '/api/v1/push', { items: [{ queue: q, payload: { n: 1 } }, { queue: q, payload: { n: 2 } }] });
+      const buffered = await call(b1.url, 'POST', '/api/v1/push', { items: [{ queue: q, payload: { n: 1 } }, { queue: q, payload: { n: 2 }, transactionId: 'named' }] });
       assert.deepEqual(buffered.body.map((x: any) => x.status), ['buffered', 'buffered']);
+      // the reference's buffered answer names the queue, and the transactionId the caller gave
+      assert.deepEqual(buffered.body.map((x: any) => [x.queue, x.transactionId]), [[q, undefined], [q, 'named']]);
       const witness = await parkWitness(b1.url, 20_000);
       const parked = call(b1.url, 'GET', `/api/v1/pop/queue/${q}?wait=true&timeout=20000&batch=10&autoAck=true`);
       await waitForParked(b1.url, 2);
