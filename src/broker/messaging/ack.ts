@@ -148,7 +148,7 @@ function planPartition(
     const a = inputs[i]!;
     const status = normalizeStatus(a.status);
     if (a.leaseId && !(live && c.leaseId === a.leaseId)) {
-      outcomes[i] = outcome(i, a.transactionId, false, 'invalid or expired lease');
+      outcomes[i] = outcome(i, a.transactionId, false, 'Invalid or expired lease');
       continue;
     }
     if (a.leaseId) leaseId = a.leaseId;

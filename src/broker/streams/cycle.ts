@@ -4,7 +4,7 @@
  * source ack, as ONE unit of the operation contract (src/storage/contract.ts). Decided first on
  * committed state; the unit's cursor commit is conditional on the lease and the cursor offset it
  * was decided on, so a unit refused because they changed is decided again (and then answers
- * `invalid or expired lease`). A replayed cycle after a lost answer therefore never emits twice:
+ * `Invalid or expired lease`). A replayed cycle after a lost answer therefore never emits twice:
  * a full ack released the lease; a gate ack names the last message it acks (`ack.transactionId`),
  * already behind the cursor on a replay. A window is emitted once: the deletes of a cycle that
  * pushes must still find their rows (the SDK deletes only rows it read, so a missing one means
@@ -246,7 +246,7 @@ async function decide(ctx: CycleContext, req: CycleRequest, now: number): Promis
   let ack: CycleAckResult | null = null;
   if (req.ack) {
     const c = target.cursor;
-    if (!c || !liveLease(target, now) || c.leaseId !== req.ack.leaseId) return { fail: 'invalid or expired lease', queueName, stateOpsApplied: req.stateOps.length };
+    if (!c || !liveLease(target, now) || c.leaseId !== req.ack.leaseId) return { fail: 'Invalid or expired lease', queueName, stateOpsApplied: req.stateOps.length };
     const key = { ...target.queue, partition: target.partition, group: req.consumerGroup };
     const commit = { key, leaseId: c.leaseId, ifCommittedOffset: c.committedOffset, now, deadLetter: undefined };
     if (normalizeStatus(req.ack.status) !== 'completed') {

@@ -117,7 +117,7 @@ describe('ack', () => {
     const wrong = await call(b.url, 'POST', '/api/v1/ack', { ...ackOf(p.messages[0], 'completed'), leaseId: '019dc9b7-cb4f-7c1a-9b21-7e8a5c3a40e1' });
     assert.equal(wrong.status, 200);
     assert.equal(wrong.body[0].success, false);
-    assert.equal(wrong.body[0].error, 'invalid or expired lease');
+    assert.equal(wrong.body[0].error, 'Invalid or expired lease');
     const leaseless = await call(b.url, 'POST', '/api/v1/ack', { transactionId: p.messages[0].transactionId, partitionId: p.messages[0].partitionId });
     assert.equal(leaseless.body[0].success, true);
     const repeat = await call(b.url, 'POST', '/api/v1/ack', { transactionId: p.messages[0].transactionId, partitionId: p.messages[0].partitionId });

@@ -128,7 +128,7 @@ test('a tumbling-window count survives a SIGKILL of the broker: no window emitte
   await producer;
   await worker;
   assert.ok(lastEmitting && lastFlush, 'the run had emitting cycles and idle flushes');
-  for (const r of replays) assert.deepEqual([r.success, r.error], [false, 'invalid or expired lease'], 'a replayed cycle commits nothing');
+  for (const r of replays) assert.deepEqual([r.success, r.error], [false, 'Invalid or expired lease'], 'a replayed cycle commits nothing');
   const flushAgain = await req('POST', '/streams/v1/cycle', lastFlush);
   assert.equal(flushAgain.body.success, false, 'a replayed idle flush commits nothing');
 

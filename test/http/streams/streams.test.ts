@@ -126,7 +126,7 @@ describe('streams', () => {
     const replay = await post(b.url, '/streams/v1/cycle', { ...body, state_ops: [{ type: 'upsert', key: 'other', value: { changed: true } }] });
     assert.equal(replay.status, 200);
     assert.equal(replay.body.success, false);
-    assert.equal(replay.body.error, 'invalid or expired lease');
+    assert.equal(replay.body.error, 'Invalid or expired lease');
     const sinkMsgs = await drain(b.url, sink);
     assert.deepEqual(sinkMsgs.map((m) => m.data), [{ count: 5 }, { count: 6 }], 'each sink message once');
     const after = await state(b.url, q, batch.partitionId);
