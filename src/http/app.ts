@@ -15,7 +15,7 @@ import { installTenancy } from './tenant.js';
 import { attachRouteSchemas, registerOpenApi } from './schemas/index.js';
 import { AJV_OPTIONS, RouteValidators, type CompileValidators } from './schemas/validators.js';
 import { proxyBodyCap } from '../model/in-process.js';
-import { clientError, ClosingResponse, CONNECTIONS_CHECK_MS, HEADER_LINES_KEPT, HEADER_READ_TIMEOUT_MS } from '../util/http-head.js';
+import { clientError, ClosingResponse, HEAD_TIMEOUTS, limitHeads } from '../util/http-head.js';
 import { bodyText, capBody, decodeBody, describeJsonError } from './body-encoding.js';
 import { frameworkError, installErrorHandling, installNodeLevelAnswers, nodeLevelGuard } from './errors.js';
 import { authRoutes } from './routes/auth.js';
@@ -74,14 +74,10 @@ export async function buildApp(config: Config, services: Services, log: Logger, 
     schemaController: { compilersFactory: { buildValidator: validators.factory(), buildSerializer: () => () => (data: unknown) => stringifyClientJson(data) } },
     serverFactory: (handler) => {
       const server = http.createServer(
-        {
-          ServerResponse: ClosingResponse, maxHeaderSize: config.limits.maxHeaderBytes, noDelay: true, keepAliveTimeout: 65_000, requireHostHeader: false,
-          // A head that never ends is answered 408 within about 11 s (from its first byte), not Node's 60 s + 30 s.
-          headersTimeout: HEADER_READ_TIMEOUT_MS, connectionsCheckingInterval: CONNECTIONS_CHECK_MS,
-        },
+        { ServerResponse: ClosingResponse, maxHeaderSize: config.limits.maxHeaderBytes, noDelay: true, keepAliveTimeout: 65_000, requireHostHeader: false, ...HEAD_TIMEOUTS },
         nodeLevelGuard(handler, () => closing),
       );
-      server.maxHeadersCount = HEADER_LINES_KEPT;
+      limitHeads(server);
       installNodeLevelAnswers(server, config.limits.maxBodyBytes);
       return server;
     },

@@ -6,7 +6,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import { ERRORS, isQueenError, QueenError } from '../errors.js';
-import { hostProblem, MAX_HEADER_LINES, tooManyHeaderLines } from '../util/http-head.js';
+import { headProblem } from '../util/http-head.js';
 import { describeJsonError } from './body-encoding.js';
 
 function fromFastify(e: FastifyError): QueenError | undefined {
@@ -102,10 +102,8 @@ function answerRaw(res: ServerResponse, e: QueenError): void {
  */
 export function nodeLevelGuard(handler: RequestListener, isClosing: () => boolean): RequestListener {
   return (req: IncomingMessage, res: ServerResponse) => {
-    // Lines first: past the limit Node keeps no more headers, so a Host after them would read as missing.
-    if (tooManyHeaderLines(req)) return answerRaw(res, new QueenError('request_headers_too_large', `more than ${MAX_HEADER_LINES} header lines`));
-    const host = hostProblem(req);
-    if (host !== undefined) return answerRaw(res, new QueenError('invalid_request', host));
+    const head = headProblem(req);
+    if (head !== undefined) return answerRaw(res, head);
     if (isClosing()) return answerRaw(res, new QueenError('shutting_down'));
     handler(req, res);
   };

@@ -31,7 +31,7 @@ import { routerPath } from '../auth/request-path.js';
 import type { ProxyConfig } from '../config/proxy.js';
 import { QueenError } from '../errors.js';
 import type { Clock } from '../util/clock.js';
-import { clientErrorAnswer, CONNECTIONS_CHECK_MS, HEADER_LINES_KEPT, HEADER_READ_TIMEOUT_MS, hostProblem, MAX_HEADER_LINES, tooManyHeaderLines } from '../util/http-head.js';
+import { clientErrorAnswer, HEAD_TIMEOUTS, headProblem, limitHeads } from '../util/http-head.js';
 import { sameSecret } from '../util/secret.js';
 import { controlPlaneRoutes } from './cp.js';
 import { dataPlane } from './data-plane.js';
@@ -121,7 +121,7 @@ export async function buildProxy(deps: ProxyDeps): Promise<{ app: FastifyInstanc
     ...(config.tls ? [['strict-transport-security', 'max-age=31536000']] as [string, string][] : []),
   ];
   const serverOptions = { ServerResponse: responseWithHeaders(securityHeaders), maxHeaderSize: deps.maxHeaderBytes, noDelay: true, keepAliveTimeout: 65_000, requireHostHeader: false, highWaterMark: 1024 * 1024,
-    headersTimeout: HEADER_READ_TIMEOUT_MS, connectionsCheckingInterval: CONNECTIONS_CHECK_MS };
+    ...HEAD_TIMEOUTS };
   const app = Fastify({
     loggerInstance: log as unknown as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
@@ -164,11 +164,7 @@ export async function buildProxy(deps: ProxyDeps): Promise<{ app: FastifyInstanc
         refuseRaw(res, 'expectation_failed', 'unsupported Expect; only 100-continue is supported', { close: true });
       });
       server.on('tlsClientError', (e: Error & { code?: string }) => log.debug({ code: e.code }, 'proxy TLS client error'));
-      // The header-read budget counts from a request's first byte (an idle keep-alive socket is the
-      // keep-alive timeout's business), checked every second so that a head that never ends is
-      // answered 408 within about 11 s (docs/proxy.md#tls).
-      server.headersTimeout = HEADER_READ_TIMEOUT_MS;
-      server.maxHeadersCount = HEADER_LINES_KEPT;
+      limitHeads(server); // the head limits every listener has (docs/proxy.md#tls)
       return server;
     },
   });
@@ -239,10 +235,8 @@ export async function buildProxy(deps: ProxyDeps): Promise<{ app: FastifyInstanc
       res.end('{"error":"Service Unavailable","message":"Service Unavailable","statusCode":503}');
       return;
     }
-    // Lines first: past the limit Node keeps no more headers, so a Host after them would read as missing.
-    if (tooManyHeaderLines(req)) return refuseRaw(res, 'request_headers_too_large', `more than ${MAX_HEADER_LINES} header lines`, { close: true });
-    const host = hostProblem(req);
-    if (host !== undefined) return refuseRaw(res, 'invalid_request', host, { close: true });
+    const head = headProblem(req);
+    if (head !== undefined) return refuseRaw(res, head.code, head.message, { close: true });
     const url = req.url ?? '/';
     const q = url.indexOf('?');
     const rawPath = q === -1 ? url : url.slice(0, q);

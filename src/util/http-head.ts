@@ -27,8 +27,20 @@ export const MAX_HEADER_LINES = 100;
 export const HEADER_LINES_KEPT = MAX_HEADER_LINES + 1;
 
 /** True when `req` carries more than {@link MAX_HEADER_LINES} header lines. */
-export function tooManyHeaderLines(req: IncomingMessage): boolean {
+function tooManyHeaderLines(req: IncomingMessage): boolean {
   return req.rawHeaders.length > 2 * MAX_HEADER_LINES;
+}
+
+/**
+ * What every listener refuses in a request's head before any route runs, or undefined: more than
+ * {@link MAX_HEADER_LINES} header lines (checked first: past the limit Node keeps no more headers,
+ * so a `Host` after them would read as missing), then a missing or repeated `Host` ({@link hostProblem}).
+ * @returns `request_headers_too_large` (431) or `invalid_request` (400)
+ */
+export function headProblem(req: IncomingMessage): QueenError | undefined {
+  if (tooManyHeaderLines(req)) return new QueenError('request_headers_too_large', `more than ${MAX_HEADER_LINES} header lines`);
+  const host = hostProblem(req);
+  return host === undefined ? undefined : new QueenError('invalid_request', host);
 }
 
 /**
@@ -74,6 +86,19 @@ export const HEADER_READ_TIMEOUT_MS = 10_000;
 
 /** How often Node checks its connections against {@link HEADER_READ_TIMEOUT_MS}, ms (Node's default is 30 s). */
 export const CONNECTIONS_CHECK_MS = 1000;
+
+/** The head limits of every listener, as `http.createServer` options: a head that never ends is answered 408 within about 11 s. */
+export const HEAD_TIMEOUTS = { headersTimeout: HEADER_READ_TIMEOUT_MS, connectionsCheckingInterval: CONNECTIONS_CHECK_MS } as const;
+
+/**
+ * Sets the head limits on a created listener: {@link HEADER_LINES_KEPT} header lines (no
+ * `createServer` option) and the header-read timeout again (an `https` server may not take every
+ * option from `createServer`'s).
+ */
+export function limitHeads(server: http.Server): void {
+  server.maxHeadersCount = HEADER_LINES_KEPT;
+  server.headersTimeout = HEADER_READ_TIMEOUT_MS;
+}
 
 /**
  * Closes `socket` the way a server closes under a client still sending (a lingering close): Node

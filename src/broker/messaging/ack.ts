@@ -111,20 +111,16 @@ export function planAcks(inputs: readonly AckInput[], groups: AckGroups, targets
   groups.indexes.forEach((indexes, k) => {
     const first = inputs[indexes[0]!]!;
     const t = targets[k];
-    if (!t || !t.cursor) {
-      const why = !t ? `unresolvable partitionId ${first.partitionId}` : `consumer group ${first.group} has not consumed this queue`;
-      for (const i of indexes) {
-        const o = outcome(i, inputs[i]!.transactionId, false, why);
-        if (t) {
-          o.queueName = t.queue.queue;
-          o.partitionName = t.partition;
-        }
-        outcomes[i] = o;
-      }
+    if (!t) {
+      for (const i of indexes) outcomes[i] = outcome(i, inputs[i]!.transactionId, false, `unresolvable partitionId ${first.partitionId}`);
       return;
     }
-    const plan = planPartition(t, t.cursor, first, inputs, indexes, outcomes, now);
-    if (plan) cursors.push(plan);
+    if (!t.cursor) {
+      for (const i of indexes) outcomes[i] = outcome(i, inputs[i]!.transactionId, false, `consumer group ${first.group} has not consumed this queue`);
+    } else {
+      const plan = planPartition(t, t.cursor, first, inputs, indexes, outcomes, now);
+      if (plan) cursors.push(plan);
+    }
     for (const i of indexes) {
       outcomes[i]!.queueName = t.queue.queue;
       outcomes[i]!.partitionName = t.partition;
