@@ -26,6 +26,52 @@ describe('scanJsonText', () => {
     assert.equal(scanJsonText('[["\\"],[""[[["]]', 2).tooDeep, false);
     assert.deepEqual(scanJsonText('{"a":[1.0]}', 5), { tooDeep: false, inexactNumber: true });
   });
+
+  test('a quote after an even run of backslashes closes the string; after an odd run it does not', () => {
+    assert.equal(scanJsonText('["a\\\\", [[1]]]', 2).tooDeep, true); // "a\\" closed: [[1]] is structure
+    assert.equal(scanJsonText('["a\\"", [[1]]]', 2).tooDeep, true); // "a\"" closed after the escaped quote
+    assert.equal(scanJsonText('["a\\\\\\"[[[[", 1]', 1).tooDeep, false); // "a\\\"[[[[" is one string
+    assert.equal(scanJsonText('["\\\\", 1.0]', 5).inexactNumber, true);
+    assert.equal(scanJsonText('["\\", 1.0]', 5).inexactNumber, false); // unterminated: 1.0 is inside the string
+  });
+
+  test('integers take the short path without changing the verdict: 0, -0, leading zeros, 15 and 16 digits', () => {
+    for (const [t, inexact] of [['0', false], ['-0', true], ['-1', false], ['007', true], ['999999999999999', false],
+      ['-999999999999999', false], ['9007199254740993', true], ['1000000000000000', false], ['12345678901234567890', true]] as const) {
+      assert.equal(scanJsonText(`[${t}]`, 5).inexactNumber, inexact, t);
+    }
+  });
+
+  test('agrees with a parse-based oracle on random JSON with escapes, brackets and digits inside strings', () => {
+    // Deterministic generator (no Math.random: a failure reproduces).
+    let seed = 0x2f6b1d;
+    const rnd = (n: number): number => {
+      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+      return seed % n;
+    };
+    const pieces = ['a', '"', '\\', '[', ']', '{', '}', '1.0', '-0', '9', ' ', ',', ':', 'é', '😀'];
+    const str = (): string => JSON.stringify(Array.from({ length: rnd(8) }, () => pieces[rnd(pieces.length)]).join(''));
+    const exact = ['0', '-3', '12', '2.25', '1e+21', '-7.5', '123456789012345'];
+    const inexact = ['1.0', '-0', '1e2', '9007199254740993', '1E400', '0.50', '-0.0'];
+    // Returns [text, depth, has an inexact number].
+    const value = (d: number): [string, number, boolean] => {
+      const k = d > 6 ? rnd(3) : rnd(6);
+      if (k === 0) return [str(), 0, false];
+      if (k === 1) return [exact[rnd(exact.length)]!, 0, false];
+      if (k === 2) return rnd(8) === 0 ? [inexact[rnd(inexact.length)]!, 0, true] : ['null', 0, false];
+      const parts = Array.from({ length: rnd(4) }, () => value(d + 1));
+      const depth = 1 + Math.max(0, ...parts.map((p) => p[1]));
+      const bad = parts.some((p) => p[2]);
+      if (k === 3) return [`[${parts.map((p) => p[0]).join(', ')}]`, depth, bad];
+      return [`{${parts.map((p) => `${str()}: ${p[0]}`).join(',')}}`, depth, bad];
+    };
+    for (let i = 0; i < 3000; i++) {
+      const [text, depth, bad] = value(0);
+      JSON.parse(text); // the generator writes valid JSON
+      assert.deepEqual(scanJsonText(text, depth), { tooDeep: false, inexactNumber: bad }, text);
+      if (depth > 0) assert.equal(scanJsonText(text, depth - 1).tooDeep, true, text);
+    }
+  });
 });
 
 describe('parseClientJson', () => {
