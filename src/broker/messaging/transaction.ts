@@ -39,7 +39,7 @@ export type TransactionResultItem =
 
 export type TransactionResult =
   | { transactionId: string; success: true; results: TransactionResultItem[] }
-  | { transactionId: string; success: false; error: string; reason: 'duplicate' | 'ack_rejected'; results: [] };
+  | { transactionId: string; success: false; error: string; reason: 'duplicate' | 'ack_rejected' | 'lease_not_held'; results: [] };
 
 /**
  * Resolves which lease an ack uses when the op names none: the current holder of
@@ -83,7 +83,9 @@ export async function decideTransaction(
 ): Promise<TransactionDecision> {
   for (const lease of req.requiredLeases) {
     if (!await backend.leaseHeld(lease, now)) {
-      return { refusal: { transactionId, success: false, reason: 'ack_rejected', error: `required lease ${lease} is not held (expired or unknown); transaction rolled back`, results: [] } };
+      // With acks, a dead lease is why they are refused; without any, the lease alone is.
+      const reason = req.operations.some((op) => op.type === 'ack') ? 'ack_rejected' : 'lease_not_held';
+      return { refusal: { transactionId, success: false, reason, error: `required lease ${lease} is not held (expired or unknown); transaction rolled back`, results: [] } };
     }
   }
   const acks: AckInput[] = [];

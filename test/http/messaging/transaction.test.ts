@@ -78,6 +78,23 @@ describe('POST /api/v1/transaction', () => {
     assert.ok(await popOne(src), 'source message not acked: redelivered');
   });
 
+  test('a push-only transaction whose required lease expired is refused as lease_not_held, not as a rejected ack', async () => {
+    const src = uniqueName('src');
+    const dst = uniqueName('dst');
+    await call(b.url, 'POST', '/api/v1/push', { items: [{ queue: src, payload: 1 }] });
+    const m = (await call(b.url, 'GET', `/api/v1/pop/queue/${src}?leaseSeconds=1`)).body.messages[0];
+    await afterLeasesGrantedBefore(b.url);
+    const r = await call(b.url, 'POST', '/api/v1/transaction', {
+      operations: [{ type: 'push', items: [{ queue: dst, payload: 'x' }] }],
+      requiredLeases: [m.leaseId],
+    });
+    assert.equal(r.status, 200);
+    assert.equal(r.body.success, false);
+    assert.equal(r.body.reason, 'lease_not_held');
+    assert.match(r.body.error, /required lease .* is not held/);
+    assert.equal((await call(b.url, 'GET', `/api/v1/pop/queue/${dst}`)).status, 204, 'nothing pushed');
+  });
+
   // A bundle that acks the batches of two pops: the reference's clients named each ack's lease
   // only in requiredLeases, and with two leases there the acks went unfenced, so an ack could
   // complete a message another consumer had taken after the lease expired (queen-mq/queen:
