@@ -141,6 +141,8 @@ export const ERRORS = {
   db_read_only: { status: 503, message: 'the database refuses writes (read-only); writes resume when it accepts them again' },
   standby: { status: 503, message: 'this cluster is a standby of another; writes are refused until it is promoted' },
   db_unavailable: { status: 503, message: 'the database cannot be reached or ended the session; retry' },
+  // answered with Retry-After: 1; nothing was written
+  write_contention: { status: 503, message: 'what this call decided on kept changing under it (other writers); nothing was written: retry' },
   maintenance_mode: { status: 503, message: 'push maintenance is on' },
   spool_failed: { status: 500, message: 'push maintenance spool write failed' },
   storage_error: { status: 500, message: 'storage error' },

@@ -22,7 +22,8 @@ import { appendPush, planPush, queueOptionsOf, type PushContext, type PushItem, 
 import type { BrokerObserver, PushGate } from './messaging/observer.js';
 import { optionsView } from './admin/resources.js';
 import { decideTransaction, type TransactionRequest, type TransactionResult } from './messaging/transaction.js';
-import { KvView } from './coordination/kv.js';
+import { kvWriteKeys, KvView } from './coordination/kv.js';
+import { KeyedLock } from '../util/keyed-lock.js';
 import { DEFAULT_TENANT, type QueueKey } from '../storage/contract.js';
 import { queueSlot } from '../model/tenancy.js';
 import { newId } from '../util/ids.js';
@@ -135,6 +136,12 @@ export class Broker implements PushContext {
   readonly scheduler: Scheduler;
   /** Parked long-poll pops, woken from the backend's `onPartitionsReady` hints. */
   readonly waiters: Waiters;
+  /**
+   * The KV rows being written in this process, by key (src/broker/coordination/kv.ts `kvWriteKeys`):
+   * a KV call, a lock call or a transaction's KV rider holds the rows it writes or checks while it
+   * decides and commits, so writers of one row apply in turn instead of racing to the commit.
+   */
+  readonly kvWrites = new KeyedLock();
   readonly counters: BrokerCounters = {
     pushRequests: 0, pushMessages: 0, popRequests: 0, popMessages: 0, popEmpty: 0,
     ackRequests: 0, ackMessages: 0, ackFailed: 0, transactions: 0, dlqMessages: 0, payloadIntegrityFailures: 0,
@@ -442,7 +449,7 @@ export class Broker implements PushContext {
       // decide again on the new state (each retry follows a commit that moved the cursor).
       const unit = commits.length > 0 ? await this.backend.unit(mapPacked(commits, (request) => ({ op: 'commit' as const, request }))) : undefined;
       if (!unit || unit.committed || attempt >= ACK_ATTEMPTS) {
-        if (unit && !unit.committed) throw new QueenError('storage_error', `acknowledgement kept racing other commits (${ACK_ATTEMPTS} attempts)`);
+        if (unit && !unit.committed) throw new QueenError('write_contention', `acknowledgement kept racing other commits (${ACK_ATTEMPTS} decisions); nothing was written: retry`);
         outcomes = plan.outcomes;
         break;
       }
@@ -476,8 +483,14 @@ export class Broker implements PushContext {
   /**
    * Decides a transaction on committed state and runs it as one unit, deciding again when the
    * unit is refused because what it was decided on changed (at most {@link ACK_ATTEMPTS} times).
+   * The KV rows its rider writes or checks are held in {@link kvWrites} meanwhile, as a KV call's.
+   * @throws QueenError `write_contention` when every decision went stale
    */
-  private async decideAndRun(req: TransactionRequest): Promise<TransactionResult> {
+  private decideAndRun(req: TransactionRequest): Promise<TransactionResult> {
+    return this.kvWrites.run(kvWriteKeys(req.tenant ?? DEFAULT_TENANT, req.kv?.ops ?? []), () => this.decideAndRunHeld(req));
+  }
+
+  private async decideAndRunHeld(req: TransactionRequest): Promise<TransactionResult> {
     const transactionId = newId();
     for (let attempt = 1; ; attempt++) {
       const now = this.clock.now();
@@ -490,7 +503,7 @@ export class Broker implements PushContext {
       }
       const answer = d.refused(unit.failedIndex, unit.failedItem);
       if (answer) return answer;
-      if (attempt >= ACK_ATTEMPTS) throw new QueenError('storage_error', `transaction kept racing other commits (${ACK_ATTEMPTS} attempts)`);
+      if (attempt >= ACK_ATTEMPTS) throw new QueenError('write_contention', `transaction kept racing other commits (${ACK_ATTEMPTS} decisions); nothing was written: retry`);
     }
   }
 

@@ -133,8 +133,11 @@ export function installNodeLevelAnswers(server: Server, maxBodyBytes: number): v
   });
 }
 
-/** Codes answered with `Retry-After: 1` (seconds): the refusal lasts until the database accepts writes (or connections) again. */
-const RETRY_LATER: ReadonlySet<string> = new Set(['db_read_only', 'standby', 'db_unavailable']);
+/**
+ * Codes answered with `Retry-After: 1` (seconds): the refusal lasts until the database accepts
+ * writes (or connections) again, or until the other writers of the same rows are done.
+ */
+const RETRY_LATER: ReadonlySet<string> = new Set(['db_read_only', 'standby', 'db_unavailable', 'write_contention']);
 
 /** Installs the error and not-found handlers on `app`. */
 export function installErrorHandling(app: FastifyInstance): void {
@@ -155,7 +158,7 @@ export function installErrorHandling(app: FastifyInstance): void {
     const qe = isQueenError(error) ? error : fromFastify(error);
     if (qe) {
       if (RETRY_LATER.has(qe.code)) {
-        // The database refuses writes for now (docs/cluster.md#failures): the client retries, nothing is logged per request.
+        // The database refuses writes for now (docs/cluster.md#failures), or other writers kept winning: the client retries, nothing is logged per request.
         return reply.code(qe.status).header('retry-after', '1').type('application/json').send(qe.toJSON());
       }
       if (qe.status >= 500) request.log.error({ code: qe.code }, qe.message);

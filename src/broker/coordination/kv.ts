@@ -146,8 +146,11 @@ export function rowOut(r: KvRow, withValue = true): KvRowOut {
   return out;
 }
 
+/** A KV operation that writes or checks one row. */
+export type KvWriteOp = Exclude<KvOp, { op: 'get' | 'getMany' | 'getPrefix' }>;
+
 /** True for a write op (the batch then needs a unit of work). */
-export function isWrite(op: KvOp): boolean {
+export function isWrite(op: KvOp): op is KvWriteOp {
   return op.op !== 'get' && op.op !== 'getMany' && op.op !== 'getPrefix';
 }
 
@@ -351,8 +354,28 @@ async function applyOne(view: KvView, op: KvOp, index: number): Promise<KvResult
   }
 }
 
-/** Decisions a KV call is made on at most (a refused unit means its rows changed meanwhile). */
+/**
+ * Decisions a KV call is made on at most (a refused unit means its rows changed meanwhile). Writes
+ * to one key queue behind each other in this process ({@link kvWriteKeys}), so only writers this
+ * process does not order (other nodes, the expiry sweep) can use them up.
+ */
 export const KV_UNIT_ATTEMPTS = 8;
+
+/**
+ * The keys of the rows `ops` write or check, in `tenant`: what a call holds in the broker's
+ * {@link import('../broker.js').Broker.kvWrites} while it decides and commits, so that writes to
+ * one row apply one after the other instead of racing to the commit and deciding again.
+ */
+export function kvWriteKeys(tenant: string, ops: readonly KvOp[]): string[] {
+  const keys: string[] = [];
+  for (const op of ops) if (isWrite(op)) keys.push(kvWriteKey(tenant, op.ns, op.key));
+  return keys;
+}
+
+/** One row's key in {@link kvWriteKeys} (names never hold NUL). */
+export function kvWriteKey(tenant: string, ns: string, key: string): string {
+  return `${tenant}\u0000${ns}\u0000${key}`;
+}
 
 /** Namespaces listed by {@link Kv.namespaces} at most. */
 export const MAX_KV_NAMESPACES = 1000;
@@ -401,35 +424,38 @@ export class Kv {
 
   /**
    * Decides with `decide` on a fresh view and commits its writes as one unit of the operation
-   * contract, deciding again when the rows it read changed before the unit ran.
+   * contract, deciding again when the rows it read changed before the unit ran; holds `keys`
+   * ({@link kvWriteKeys}) in the broker's `kvWrites` meanwhile.
    * @returns what `decide` returned for the committed view
-   * @throws QueenError `storage_error` when the rows kept changing ({@link KV_UNIT_ATTEMPTS} decisions);
+   * @throws QueenError `write_contention` when the rows kept changing ({@link KV_UNIT_ATTEMPTS} decisions);
    *   whatever `decide` throws (KvPreconditionLost: nothing is written)
    */
-  async decided<T>(decide: (view: KvView) => Promise<T>, tenant: string = DEFAULT_TENANT): Promise<T> {
-    for (let attempt = 1; ; attempt++) {
-      const view = this.view(this.now(), tenant);
-      const out = await decide(view);
-      if (!view.wrote) return out;
-      const unit = await this.broker.backend.unit(view.ops());
-      if (unit.committed) {
-        this.committed(view);
-        return out;
+  decided<T>(decide: (view: KvView) => Promise<T>, tenant: string = DEFAULT_TENANT, keys: readonly string[] = []): Promise<T> {
+    return this.broker.kvWrites.run(keys, async () => {
+      for (let attempt = 1; ; attempt++) {
+        const view = this.view(this.now(), tenant);
+        const out = await decide(view);
+        if (!view.wrote) return out;
+        const unit = await this.broker.backend.unit(view.ops());
+        if (unit.committed) {
+          this.committed(view);
+          return out;
+        }
+        if (attempt >= KV_UNIT_ATTEMPTS) throw new QueenError('write_contention', `KV rows kept changing under the call (${KV_UNIT_ATTEMPTS} decisions); nothing was written: retry`);
       }
-      if (attempt >= KV_UNIT_ATTEMPTS) throw new QueenError('storage_error', `KV rows kept changing under the call (${KV_UNIT_ATTEMPTS} attempts)`);
-    }
+    });
   }
 
   /**
    * Runs one batch: reads only → answered from committed state without a commit; otherwise one
-   * unit of work on `tenant`'s rows. @throws QueenError `shutting_down`, `storage_error`
+   * unit of work on `tenant`'s rows. @throws QueenError `shutting_down`, `storage_error`, `write_contention`
    */
   async batch(ops: readonly KvOp[], tenant: string = DEFAULT_TENANT): Promise<KvAnswer> {
     if (!ops.some(isWrite)) {
       return { ok: true, results: await applyKvOps(this.reader(tenant), ops) };
     }
     try {
-      return { ok: true, results: await this.decided((view) => applyKvOps(view, ops), tenant) };
+      return { ok: true, results: await this.decided((view) => applyKvOps(view, ops), tenant, kvWriteKeys(tenant, ops)) };
     } catch (e) {
       if (e instanceof KvPreconditionLost) return e.answer();
       throw e;

@@ -10,7 +10,8 @@
  */
 import type { KvRow } from '../../storage/kv.js';
 import { isoOrNull } from '../../util/time.js';
-import type { Kv, KvView } from './kv.js';
+import { DEFAULT_TENANT } from '../../storage/contract.js';
+import { kvWriteKey, type Kv, type KvView } from './kv.js';
 
 /** The KV namespace holding lock permits. */
 export const LOCKS_NS = 'queen-locks';
@@ -201,7 +202,7 @@ export async function applyLockOp(view: KvView, op: LockOp, index: number): Prom
  * Runs a call's lock operations in one unit of work (a call of `get`s only needs none), on
  * `tenant`'s lock rows (default: the default tenant).
  * @returns one result per operation, index-aligned
- * @throws QueenError `shutting_down`, `storage_error`
+ * @throws QueenError `shutting_down`, `storage_error`, `write_contention`
  */
 export async function runLocks(kv: Kv, ops: readonly LockOp[], tenant?: string): Promise<LockResult[]> {
   const all = async (view: KvView) => {
@@ -210,5 +211,7 @@ export async function runLocks(kv: Kv, ops: readonly LockOp[], tenant?: string):
     return out;
   };
   if (ops.every((o) => o.op === 'get')) return all(kv.reader(tenant));
-  return kv.decided(all, tenant);
+  // Calls on one lock name (its permits are rows of LOCKS_NS) queue behind each other.
+  const t = tenant ?? DEFAULT_TENANT;
+  return kv.decided(all, t, ops.filter((o) => o.op !== 'get').map((o) => kvWriteKey(t, LOCKS_NS, o.name)));
 }
