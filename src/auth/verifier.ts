@@ -22,7 +22,7 @@ import { checkClaims, subjectOf, type Claims } from './claims.js';
 import { selectKey, type KeyMaterial } from './keys.js';
 import { rolesOf } from './roles.js';
 import { compileSkipPaths } from './skip-paths.js';
-import { decodeHeader, extractToken } from './token.js';
+import { decodeHeader, extractToken, type TokenHeader } from './token.js';
 import { systemClock, type Clock } from '../util/clock.js';
 
 /** Who made a request. Empty (no `sub`, no roles) when JWT is off, or on skip paths and public routes. */
@@ -68,14 +68,15 @@ export function createAuthenticator(cfg: JwtConfig, keys: KeyMaterial, clock: Cl
     if (level === 'public') return EMPTY_IDENTITY;
     const token = extractToken(authorization);
     if (token === undefined) throw new QueenError('auth_required');
-    const header = decodeHeader(token);
+    // A token's header is a function of its text: one that verified before is not decoded again.
+    const header = verified.header(token) ?? decodeHeader(token);
     const alg = header.alg as TokenAlg;
     if (!cfg.acceptedAlgs.has(alg)) throw new QueenError('unsupported_token_algorithm');
     const key = await selectKey(keys, alg, header.kid);
     let claims = verified.get(token, key, nowMs());
     if (claims === undefined) {
       claims = await verifySignature(token, header.raw, alg, key);
-      verified.set(token, key, claims, nowMs());
+      verified.set(token, header, key, claims, nowMs());
     }
     checkClaims(claims, cfg, Math.floor(nowMs() / 1000));
     const roles = rolesOf(claims, cfg.rolesClaim, cfg.rolesArrayClaim);
@@ -119,16 +120,22 @@ async function verifySignature(token: string, header: Readonly<Record<string, un
 /**
  * Tokens whose signature verified, keyed by the exact token text and the key object that verified
  * it, so a client that sends the same bearer token on every request pays the signature check once
- * a minute instead of on every request. Only the signature result is remembered: the temporal
- * claims, issuer, audience and roles are checked on every request. A key rotated out of the JWKS
- * cache is a different key object, so its tokens verify afresh. Bounded: the oldest entry goes
- * when `max` is reached.
+ * a minute instead of on every request. Only the signature result (and the decoded header, a
+ * function of the token's text) is remembered: the algorithm, the key, the temporal claims, issuer,
+ * audience and roles are checked on every request. A key rotated out of the JWKS cache is a
+ * different key object, so its tokens verify afresh. Bounded: the oldest entry goes when `max` is
+ * reached.
  */
 class VerifiedTokens {
-  private readonly entries = new Map<string, { key: unknown; claims: Claims; until: number }>();
+  private readonly entries = new Map<string, { header: TokenHeader; key: unknown; claims: Claims; until: number }>();
 
   /** @param max entries kept @param ttlMs how long (ms) a verification is reused */
   constructor(private readonly max: number, private readonly ttlMs: number) {}
+
+  /** The decoded header of a token that verified and is still remembered. */
+  header(token: string): TokenHeader | undefined {
+    return this.entries.get(token)?.header;
+  }
 
   get(token: string, key: unknown, now: number): Claims | undefined {
     const e = this.entries.get(token);
@@ -140,8 +147,8 @@ class VerifiedTokens {
     return e.claims;
   }
 
-  set(token: string, key: unknown, claims: Claims, now: number): void {
+  set(token: string, header: TokenHeader, key: unknown, claims: Claims, now: number): void {
     if (this.entries.size >= this.max) this.entries.delete(this.entries.keys().next().value!);
-    this.entries.set(token, { key, claims, until: now + this.ttlMs });
+    this.entries.set(token, { header, key, claims, until: now + this.ttlMs });
   }
 }
