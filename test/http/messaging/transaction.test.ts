@@ -59,12 +59,18 @@ describe('POST /api/v1/transaction', () => {
     assert.deepEqual(all.body.messages.map((x: any) => x.data), ['existing'], "'fresh' was not written");
   });
 
-  test('a stale lease rolls everything back', async () => {
-    const src = uniqueName('src');
-    const dst = uniqueName('dst');
+  /** A message of a new queue, popped under a 1 s lease that has expired by the time this returns. */
+  async function expiredLease(src: string) {
     await call(b.url, 'POST', '/api/v1/push', { items: [{ queue: src, payload: 1 }] });
     const m = (await call(b.url, 'GET', `/api/v1/pop/queue/${src}?leaseSeconds=1`)).body.messages[0];
     await afterLeasesGrantedBefore(b.url);
+    return m;
+  }
+
+  test('a stale lease rolls everything back', async () => {
+    const src = uniqueName('src');
+    const dst = uniqueName('dst');
+    const m = await expiredLease(src);
     const r = await call(b.url, 'POST', '/api/v1/transaction', {
       operations: [
         { type: 'ack', transactionId: m.transactionId, partitionId: m.partitionId, status: 'completed' },
@@ -79,11 +85,8 @@ describe('POST /api/v1/transaction', () => {
   });
 
   test('a push-only transaction whose required lease expired is refused as lease_not_held, not as a rejected ack', async () => {
-    const src = uniqueName('src');
     const dst = uniqueName('dst');
-    await call(b.url, 'POST', '/api/v1/push', { items: [{ queue: src, payload: 1 }] });
-    const m = (await call(b.url, 'GET', `/api/v1/pop/queue/${src}?leaseSeconds=1`)).body.messages[0];
-    await afterLeasesGrantedBefore(b.url);
+    const m = await expiredLease(uniqueName('src'));
     const r = await call(b.url, 'POST', '/api/v1/transaction', {
       operations: [{ type: 'push', items: [{ queue: dst, payload: 'x' }] }],
       requiredLeases: [m.leaseId],
