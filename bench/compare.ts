@@ -63,9 +63,11 @@ async function start(main: string, env: Record<string, string> = {}): Promise<Br
 }
 
 async function stop(b: Broker): Promise<void> {
-  const exited = new Promise((r) => b.proc.once('exit', r));
-  b.proc.kill('SIGTERM');
-  await exited;
+  if (b.proc.exitCode === null && b.proc.signalCode === null) {
+    const exited = new Promise((r) => b.proc.once('exit', r));
+    b.proc.kill('SIGTERM');
+    await exited;
+  }
   fs.rmSync(b.dir, { recursive: true, force: true });
 }
 
