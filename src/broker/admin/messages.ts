@@ -409,7 +409,7 @@ async function moveDeadLetter(
     if (decoded.error) throw new QueenError('payload_integrity_failed', undefined, { success: false, dlqRowRemoved: false });
     const queue = target.queue ?? row.queue;
     const partition = target.partition ?? row.partition;
-    const items = [{ queue, partition, payload: decoded.data, transactionId: `dlq:${row.id}`, traceId: row.traceId }];
+    const items = [{ queue, partition, payload: decoded.data, transactionId: `dlq:${row.id}`, brokerTransactionId: true, traceId: row.traceId }];
     const plan = planPush(broker, await queueOptionsOf(broker.backend, items, tenant), items, row.producerSub, tenant);
     const stored = await storedReplay(broker, tenant, plan.items[0]!.transactionId, queue, partition, plan.items[0]!.dedupWindowMs, now);
     if (stored) {

@@ -218,7 +218,7 @@ export class Maintenance {
       if (Buffer.byteLength(json, 'utf8') > maxPayload) throw new QueenError('payload_too_large', `items[${index}].payload exceeds ${maxPayload} bytes`);
       const messageId = newId();
       const t = item.transactionId ? item.transactionId : messageId;
-      engine.checkName('transactionId', t);
+      if (item.transactionId) engine.checkName('transactionId', t); // a made id is not client text (planPush)
       const dedupKey = item.transactionId && dedupWindowMsOf(options, item.queue) > 0 ? repeatKey(item.queue, partition, t) : undefined;
       const first = dedupKey === undefined ? undefined : firstOf.get(dedupKey);
       if (first) {

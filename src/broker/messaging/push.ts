@@ -72,6 +72,12 @@ export interface PushItem {
    * `buffered`). Never taken from a request body.
    */
   messageId?: string | undefined;
+  /**
+   * Server-internal: `transactionId` was made by the broker (a DLQ replay's `dlq:<dead letter id>`),
+   * so the name rules for client text (`QUEEN_MAX_NAME_BYTES`) do not apply to it. Never taken
+   * from a request body.
+   */
+  brokerTransactionId?: boolean | undefined;
 }
 
 /** Per-item answer, in the wire's mixed casing (docs/http-api.md#push). */
@@ -140,7 +146,9 @@ export function planPush(ctx: PushContext, options: QueueOptionsByName, items: r
     const messageId = item.messageId ?? newId();
     const explicitTxn = item.transactionId !== undefined && item.transactionId !== '';
     const transactionId = explicitTxn ? item.transactionId! : messageId;
-    ctx.checkName('transactionId', transactionId);
+    // Only a client's text is held to the name rules: an id the broker made (a 36-byte UUID, or a
+    // replay's 40-byte `dlq:<id>`) must not fail a push when QUEEN_MAX_NAME_BYTES is below its length.
+    if (explicitTxn && item.brokerTransactionId !== true) ctx.checkName('transactionId', transactionId);
     if (typeof item.traceId === 'string') ctx.checkName('traceId', item.traceId);
     const p: Planned = {
       index, queue, partition, transactionId, messageId, explicit: explicitTxn,

@@ -19,7 +19,7 @@ export async function dlqAdminRoutes(app: FastifyInstance, { broker, ops, views 
   });
 
   app.post<{ Params: { id: string } } & Replies<'POST /api/v1/dlq/:id/replay'>>('/api/v1/dlq/:id/replay', async (req) => {
-    const b = bodyObject(req.body);
+    const b = bodyObject(req.body, { success: false });
     const target: ReplayTarget = {};
     for (const k of ['queue', 'partition'] as const) {
       if (b[k] === undefined || b[k] === null) continue;

@@ -10,7 +10,7 @@ import type { TimerOp } from '../../broker/coordination/timer-ops.js';
 import type { Config } from '../../config/index.js';
 import type { Timers } from '../../broker/coordination/timers.js';
 import { QueenError } from '../../errors.js';
-import { controlNumber } from '../../util/json.js';
+import { controlNumber, scanJsonText } from '../../util/json.js';
 import type { RouteContext } from '../app.js';
 import { producerSubOf } from '../identity.js';
 import { qInt, qString, type Query } from '../query.js';
@@ -27,11 +27,17 @@ function bad(message: string): QueenError {
   return new QueenError('invalid_request', message);
 }
 
+/** The limits a timer operation is checked against (`QUEEN_MAX_PAYLOAD_BYTES`, `QUEEN_MAX_JSON_DEPTH`). */
+export type TimerLimits = Pick<Config['limits'], 'maxPayloadBytes' | 'maxJsonDepth'>;
+
 /**
- * Decodes the wire payload: base64 (standard or URL-safe) of UTF-8 JSON bytes → JSON text.
- * @throws QueenError `invalid_request`, `payload_too_large`
+ * Decodes the wire payload: base64 (standard or URL-safe) of UTF-8 JSON bytes → JSON text, held to
+ * the body limits of every other payload (size, then nesting depth: the decoded text is a message
+ * that a pop answers).
+ * @throws QueenError `invalid_request`, `payload_too_large`, `json_too_deep`
  */
-function decodePayload(v: unknown, at: string, maxBytes: number): string {
+function decodePayload(v: unknown, at: string, limits: TimerLimits): string {
+  const maxBytes = limits.maxPayloadBytes;
   if (typeof v !== 'string') throw bad(`${at}.payload must be a base64 string of the JSON payload bytes`);
   if (Math.floor((v.length * 3) / 4) > maxBytes + 3) {
     throw new QueenError('payload_too_large', `${at}.payload exceeds ${maxBytes} bytes (QUEEN_MAX_PAYLOAD_BYTES)`);
@@ -42,6 +48,13 @@ function decodePayload(v: unknown, at: string, maxBytes: number): string {
   let text: string;
   try {
     text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    throw bad(`${at}.payload must be base64 of JSON bytes (the decoded bytes are not UTF-8)`);
+  }
+  if (scanJsonText(text, limits.maxJsonDepth).tooDeep) {
+    throw new QueenError('json_too_deep', `${at}.payload: JSON nested deeper than ${limits.maxJsonDepth} levels (QUEEN_MAX_JSON_DEPTH)`);
+  }
+  try {
     JSON.parse(text);
   } catch {
     throw bad(`${at}.payload must be base64 of JSON bytes (the decoded bytes are not JSON)`);
@@ -51,9 +64,9 @@ function decodePayload(v: unknown, at: string, maxBytes: number): string {
 
 /**
  * One wire operation → {@link TimerOp}, refusing what this broker does not do.
- * @throws QueenError `invalid_request`, `timer_unsupported`, `payload_too_large`
+ * @throws QueenError `invalid_request`, `timer_unsupported`, `payload_too_large`, `json_too_deep`
  */
-export function toTimerOp(raw: unknown, at: string, maxPayloadBytes: number): TimerOp {
+export function toTimerOp(raw: unknown, at: string, limits: TimerLimits): TimerOp {
   if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw bad(`${at} must be an object`);
   const o = { ...(raw as Record<string, unknown>) };
   if (o.delayMs !== undefined) o.delayMs = controlNumber(o.delayMs);
@@ -81,7 +94,7 @@ export function toTimerOp(raw: unknown, at: string, maxPayloadBytes: number): Ti
     partition: o.partition as string | undefined,
     delayMs: o.delayMs as number | undefined,
     txn: o.txn as string | undefined,
-    payloadJson: o.payload === undefined ? undefined : decodePayload(o.payload, at, maxPayloadBytes),
+    payloadJson: o.payload === undefined ? undefined : decodePayload(o.payload, at, limits),
   };
 }
 
@@ -90,14 +103,14 @@ export function toTimerOp(raw: unknown, at: string, maxPayloadBytes: number): Ti
  * transaction runs; undefined when absent.
  * @throws QueenError with the transaction failure body (`success:false`, `reason`, `results:[]`)
  */
-export function parseTimerRider(timers: Timers, raw: unknown, limits: Pick<Config['limits'], 'maxPushItems' | 'maxPayloadBytes'>): TimerOp[] | undefined {
+export function parseTimerRider(timers: Timers, raw: unknown, limits: Pick<Config['limits'], 'maxPushItems'> & TimerLimits): TimerOp[] | undefined {
   if (raw === undefined || raw === null) return undefined;
   try {
     if (!Array.isArray(raw)) throw bad('timers must be an array of timer operations');
     if (raw.length > limits.maxPushItems) {
       throw new QueenError('batch_too_large', `timers has ${raw.length} entries; the limit is ${limits.maxPushItems} (QUEEN_MAX_PUSH_ITEMS)`);
     }
-    const ops = raw.map((r, i) => toTimerOp(r, `timers[${i}]`, limits.maxPayloadBytes));
+    const ops = raw.map((r, i) => toTimerOp(r, `timers[${i}]`, limits));
     timers.check(ops, 'timers');
     return ops;
   } catch (e) {
@@ -117,7 +130,7 @@ export async function timerRoutes(app: FastifyInstance, { services, config }: Ro
     const raw = Array.isArray(body) ? body : (body as { operations?: unknown } | undefined)?.operations;
     if (!Array.isArray(raw)) throw new QueenError('operations_required');
     if (raw.length > max) throw new QueenError('batch_too_large', `operations has ${raw.length} entries; the limit is ${max} (QUEEN_MAX_PUSH_ITEMS)`);
-    const ops = raw.map((r, i) => toTimerOp(r, `operations[${i}]`, config.limits.maxPayloadBytes));
+    const ops = raw.map((r, i) => toTimerOp(r, `operations[${i}]`, config.limits));
     return { results: wire(await timers.apply(ops, producerSubOf(req), req.tenant)) };
   });
 

@@ -17,8 +17,13 @@ import { wire } from '../schemas/wire.js';
 
 type Obj = Record<string, unknown>;
 
+/** The failure shape of a refused transaction, which every 4xx answer of this route carries (docs/http-api.md#transaction). */
+function failureShape(): Record<string, unknown> {
+  return { success: false, reason: 'bad_request', results: [] };
+}
+
 function bad(message: string): QueenError {
-  return new QueenError('invalid_request', message, { success: false, reason: 'bad_request', results: [] });
+  return new QueenError('invalid_request', message, failureShape());
 }
 
 function str(o: Obj, k: string, where: string, required: boolean): string | undefined {
@@ -38,8 +43,17 @@ function pushItem(raw: unknown, where: string): ReturnType<typeof toPushItem> {
   const partition = str(o, 'partition', where, false);
   const transactionId = str(o, 'transactionId', where, false);
   const traceId = str(o, 'traceId', where, false);
-  const payload = 'payload' in o ? o.payload : 'data' in o ? o.data : {};
-  return toPushItem({ queue, partition, payload, transactionId, traceId }, where);
+  if (!('payload' in o) && !('data' in o)) throw bad(`${where}.payload is required`);
+  return toPushItem({ queue, partition, payload: 'payload' in o ? o.payload : o.data, transactionId, traceId }, where);
+}
+
+/**
+ * `e` with the failure shape when it refuses malformed input (400 or 413: a name rule or a limit
+ * the broker checks) and is not shaped yet; anything else (maintenance, contention, storage) unchanged.
+ */
+function withFailureShape(e: unknown): unknown {
+  if (!(e instanceof QueenError) || (e.status !== 400 && e.status !== 413) || e.extra?.success === false) return e;
+  return new QueenError(e.code, e.message, { ...e.extra, ...failureShape() });
 }
 
 /**
@@ -74,7 +88,7 @@ function parseOps(body: unknown, maxItems: number): { ops: TransactionOp[]; requ
     }
   });
   if (count > maxItems) {
-    throw new QueenError('batch_too_large', `transaction has ${count} items; the limit is ${maxItems} (QUEEN_MAX_PUSH_ITEMS)`, { success: false, reason: 'bad_request', results: [] });
+    throw new QueenError('batch_too_large', `transaction has ${count} items; the limit is ${maxItems} (QUEEN_MAX_PUSH_ITEMS)`, failureShape());
   }
   let requiredLeases: string[] = [];
   if (b.requiredLeases !== undefined && b.requiredLeases !== null) {
@@ -89,9 +103,13 @@ function parseOps(body: unknown, maxItems: number): { ops: TransactionOp[]; requ
 /** Fastify plugin registering the routes this module describes. */
 export async function transactionRoutes(app: FastifyInstance, { broker, services, config }: RouteContext): Promise<void> {
   app.post<Replies<'POST /api/v1/transaction'>>('/api/v1/transaction', async (req) => {
-    const { ops, requiredLeases } = parseOps(req.body, config.limits.maxPushItems);
-    const timers = parseTimerRider(services.timers, (req.body as Obj).timers, config.limits);
-    const kv = kvRider(services.kv, (req.body as Obj).kv, config.limits);
-    return wire(await broker.transaction({ operations: ops, requiredLeases, producerSub: producerSubOf(req), timers, kv, tenant: req.tenant }).catch(kvPreconditionAnswer));
+    try {
+      const { ops, requiredLeases } = parseOps(req.body, config.limits.maxPushItems);
+      const timers = parseTimerRider(services.timers, (req.body as Obj).timers, config.limits);
+      const kv = kvRider(services.kv, (req.body as Obj).kv, config.limits);
+      return wire(await broker.transaction({ operations: ops, requiredLeases, producerSub: producerSubOf(req), timers, kv, tenant: req.tenant }).catch(kvPreconditionAnswer));
+    } catch (e) {
+      throw withFailureShape(e);
+    }
   });
 }

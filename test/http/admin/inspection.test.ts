@@ -279,6 +279,15 @@ describe('dead letters', () => {
     const m2 = await deadLetter(q, 'p2', { v: 'y' }, 'order-2');
     const id2 = (await call(b.url, 'GET', `/api/v1/dlq?queue=${q}`)).body.messages[0].id;
     assert.equal((await call(b.url, 'POST', `/api/v1/dlq/${id2}/replay`, { queue: '  ' })).status, 400);
+    // A body that is not an object is refused, and the dead letter stays (outside check: `[1]`
+    // replayed and removed the row).
+    for (const body of ['[1]', '"x"', '7']) {
+      const r = await call(b.url, 'POST', `/api/v1/dlq/${id2}/replay`, body);
+      assert.equal(r.status, 400, `${body}: ${r.text}`);
+      assert.equal(r.body.code, 'invalid_request');
+      assert.equal(r.body.success, false);
+    }
+    assert.equal((await call(b.url, 'GET', `/api/v1/dlq?queue=${q}`)).body.messages.length, 1, 'the dead letter is still there');
     const q2 = uniqueName();
     const moved = await call(b.url, 'POST', `/api/v1/dlq/${id2}/replay`, { queue: q2 });
     assert.equal(moved.status, 200, moved.text);

@@ -36,3 +36,46 @@ describe('names', () => {
     assert.equal(r.body.code, 'name_too_long');
   });
 });
+
+describe('names at the smallest QUEEN_MAX_NAME_BYTES (16)', () => {
+  // Outside check: with QUEEN_MAX_NAME_BYTES anywhere in 16…35 (a documented range) every push
+  // without a transactionId was refused, because the id the broker made for it (a 36-byte UUID)
+  // was held to the limit for client text; a replay's `dlq:<id>` (40 bytes) likewise.
+  let s: BrokerHandle;
+  before(async () => { s = await startBroker({ env: { QUEEN_MAX_NAME_BYTES: '16' } }); });
+  after(async () => { await s?.stop(); });
+
+  test('a push without transactionId is stored; client text over the limit is refused naming its own field', async () => {
+    const q = `n${Date.now() % 1e9}`;
+    const ok = await call(s.url, 'POST', '/api/v1/push', { items: [{ queue: q, payload: 1 }, { queue: q, payload: 2, traceId: 't'.repeat(16) }] });
+    assert.equal(ok.status, 201, ok.text);
+    assert.equal(ok.body[0].status, 'queued');
+    assert.equal(ok.body[0].transaction_id.length, 36);
+    const txn = await call(s.url, 'POST', '/api/v1/push', { items: [{ queue: q, payload: 3, transactionId: 'x'.repeat(17) }] });
+    assert.equal(txn.status, 400, txn.text);
+    assert.equal(txn.body.code, 'name_too_long');
+    assert.match(txn.body.error, /^transactionId /);
+    const trace = await call(s.url, 'POST', '/api/v1/push', { items: [{ queue: q, payload: 4, traceId: 't'.repeat(17) }] });
+    assert.equal(trace.status, 400, trace.text);
+    assert.match(trace.body.error, /^traceId /);
+    const tx = await call(s.url, 'POST', '/api/v1/transaction', { operations: [{ type: 'push', queue: q, payload: 5 }] });
+    assert.equal(tx.status, 200, tx.text);
+    assert.equal(tx.body.success, true);
+    const popped = await call(s.url, 'GET', `/api/v1/pop/queue/${q}?batch=10&autoAck=true`);
+    assert.deepEqual(popped.body.messages.map((m: { data: unknown }) => m.data), [1, 2, 5]);
+  });
+
+  test('a dead letter is replayed under its 40-byte dlq:<id>', async () => {
+    const q = `d${Date.now() % 1e9}`;
+    assert.equal((await call(s.url, 'POST', '/api/v1/push', { items: [{ queue: q, partition: 'p', payload: { v: 1 } }] })).status, 201);
+    const m = (await call(s.url, 'GET', `/api/v1/pop/queue/${q}/partition/p?batch=1`)).body.messages[0];
+    const a = await call(s.url, 'POST', '/api/v1/ack', { transactionId: m.transactionId, partitionId: m.partitionId, leaseId: m.leaseId, status: 'dlq', error: 'boom' });
+    assert.equal(a.body[0].success, true, a.text);
+    const id = (await call(s.url, 'GET', `/api/v1/dlq?queue=${q}`)).body.messages[0].id;
+    const r = await call(s.url, 'POST', `/api/v1/dlq/${id}/replay`, {});
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.body.replayedAs.transaction_id, `dlq:${id}`);
+    const again = await call(s.url, 'GET', `/api/v1/pop/queue/${q}/partition/p?batch=10`);
+    assert.deepEqual(again.body.messages.map((x: { data: unknown }) => x.data), [{ v: 1 }]);
+  });
+});

@@ -188,7 +188,9 @@ describe('timers over HTTP', () => {
 
 describe('timers: bad input', () => {
   let b: BrokerHandle;
-  before(async () => { b = await startBroker({ env: { QUEEN_MAX_PUSH_ITEMS: '3', QUEEN_MAX_PAYLOAD_BYTES: '64', QUEEN_MAX_NAME_BYTES: '32' } }); });
+  before(async () => { b = await startBroker({ env: { QUEEN_MAX_PUSH_ITEMS: '3', QUEEN_MAX_PAYLOAD_BYTES: '64', QUEEN_MAX_NAME_BYTES: '32', QUEEN_MAX_JSON_DEPTH: '10' } }); });
+  /** An array `levels` deep around 1. */
+  const nested = (levels: number): unknown => JSON.parse('['.repeat(levels) + '1' + ']'.repeat(levels));
   after(async () => { await b?.stop(); });
 
   const cases: [string, () => unknown, number, string][] = [
@@ -211,6 +213,9 @@ describe('timers: bad input', () => {
     ['payload not JSON', () => ({ operations: [schedule('q', 'k', { payload: Buffer.from('not json').toString('base64') })] }), 400, 'invalid_request'],
     ['payload a JSON object instead of base64', () => ({ operations: [schedule('q', 'k', { payload: { a: 1 } })] }), 400, 'invalid_request'],
     ['payload too large', () => ({ operations: [schedule('q', 'k', { payload: b64json('x'.repeat(100)) })] }), 413, 'payload_too_large'],
+    // Outside check: a base64 payload 100,000 levels deep was scheduled and then popped, past the
+    // depth limit every other body is held to.
+    ['payload nested deeper than QUEEN_MAX_JSON_DEPTH', () => ({ operations: [schedule('q', 'k', { payload: b64json(nested(11)) })] }), 400, 'json_too_deep'],
     ['beyond the 90-day horizon', () => ({ operations: [schedule('q', 'k', { delayMs: 90 * 86_400_000 + 1 })] }), 400, 'timer_horizon_exceeded'],
     ['payloadZstd', () => ({ operations: [schedule('q', 'k', { payloadZstd: true })] }), 400, 'timer_unsupported'],
     ['client-encrypted payload', () => ({ operations: [schedule('q', 'k', { encrypted: true })] }), 400, 'timer_unsupported'],
@@ -231,6 +236,19 @@ describe('timers: bad input', () => {
       assert.equal(typeof r.body.error, 'string');
     });
   }
+
+  it('a payload exactly QUEEN_MAX_JSON_DEPTH deep is scheduled; one level more in a transaction rider is refused with the failure shape', async () => {
+    const q = uniqueName('t');
+    const r = await timers(b.url, [schedule(q, 'k', { payload: b64json(nested(10)) })]);
+    assert.equal(r.status, 200, r.text);
+    const t = await call(b.url, 'POST', '/api/v1/transaction', {
+      operations: [{ type: 'push', queue: q, payload: 1 }], timers: [schedule(q, 'k2', { payload: b64json(nested(11)) })],
+    });
+    assert.equal(t.status, 400, t.text);
+    assert.equal(t.body.code, 'json_too_deep');
+    assert.equal(t.body.success, false);
+    assert.equal((await call(b.url, 'GET', `/api/v1/pop/queue/${q}?batch=1`)).status, 204, 'the push rolled back with the refused rider');
+  });
 
   it('a batch with one bad operation schedules nothing (all or nothing)', async () => {
     const q = uniqueName('t');

@@ -153,4 +153,32 @@ describe('POST /api/v1/transaction', () => {
       assert.equal(r.body.code, 'invalid_request');
     }
   });
+
+  test('a push item without payload or data is refused (400), not stored as {}', async () => {
+    // Outside check: both forms answered 200 and the queue then held a message whose data was {}.
+    const q = uniqueName('nopayload');
+    for (const op of [{ type: 'push', queue: q }, { type: 'push', items: [{ queue: q }] }]) {
+      const r = await call(b.url, 'POST', '/api/v1/transaction', { operations: [op] });
+      assert.equal(r.status, 400, JSON.stringify(op));
+      assert.equal(r.body.code, 'invalid_request');
+      assert.match(r.body.error, /payload is required/);
+      assert.equal(r.body.success, false);
+      assert.equal(r.body.reason, 'bad_request');
+      assert.deepEqual(r.body.results, []);
+    }
+    assert.equal((await call(b.url, 'GET', `/api/v1/pop/queue/${q}?batch=1`)).status, 204, 'nothing stored');
+    // An explicit null payload is a payload (as on /push).
+    const ok = await call(b.url, 'POST', '/api/v1/transaction', { operations: [{ type: 'push', queue: q, payload: null }] });
+    assert.equal(ok.status, 200);
+    assert.equal((await popOne(q)).data, null);
+  });
+
+  test('a refusal for a bad name carries the failure shape too', async () => {
+    const r = await call(b.url, 'POST', '/api/v1/transaction', { operations: [{ type: 'push', queue: 'tx\u0000bad', payload: 1 }] });
+    assert.equal(r.status, 400);
+    assert.equal(r.body.code, 'invalid_name');
+    assert.equal(r.body.success, false);
+    assert.equal(r.body.reason, 'bad_request');
+    assert.deepEqual(r.body.results, []);
+  });
 });
