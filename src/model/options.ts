@@ -69,7 +69,7 @@ type Kind = { type: 'int'; min: number; max: number } | { type: 'bool' } | { typ
 
 const INT32 = 2_147_483_647;
 const SCHEMA: Record<keyof QueueOptions, Kind> = {
-  priority: { type: 'int', min: -INT32, max: INT32 },
+  priority: { type: 'int', min: -INT32 - 1, max: INT32 }, // int32, as documented: -2^31 included
   leaseTime: { type: 'int', min: 1, max: INT32 },
   retryLimit: { type: 'int', min: 0, max: INT32 },
   retryDelay: { type: 'int', min: 0, max: INT32 },
@@ -101,7 +101,8 @@ function parseOne(name: keyof QueueOptions, v: unknown): number | boolean | stri
   const kind = SCHEMA[name];
   switch (kind.type) {
     case 'int': {
-      const n = typeof v === 'string' && /^-?\d+$/.test(v.trim()) ? Number(v) : controlNumber(v);
+      // A digit string exactly: " 60" or "60\n" is refused like any other text, not trimmed into 60.
+      const n = typeof v === 'string' && /^-?\d+$/.test(v) ? Number(v) : controlNumber(v);
       if (typeof n !== 'number' || !Number.isInteger(n)) throw invalid(name, 'expected an integer');
       if (n < kind.min || n > kind.max) throw invalid(name, `expected ${kind.min}..${kind.max}`);
       return n;

@@ -144,6 +144,18 @@ describe('bad input gets a clear 4xx, never a 500', () => {
     const r = await call(b.url, 'POST', '/api/v1/configure', { queue: 'q', options: { leaseTime: 'long' } });
     expectError(r, 400, 'invalid_option');
     assert.equal(r.body.invalid, 'leaseTime');
+    // priority is an int32 (-2^31 included); a digit string is digits only (outside check).
+    const low = await call(b.url, 'POST', '/api/v1/configure', { queue: uniqueName('prio'), options: { priority: -2147483648 } });
+    assert.equal(low.status, 200, low.text);
+    assert.equal(low.body.options.priority, -2147483648);
+    expectError(await call(b.url, 'POST', '/api/v1/configure', { queue: 'q', options: { priority: -2147483649 } }), 400, 'invalid_option');
+    for (const text of [' 60', '60 ', '60\n']) {
+      const padded = await call(b.url, 'POST', '/api/v1/configure', { queue: 'q', options: { leaseTime: text } });
+      expectError(padded, 400, 'invalid_option');
+      assert.equal(padded.body.invalid, 'leaseTime');
+    }
+    const digits = await call(b.url, 'POST', '/api/v1/configure', { queue: uniqueName('digits'), options: { leaseTime: '60' } });
+    assert.equal(digits.body.options.leaseTime, 60);
     const r2 = await call(b.url, 'POST', '/api/v1/configure', { queue: 'q', options: { retryLimit: -1 } });
     assert.equal(r2.body.invalid, 'retryLimit');
   });
