@@ -27,8 +27,9 @@ export async function popRoutes(app: FastifyInstance, { broker, config }: RouteC
     // commitOnDelivery is the name the reference documents now; autoAck stays as its alias, and
     // either one set to true commits at delivery (docs/http-api.md#pop).
     const autoAck = qBool(q, 'commitOnDelivery', false) || qBool(q, 'autoAck', false);
-    if (conflation && (group === undefined || group === '')) {
-      throw new QueenError('invalid_request', 'conflation requires a consumerGroup', { success: false, messages: [] });
+    if (conflation && (group === undefined || group === '' || group === QUEUE_MODE)) {
+      // The queue's built-in group, named or not, never conflates (resolveSubscription).
+      throw new QueenError('invalid_request', `conflation requires a named consumerGroup (not the queue's built-in ${QUEUE_MODE})`, { success: false, messages: [] });
     }
     if (conflation && autoAck) {
       throw new QueenError('invalid_request', 'conflation cannot be combined with commitOnDelivery (autoAck)', { success: false, messages: [] });
