@@ -152,6 +152,12 @@ export function installErrorHandling(app: FastifyInstance): void {
       reply.code(400).type('application/json').send(e.toJSON());
       return;
     }
+    // Every path segment and query value names something (a queue, a group, a key, a time): none may
+    // hold a NUL (docs/http-api.md#conventions). In a well-formed URL `%00` can only be that escape.
+    if (request.url.includes('%00')) {
+      reply.code(400).type('application/json').send(new QueenError('invalid_name', 'a path segment or query parameter contains a NUL character (%00)').toJSON());
+      return;
+    }
     done();
   });
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {

@@ -13,6 +13,7 @@ import type { PayloadCodec } from '../../model/codec.js';
 import type { StoredPayload } from '../../storage/store.js';
 import { newId } from '../../util/ids.js';
 import { stringifyClientJson } from '../../util/json.js';
+import { checkNameText } from '../../util/names.js';
 import { QUEUE_DEFAULTS, type QueueOptions } from '../../model/options.js';
 
 /** What planning a push needs besides the queues' options: the payload limit, the name rules, the codec (the Broker is one). */
@@ -30,6 +31,7 @@ export type QueueOptionsByName = ReadonlyMap<string, QueueOptions | undefined>;
 /**
  * Reads the options of every queue `items` name through the contract (one read per distinct queue).
  * @param tenant the queues' tenant (default: the default tenant)
+ * @throws QueenError `invalid_name` for a queue name with a NUL or a lone surrogate
  */
 export async function queueOptionsOf(
   backend: QueueBackend, items: readonly { queue: string }[], tenant: string = DEFAULT_TENANT,
@@ -37,6 +39,7 @@ export async function queueOptionsOf(
   const out = new Map<string, QueueOptions | undefined>();
   for (const it of items) {
     if (out.has(it.queue)) continue;
+    checkNameText('queue', it.queue); // before the read: PostgreSQL refuses a NUL in a parameter
     out.set(it.queue, (await backend.admin.readQueue({ tenant, queue: it.queue }))?.options);
   }
   return out;

@@ -10,6 +10,7 @@ import type { RouteContext } from '../app.js';
 import type { Replies } from '../schemas/types.js';
 import { wire } from '../schemas/wire.js';
 import { mapPacked } from '../../util/arrays.js';
+import { checkNameText } from '../../util/names.js';
 
 const nullableString = { type: ['string', 'null'] } as const;
 
@@ -32,9 +33,17 @@ interface RawAck {
   leaseId?: string | null;
 }
 
-/** Validated raw ack → domain input; an absent or null group is queue mode. */
+/**
+ * Validated raw ack → domain input; an absent or null group is queue mode.
+ * @throws QueenError `invalid_name` when an identifier holds a NUL or a lone surrogate (no stored
+ *   name can, and PostgreSQL cannot even be asked for one: src/util/names.ts)
+ */
 export function toAckInput(a: RawAck, group: string | null | undefined): AckInput {
   const g = a.consumerGroup ?? group;
+  checkNameText('transactionId', a.transactionId);
+  checkNameText('partitionId', a.partitionId);
+  if (typeof g === 'string') checkNameText('consumerGroup', g);
+  if (typeof a.leaseId === 'string') checkNameText('leaseId', a.leaseId);
   return {
     transactionId: a.transactionId, partitionId: a.partitionId, status: a.status, error: a.error ?? null,
     leaseId: a.leaseId ?? null, group: g === undefined || g === null || g === '' ? QUEUE_MODE : g,

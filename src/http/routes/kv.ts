@@ -12,6 +12,7 @@ import { kvBad, kvKey, kvLimits, kvNamespace, page, parseKvBatch, parseKvOp } fr
 import { lockRoutes } from './locks.js';
 import type { Replies } from '../schemas/types.js';
 import { wire } from '../schemas/wire.js';
+import { checkNameText } from '../../util/names.js';
 
 type Obj = Record<string, unknown>;
 type KvParams = { ns: string; '*': string };
@@ -65,6 +66,7 @@ export async function kvRoutes(app: FastifyInstance, ctx: RouteContext): Promise
     const ns = kvNamespace(body.ns, 'body');
     const prefix = body.prefix === undefined || body.prefix === null ? '' : body.prefix;
     if (typeof prefix !== 'string') throw kvBad('kv_bad_request', 'body.prefix must be a string');
+    checkNameText('body.prefix', prefix); // as getPrefix: a NUL or lone surrogate is 400 invalid_name
     const p = page(body, 'body');
     const got = await kv.reader(req.tenant).scan(ns, prefix, p.after, p.limit + 1);
     const truncated = got.length > p.limit;

@@ -6,6 +6,7 @@ import { qInt, type Query } from '../query.js';
 import { bodyObject, type OpsContext } from './ops-context.js';
 import type { Replies } from '../schemas/types.js';
 import { wire } from '../schemas/wire.js';
+import { checkNameText } from '../../util/names.js';
 
 function str(b: Record<string, unknown>, k: string, required: boolean): string | undefined {
   const v = b[k];
@@ -14,6 +15,7 @@ function str(b: Record<string, unknown>, k: string, required: boolean): string |
     return undefined;
   }
   if (typeof v !== 'string') throw new QueenError('invalid_request', `${k} must be a string`, { success: false });
+  checkNameText(k, v); // the message it names is looked up (PostgreSQL cannot be asked for a NUL)
   return v;
 }
 

@@ -14,6 +14,7 @@ import { kvPreconditionAnswer, kvRider } from './kv-rider.js';
 import { parseTimerRider } from './timers.js';
 import type { Replies } from '../schemas/types.js';
 import { wire } from '../schemas/wire.js';
+import { checkNameText } from '../../util/names.js';
 
 type Obj = Record<string, unknown>;
 
@@ -96,6 +97,7 @@ function parseOps(body: unknown, maxItems: number): { ops: TransactionOp[]; requ
       throw bad('requiredLeases must be an array of lease ids');
     }
     requiredLeases = [...new Set((b.requiredLeases as string[]).filter((l) => l !== ''))];
+    for (const l of requiredLeases) checkNameText('requiredLeases', l);
   }
   return { ops, requiredLeases };
 }

@@ -35,14 +35,24 @@ export function connectionLost(e: unknown): boolean {
 }
 
 /**
+ * SQLSTATE `character_not_in_repertoire`: a text parameter held a NUL byte ("invalid byte sequence
+ * for encoding UTF8: 0x00"). The HTTP routes refuse NUL in names first (src/util/names.ts); this
+ * keeps any other way in (the Kafka port, a field a route does not check) at a 400, not a 500.
+ */
+const NUL_IN_TEXT = '22021';
+
+/**
  * A write the database refused as read-only becomes `standby` (the database is a replica) or
- * `db_read_only`; a database that cannot be reached or ended the session becomes `db_unavailable`
- * (docs/cluster.md#failures); other errors pass unchanged. A COMMIT whose outcome is unknown stays
+ * `db_read_only`; a text parameter holding a NUL becomes `invalid_name`; a database that cannot be
+ * reached or ended the session becomes `db_unavailable` (docs/cluster.md#failures); other errors
+ * pass unchanged. A COMMIT whose outcome is unknown stays
  * so ({@link commitOutcomeUnknown}).
  */
 export function refusalOf(e: unknown, standby: boolean): unknown {
   let out: unknown = e;
-  if ((e as { code?: unknown } | null)?.code === READ_ONLY_SQL_TRANSACTION) out = new QueenError(standby ? 'standby' : 'db_read_only', undefined, undefined);
+  const code = (e as { code?: unknown } | null)?.code;
+  if (code === READ_ONLY_SQL_TRANSACTION) out = new QueenError(standby ? 'standby' : 'db_read_only', undefined, undefined);
+  else if (code === NUL_IN_TEXT) out = new QueenError('invalid_name', 'a name or key contains a NUL character, which PostgreSQL text cannot hold', undefined);
   else if (connectionLost(e)) out = Object.assign(new QueenError('db_unavailable', undefined, undefined), { cause: e }); // the driver's error stays for logs and the boot message, never the answer
   if (out !== e && commitOutcomeUnknown(e)) AT_COMMIT.add(out as object);
   return out;
