@@ -58,6 +58,18 @@ export function refusalOf(e: unknown, standby: boolean): unknown {
   return out;
 }
 
+/** How many times {@link PgDb.tx} runs a transaction that keeps being chosen as a deadlock's victim. */
+export const TX_ATTEMPTS = 5;
+
+/**
+ * True when `e` is PostgreSQL rolling a transaction back so that another can go on (deadlock
+ * detected, serialization failure) before its COMMIT: running it again is safe and expected.
+ */
+function victim(e: unknown): boolean {
+  const code = (e as { code?: unknown } | null)?.code;
+  return (code === '40P01' || code === '40001') && !commitOutcomeUnknown(e);
+}
+
 /** Errors {@link PgDb.tx} met on its COMMIT statement: see {@link commitOutcomeUnknown}. */
 const AT_COMMIT = new WeakSet<object>();
 
@@ -161,9 +173,26 @@ export class PgDb {
   async named<T extends Row = Row>(query: { name: string; text: string; values: unknown[] }): Promise<pg.QueryResult<T>> {
     this.checkPlans();
     try {
-      return await this.pool.query<T>(this.planGeneration === 0 ? query : { ...query, name: `${query.name}.${this.planGeneration}` });
+      return await this.again(() => this.pool.query<T>(this.planGeneration === 0 ? query : { ...query, name: `${query.name}.${this.planGeneration}` }));
     } catch (e) {
       throw refusalOf(e, this.standby);
+    }
+  }
+
+  /**
+   * `run` (one statement in its own transaction, or a whole transaction), run again while
+   * PostgreSQL rolls it back as a deadlock's or a serialization failure's victim, at most
+   * {@link TX_ATTEMPTS} times in all, after a short random pause (see {@link tx}).
+   */
+  private async again<T>(run: () => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await run();
+      } catch (e) {
+        if (attempt >= TX_ATTEMPTS || !victim(e)) throw e;
+        this.txRetries++;
+        await new Promise((r) => setTimeout(r, Math.random() * 5 * attempt));
+      }
     }
   }
 
@@ -205,17 +234,29 @@ export class PgDb {
   /** One statement on any pooled connection. */
   async rows<T extends Row = Row>(sql: string, params: unknown[] = []): Promise<T[]> {
     try {
-      return (await this.pool.query<T>(sql, params)).rows;
+      return (await this.again(() => this.pool.query<T>(sql, params))).rows;
     } catch (e) {
       throw refusalOf(e, this.standby);
     }
   }
 
+  /** Transactions run again after PostgreSQL chose them as a deadlock's or a serialization failure's victim (see {@link tx}). */
+  txRetries = 0;
+
   /**
    * Runs `fn` in one transaction (READ COMMITTED); NOTIFYs its hints before COMMIT and hands them
-   * to the local listeners after it. Any error rolls everything back and is rethrown.
+   * to the local listeners after it. A transaction PostgreSQL rolled back as the victim of a
+   * deadlock (SQLSTATE 40P01: two writers locking the same partition rows in different orders, such
+   * as a push of many partitions and a batch ack of several) or of a serialization failure (40001)
+   * is run again from the start, up to {@link TX_ATTEMPTS} times after a short random pause: it
+   * changed nothing, and `fn` keeps its effects in `t` and its own variables. Any other error rolls
+   * everything back and is rethrown, as is the last victim's.
    */
   async tx<T>(fn: (t: Tx) => Promise<T>): Promise<T> {
+    return this.again(() => this.txOnce(fn));
+  }
+
+  private async txOnce<T>(fn: (t: Tx) => Promise<T>): Promise<T> {
     let client: PoolClient;
     try {
       client = await this.pool.connect();
