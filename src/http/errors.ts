@@ -167,7 +167,10 @@ export function installErrorHandling(app: FastifyInstance): void {
         // The database refuses writes for now (docs/cluster.md#failures), or other writers kept winning: the client retries, nothing is logged per request.
         return reply.code(qe.status).header('retry-after', '1').type('application/json').send(qe.toJSON());
       }
-      if (qe.status >= 500) request.log.error({ code: qe.code }, qe.message);
+      // A 503 declines by a state the broker is in (maintenance, stopping, ephemeral limits), which is
+      // logged where the state changes: per request it is noise at `debug`, not an error. Other 5xx are.
+      if (qe.status === 503) request.log.debug({ code: qe.code }, qe.message);
+      else if (qe.status >= 500) request.log.error({ code: qe.code }, qe.message);
       return reply.code(qe.status).type('application/json').send(qe.toJSON());
     }
     request.log.error({ err: error }, 'unhandled error');

@@ -31,6 +31,10 @@ test('push on node A wakes a pop parked on node B (LISTEN/NOTIFY, no re-check in
       const got2 = await parkedOnA;
       assert.equal(got2.status, 200);
       assert.deepEqual(got2.body.messages.map((m: { data: unknown }) => m.data), [{ from: 'B' }]);
+      // A primary has nothing to promote: 409 promote_unavailable, as on SQLite (outside check: it answered 400 invalid_request).
+      const promote = await call(a.url, 'POST', '/api/v1/system/link/promote', {});
+      assert.equal(promote.status, 409, promote.text);
+      assert.equal(promote.body.code, 'promote_unavailable');
     } finally {
       await Promise.all([a.stop(), b.stop()]);
     }

@@ -236,7 +236,7 @@ export class PgMembership implements ClusterView {
 
   async promote(): Promise<LinkView> {
     if (this.db.forcedStandby) throw new QueenError('promote_unavailable', 'QUEEN_STANDBY=true keeps this node a standby: restart it with QUEEN_STANDBY=auto');
-    if (!this.db.standby && !(await this.db.rows('SELECT pg_is_in_recovery() AS r'))[0]!.r) throw new QueenError('invalid_request', 'the database is no standby: nothing to promote');
+    if (!this.db.standby && !(await this.db.rows('SELECT pg_is_in_recovery() AS r'))[0]!.r) throw new QueenError('promote_unavailable', 'the database is no standby: nothing to promote');
     try {
       const done = (await this.db.rows('SELECT pg_promote(true, 60) AS ok'))[0]!.ok as boolean;
       if (!done) throw new QueenError('promote_unavailable', 'pg_promote did not finish within 60 s: check the database server');

@@ -42,6 +42,13 @@ describe('maintenance', () => {
       assert.equal(st.body.bufferedMessages, 100);
       assert.equal(st.body.maintenanceMode, true);
       assert.equal((await call(b1.url, 'POST', '/api/v1/system/maintenance', {})).status, 400);
+      // A transaction that pushes is declined while maintenance is on: an answer, not an error in
+      // the log (outside check: every such request logged a level-50 line).
+      const tx = await call(b1.url, 'POST', '/api/v1/transaction', { operations: [{ type: 'push', queue: q, payload: { n: -1 } }] });
+      assert.equal(tx.status, 503, tx.text);
+      assert.equal(tx.body.code, 'maintenance_mode');
+      const errorLines = b1.output().split('\n').filter((l) => l.includes('"level":50'));
+      assert.deepEqual(errorLines, [], 'no error-level line');
     } finally {
       await b1.kill(); // crash: the spool and the flag must survive
     }
