@@ -271,22 +271,48 @@ function partitionView(v: ViewReads, p: PartitionState, now: number): PartitionV
   };
 }
 
+/** (queue, partition) name order: by queue, then by partition (code-unit order, as `<` on strings). */
+function byQueueThenPartition(a: readonly [string, string], b: readonly [string, string]): number {
+  if (a[0] !== b[0]) return a[0] < b[0] ? -1 : 1;
+  return a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0;
+}
+
+/**
+ * The queue-less `after`: the JSON text `["<queue>","<partition>"]` of a previous `nextAfter`.
+ * (A NUL between the two names, as before, cannot travel in a URL: `%00` is refused on every route.)
+ * @throws QueenError `invalid_request` for anything else
+ */
+function partitionCursor(after: string): [string, string] {
+  let v: unknown;
+  try {
+    v = JSON.parse(after);
+  } catch {
+    v = undefined;
+  }
+  if (!Array.isArray(v) || v.length !== 2 || typeof v[0] !== 'string' || typeof v[1] !== 'string') {
+    throw new QueenError('invalid_request', 'after must be the nextAfter of the previous page: ["<queue>","<partition>"]');
+  }
+  return [v[0], v[1]];
+}
+
 /**
  * Partitions of every queue, ordered by (queue, partition) name, paginated: `after` is the
- * previous page's `nextAfter` (`<queue>\u0000<partition>`). For the JS Admin's queue-less
- * `getPartitions()`.
+ * previous page's `nextAfter` (`["<queue>","<partition>"]`, see {@link partitionCursor}). For the
+ * JS Admin's queue-less `getPartitions()`.
+ * @throws QueenError `invalid_request` for an `after` that is no such cursor
  */
 export function allPartitions(v: ViewReads, limit: number, after: string | undefined, now: number): PartitionPage {
-  const keys: [string, PartitionState][] = [];
+  const from = after === undefined ? undefined : partitionCursor(after);
+  const keys: [readonly [string, string], PartitionState][] = [];
   for (const q of v.model.queues()) {
     for (const p of q.partitions.values()) {
-      const k = `${q.name}\u0000${p.name}`;
-      if (after === undefined || k > after) keys.push([k, p]);
+      const k = [q.name, p.name] as const;
+      if (from === undefined || byQueueThenPartition(k, from) > 0) keys.push([k, p]);
     }
   }
-  keys.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+  keys.sort((a, b) => byQueueThenPartition(a[0], b[0]));
   const page = keys.slice(0, limit).map(([, p]) => partitionView(v, p, now));
-  const next = keys.length > limit ? keys[limit - 1]![0] : null;
+  const next = keys.length > limit ? JSON.stringify(keys[limit - 1]![0]) : null;
   return { partitions: page, pagination: { limit, nextAfter: next } };
 }
 

@@ -142,6 +142,10 @@ describe('resources', () => {
     }
     assert.equal(new Set(seen).size, seen.length, 'no repeats');
     for (const p of ['a', 'b', 'c']) assert.ok(seen.includes(`${q}/${p}`), p);
+    // The cursor travels in a URL, so it holds no NUL (refused on every route); anything else is refused as a cursor.
+    const bad = await call(b.url, 'GET', '/api/v1/resources/partitions?limit=2&after=nope');
+    assert.equal(bad.status, 400, bad.text);
+    assert.equal(bad.body.code, 'invalid_request');
   });
 
   test('bad input: unknown queue 404, unknown group 404', async () => {
