@@ -208,11 +208,9 @@ export class Broker implements PushContext {
   /**
    * Checks a queue, partition, group, namespace or task name the way every operation does.
    * @param kind what the name is, for the message (`queue`, `partition`, `consumerGroup`, …)
-   * @throws QueenError `queue_required` (an empty queue name: such a queue could not be named in
-   *   a path or a DLQ purge), `name_too_long`, `invalid_name`
+   * @throws QueenError `name_too_long`, `invalid_name`
    */
   checkName(kind: string, name: string): void {
-    if (name === '' && kind === 'queue') throw new QueenError('queue_required', 'queue must not be empty');
     const max = this.config.limits.maxNameBytes;
     if (name.length > max || Buffer.byteLength(name, 'utf8') > max) {
       throw new QueenError('name_too_long', `${kind} exceeds ${max} bytes (QUEEN_MAX_NAME_BYTES)`);
