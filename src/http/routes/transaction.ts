@@ -18,13 +18,9 @@ import { checkNameText } from '../../util/names.js';
 
 type Obj = Record<string, unknown>;
 
-/** The failure shape of a refused transaction, which every 4xx answer of this route carries (docs/http-api.md#transaction). */
-function failureShape(): Record<string, unknown> {
-  return { success: false, reason: 'bad_request', results: [] };
-}
-
+/** Malformed input; the route gives it the failure shape ({@link withFailureShape}). */
 function bad(message: string): QueenError {
-  return new QueenError('invalid_request', message, failureShape());
+  return new QueenError('invalid_request', message);
 }
 
 function str(o: Obj, k: string, where: string, required: boolean): string | undefined {
@@ -49,12 +45,14 @@ function pushItem(raw: unknown, where: string): ReturnType<typeof toPushItem> {
 }
 
 /**
- * `e` with the failure shape when it refuses malformed input (400 or 413: a name rule or a limit
- * the broker checks) and is not shaped yet; anything else (maintenance, contention, storage) unchanged.
+ * `e` with the failure shape every 4xx of this route carries, `{success:false, reason:"bad_request",
+ * results:[]}` (docs/http-api.md#transaction), when it refuses malformed input (400 or 413: this
+ * route's parsing, a name rule or a limit the broker checks) and is not shaped yet (a rider's own
+ * reason stays); anything else (maintenance, contention, storage) unchanged.
  */
 function withFailureShape(e: unknown): unknown {
   if (!(e instanceof QueenError) || (e.status !== 400 && e.status !== 413) || e.extra?.success === false) return e;
-  return new QueenError(e.code, e.message, { ...e.extra, ...failureShape() });
+  return new QueenError(e.code, e.message, { ...e.extra, success: false, reason: 'bad_request', results: [] });
 }
 
 /**
@@ -89,7 +87,7 @@ function parseOps(body: unknown, maxItems: number): { ops: TransactionOp[]; requ
     }
   });
   if (count > maxItems) {
-    throw new QueenError('batch_too_large', `transaction has ${count} items; the limit is ${maxItems} (QUEEN_MAX_PUSH_ITEMS)`, failureShape());
+    throw new QueenError('batch_too_large', `transaction has ${count} items; the limit is ${maxItems} (QUEEN_MAX_PUSH_ITEMS)`);
   }
   let requiredLeases: string[] = [];
   if (b.requiredLeases !== undefined && b.requiredLeases !== null) {

@@ -5,6 +5,7 @@
  * listeners after COMMIT. `bigint` columns are read as JS numbers (offsets and epoch ms stay below
  * 2^53).
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import type { PoolClient, PoolConfig, QueryResultRow } from 'pg';
 import type { ReadyListener } from '../contract.js';
@@ -191,7 +192,7 @@ export class PgDb {
       } catch (e) {
         if (attempt >= TX_ATTEMPTS || !victim(e)) throw e;
         this.txRetries++;
-        await new Promise((r) => setTimeout(r, Math.random() * 5 * attempt));
+        await sleep(Math.random() * 5 * attempt);
       }
     }
   }
