@@ -13,6 +13,7 @@ import { API } from '../../src/kafka/protocol/apis.js';
 import { authenticatePlain } from '../../src/kafka/sasl.js';
 import { QueenError } from '../../src/errors.js';
 import { uniqueName } from '../helpers/http.js';
+import { waitFor } from '../helpers/wait.js';
 import { flipSignatureBit, hsKey, mint, nowSec } from '../helpers/jwt.js';
 import { produceThenConsume, startKafkaBroker, type KafkaBroker } from './helpers.js';
 import { batch, produceBody, producePartition, recordsBody, WireClient, type Body } from './wire.js';
@@ -201,7 +202,8 @@ describe('JWT on, SASL off', () => {
   test('without QUEEN_TOKEN the boot warns and every API is refused; with it, its roles apply', async () => {
     const bare = await startKafkaBroker({ env: { JWT_ENABLED: 'true', JWT_ALGORITHM: 'HS256', JWT_SECRET: SECRET } });
     try {
-      assert.match(bare.output(), /neither QUEEN_TOKEN nor QUEEN_KAFKA_SASL/);
+      // The boot lines reach this process through a pipe, possibly after the port already accepts.
+      await waitFor(() => /neither QUEEN_TOKEN nor QUEEN_KAFKA_SASL/.test(bare.output()), { what: 'the no-credential warning' });
       const c = await WireClient.connect(bare.kafkaPort);
       const one = batch({ count: 1, body: recordsBody([{ value: Buffer.from('x') }]) });
       assert.equal(producePartition(await c.request(API.Produce, 7, produceBody('no-token', 0, one))).error_code, 29);
@@ -212,7 +214,7 @@ describe('JWT on, SASL off', () => {
     const processToken = await mint('HS256', hsKey(SECRET), { sub: 'process', role: 'read-write' });
     const withToken = await startKafkaBroker({ env: { JWT_ENABLED: 'true', JWT_ALGORITHM: 'HS256', JWT_SECRET: SECRET, QUEEN_TOKEN: processToken } });
     try {
-      assert.match(withToken.output(), /"authenticated":true/);
+      await waitFor(() => /"authenticated":true/.test(withToken.output()), { what: 'the boot line with authenticated:true' });
       assert.ok(!withToken.output().includes(processToken), 'QUEEN_TOKEN is never logged');
       const c = await WireClient.connect(withToken.kafkaPort);
       const one = batch({ count: 1, body: recordsBody([{ value: Buffer.from('x') }]) });
